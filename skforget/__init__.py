@@ -1,0 +1,32 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""skforget: differentially private linear models with certified deletion.
+
+Train scikit-learn-compatible linear models by full-batch noisy gradient
+descent, and delete, replace or insert records later with a certificate that
+the result is indistinguishable from a model that never saw the removed records.
+"""
+
+from skforget._classifier import NoisyGDClassifier
+from skforget._edits import EditRequest
+from skforget._regressor import NoisyGDRegressor
+from skforget.accounting import EditCertificate, PrivacyGuarantee
+from skforget.exceptions import (
+    NotCertifiableError,
+    PrivacyLeakWarning,
+    UnlearningError,
+)
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "EditCertificate",
+    "EditRequest",
+    "NoisyGDClassifier",
+    "NoisyGDRegressor",
+    "NotCertifiableError",
+    "PrivacyGuarantee",
+    "PrivacyLeakWarning",
+    "UnlearningError",
+    "__version__",
+]

@@ -1,0 +1,87 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Privacy accounting for noisy gradient descent with certified deletion.
+
+Pure functions of public numbers (no data arrays). Every privacy figure that
+skforget reports is computed here, by a function that cites the result it
+applies; see ``privacy-accounting.md`` for the derivations.
+"""
+
+from skforget.accounting._conversions import (
+    advantage_bound,
+    epsilon_at_order,
+    epsilon_to_rho,
+    gaussian_epsilon,
+    optimal_order,
+    rho_to_epsilon,
+)
+from skforget.accounting._guarantee import EditCertificate, PrivacyGuarantee
+from skforget.accounting._noisy_gd import (
+    check_learning_rate,
+    contraction,
+    cs23_recipe,
+    default_learning_rate,
+    gradient_bound,
+    group_factor,
+    init_variance,
+    max_learning_rate,
+    noise_scale,
+    rho_adaptive,
+    rho_deletion,
+    rho_dp,
+    rho_inf,
+    rho_joint,
+    rho_step_sequence,
+    rho_two_phase,
+    sensitivity,
+    smoothness,
+    steps_fit,
+    steps_unlearn_privacy,
+    steps_unlearn_utility,
+)
+from skforget.accounting._plan import (
+    TrainingPlan,
+    default_delta,
+    guarantee_after_edit,
+    guarantee_after_fit,
+    plan_training,
+    plan_unlearning,
+)
+
+__all__ = [
+    "EditCertificate",
+    "PrivacyGuarantee",
+    "TrainingPlan",
+    "advantage_bound",
+    "check_learning_rate",
+    "contraction",
+    "cs23_recipe",
+    "default_delta",
+    "default_learning_rate",
+    "epsilon_at_order",
+    "epsilon_to_rho",
+    "gaussian_epsilon",
+    "gradient_bound",
+    "group_factor",
+    "guarantee_after_edit",
+    "guarantee_after_fit",
+    "init_variance",
+    "max_learning_rate",
+    "noise_scale",
+    "optimal_order",
+    "plan_training",
+    "plan_unlearning",
+    "rho_adaptive",
+    "rho_deletion",
+    "rho_dp",
+    "rho_inf",
+    "rho_joint",
+    "rho_step_sequence",
+    "rho_to_epsilon",
+    "rho_two_phase",
+    "sensitivity",
+    "smoothness",
+    "steps_fit",
+    "steps_unlearn_privacy",
+    "steps_unlearn_utility",
+]
