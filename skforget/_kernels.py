@@ -1,0 +1,21 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Pick the fastest build of the gradient kernel this CPU can run."""
+
+from skforget import _gd_fast
+
+kernel = _gd_fast
+if _gd_fast.cpu_has_avx2_fma():
+    try:
+        from skforget import _gd_fast_avx2 as kernel
+    except ImportError:  # built without the x86-64-v3 variant
+        kernel = _gd_fast
+
+LOGISTIC = kernel.LOGISTIC
+SQUARED = kernel.SQUARED
+MULTINOMIAL = kernel.MULTINOMIAL
+OVR = kernel.OVR
+clipped_gradient_dense = kernel.clipped_gradient_dense
+clipped_gradient_csr = kernel.clipped_gradient_csr
+row_sq_norms_dense = kernel.row_sq_norms_dense
+row_sq_norms_csr = kernel.row_sq_norms_csr
