@@ -1,0 +1,102 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Parameter constraints shared by the estimators, and per-row input checks.
+
+This is the only module that imports scikit-learn's private parameter-validation
+helpers, so a change there touches one file.
+"""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from skforget.exceptions import PrivacyLeakWarning
+
+warnings.simplefilter("always", PrivacyLeakWarning)
+
+PRIVACY_CONSTRAINTS = {
+    "epsilon": [Interval(Real, 0, None, closed="neither")],
+    "delta": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
+    "deletion_epsilon": [Interval(Real, 0, None, closed="neither"), None],
+    "max_edit_size": [Interval(Integral, 1, None, closed="left")],
+    "group_size": [Interval(Integral, 1, None, closed="left")],
+    "relation": [StrOptions({"replace", "zero_out"})],
+    "data_norm": [Interval(Real, 0, None, closed="neither")],
+    "clip_rows": ["boolean"],
+    "clip_norm": [Interval(Real, 0, None, closed="neither"), None],
+    "fit_intercept": ["boolean"],
+    "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
+    "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
+    "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+    "recipe": [StrOptions({"tight", "cs23"})],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+}
+
+
+def check_finite_params(estimator, names):
+    """Reject infinite values, which ``Interval(..., None)`` lets through."""
+    for name in names:
+        value = getattr(estimator, name)
+        if isinstance(value, Real) and not np.isfinite(value):
+            raise ValueError(f"The '{name}' parameter of {type(estimator).__name__} "
+                             f"must be finite, got {value!r}.")
+
+
+def resolve_deletion_epsilon(epsilon, deletion_epsilon):
+    """``deletion_epsilon=None`` means a tenth of ``epsilon``."""
+    return epsilon / 10.0 if deletion_epsilon is None else deletion_epsilon
+
+
+def check_delta(delta, n_samples):
+    """Warn when delta is not well below 1/n: such a delta permits leaking a record."""
+    if delta >= 1.0 / n_samples:
+        warnings.warn(
+            f"delta={delta!r} is not below 1/n_samples = {1.0 / n_samples:.3g}: a "
+            "mechanism that publishes a random training record satisfies such a "
+            "guarantee. Use delta='auto' (min(1e-5, n**-1.1)).",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+
+
+def row_scale(sq_norms, data_norm, clip_rows, *, where="X"):
+    """Per-row factors ``min(1, data_norm / ||x_i||)`` enforcing the public bound.
+
+    With ``clip_rows=False`` a row over the bound raises an error naming it.
+    The map is data-independent and per row, so it keeps the DP guarantee.
+    """
+    norms = np.sqrt(sq_norms)
+    over = norms > data_norm * (1.0 + 1e-12)
+    if not clip_rows and np.any(over):
+        i = int(np.flatnonzero(over)[0])
+        raise ValueError(
+            f"Row {i} of {where} has L2 norm {norms[i]:.6g} > data_norm={data_norm!r} "
+            f"({int(over.sum())} row(s) in all). Scale the rows with public "
+            "constants (e.g. sklearn.preprocessing.Normalizer), raise data_norm, or "
+            "set clip_rows=True to project rows onto the ball of radius data_norm."
+        )
+    scale = np.ones_like(norms)
+    scale[over] = data_norm / norms[over]
+    return scale
+
+
+def segment_rng(random_state, segment):
+    """Independent noise stream for one segment of the training history.
+
+    An integer seed gives one reproducible stream per segment (fit is 0, the
+    i-th ``partial_unlearn`` is i) derived from public counters, so no noise
+    vector is ever reused (privacy-accounting.md, 10.3). ``None`` draws fresh OS
+    entropy: the setting in which the privacy guarantee holds. A ``RandomState``
+    instance is consumed as scikit-learn estimators do.
+    """
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, np.random.RandomState):
+        entropy = [int(v) for v in random_state.randint(0, 2**32, size=4)]
+    else:
+        entropy = int(random_state)
+    seq = np.random.SeedSequence(entropy=entropy, spawn_key=(segment,))
+    return np.random.Generator(np.random.PCG64(seq))
