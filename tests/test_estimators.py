@@ -1,0 +1,283 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Behaviour of NoisyGDClassifier and NoisyGDRegressor."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import Normalizer
+
+from skforget import NoisyGDClassifier, NoisyGDRegressor, PrivacyLeakWarning
+from skforget import accounting as acc
+
+
+@pytest.mark.parametrize("Est,data", [(NoisyGDClassifier, "binary_data"),
+                                      (NoisyGDClassifier, "multiclass_data"),
+                                      (NoisyGDRegressor, "regression_data")])
+def test_same_seed_same_model_none_seed_different(Est, data, request):
+    X, y = request.getfixturevalue(data)
+    a = Est(random_state=7).fit(X, y)
+    b = Est(random_state=7).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+    c = Est(random_state=None).fit(X, y)
+    d = Est(random_state=None).fit(X, y)
+    assert not np.array_equal(c.coef_, d.coef_)
+    assert not np.array_equal(a.coef_, Est(random_state=8).fit(X, y).coef_)
+    assert a.privacy_guarantee_.seeded and not c.privacy_guarantee_.seeded
+
+
+def test_fitted_attributes_binary(binary_data):
+    X, y = binary_data
+    clf = NoisyGDClassifier(random_state=0).fit(X, y)
+    lr = LogisticRegression().fit(X, y)
+    assert clf.coef_.shape == lr.coef_.shape == (1, 8)
+    assert clf.intercept_.shape == lr.intercept_.shape == (1,)
+    np.testing.assert_array_equal(clf.classes_, [0, 1])
+    assert clf.n_features_in_ == 8
+    plan = clf._plan
+    assert clf.n_iter_ == plan.fit_steps
+    g = clf.privacy_guarantee_
+    assert isinstance(g, acc.PrivacyGuarantee)
+    assert g.epsilon <= 1.0 and g.delta == 1e-5 and g.relation == "replace"
+    assert g.normaliser == 300 and g.n_samples == 300
+    assert g.regularization == pytest.approx(1 / (0.1 * 300))
+    assert clf.decision_function(X).shape == (300,)
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(np.log(proba), clf.predict_log_proba(X), rtol=1e-10)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[proba.argmax(1)])
+    assert clf.score(X, y) > 0.8
+
+
+@pytest.mark.parametrize("multi_class", ["multinomial", "ovr"])
+def test_fitted_attributes_multiclass(multiclass_data, multi_class):
+    X, y = multiclass_data
+    clf = NoisyGDClassifier(multi_class=multi_class, clip_norm=0.5 if
+                            multi_class == "ovr" else None, random_state=0).fit(X, y)
+    assert clf.coef_.shape == (3, 10) and clf.intercept_.shape == (3,)
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(np.log(proba), clf.predict_log_proba(X), rtol=1e-8)
+    np.testing.assert_array_equal(clf.predict(X),
+                                  clf.classes_[clf.decision_function(X).argmax(1)])
+    assert clf.score(X, y) > 0.6
+    expected_G = (np.sqrt(2) * np.sqrt(2) if multi_class == "multinomial"
+                  else np.sqrt(3) * 0.5)
+    assert clf.privacy_guarantee_.gradient_bound == pytest.approx(expected_G)
+
+
+def test_string_labels(binary_data):
+    X, y = binary_data
+    labels = np.array(["no", "yes"])[y]
+    clf = NoisyGDClassifier(random_state=0).fit(X, labels)
+    assert set(clf.predict(X)) <= {"no", "yes"}
+    np.testing.assert_array_equal(clf.classes_, ["no", "yes"])
+
+
+def test_regressor_attributes(regression_data):
+    X, y = regression_data
+    reg = NoisyGDRegressor(alpha=10.0, clip_norm=0.25, epsilon=2.0,
+                           random_state=0).fit(X, y)
+    assert reg.coef_.shape == (5,) and isinstance(reg.intercept_, float)
+    assert reg.predict(X).shape == (400,)
+    assert reg.score(X, y) > 0.5
+
+
+def test_dense_and_csr_give_the_same_model(binary_data):
+    X, y = binary_data
+    Xs = X.copy()
+    Xs[np.abs(Xs) < 0.2] = 0.0
+    a = NoisyGDClassifier(random_state=3).fit(Xs, y)
+    b = NoisyGDClassifier(random_state=3).fit(sp.csr_matrix(Xs), y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a.decision_function(Xs),
+                               b.decision_function(sp.csr_matrix(Xs)), rtol=1e-9)
+
+
+def test_float32_close_to_float64(binary_data):
+    X, y = binary_data
+    a = NoisyGDClassifier(random_state=3).fit(X, y)
+    b = NoisyGDClassifier(random_state=3).fit(X.astype(np.float32), y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-4, atol=1e-5)
+
+
+def test_no_copy_of_float_c_contiguous_input(binary_data, monkeypatch):
+    X, y = binary_data
+    seen = []
+    from skforget import _solver
+
+    original = _solver.gradient_sum
+
+    def spy(design, *args, **kwargs):
+        seen.append(design.X)
+        return original(design, *args, **kwargs)
+
+    monkeypatch.setattr(_solver, "gradient_sum", spy)
+    for Xin in (X, X.astype(np.float32)):
+        seen.clear()
+        NoisyGDClassifier(random_state=0, max_iter=2).fit(Xin, y)
+        assert seen and all(np.shares_memory(s, Xin) for s in seen)
+
+
+def test_rows_over_data_norm_are_projected_or_rejected(binary_data):
+    X, y = binary_data
+    big = 3.0 * X
+    a = NoisyGDClassifier(random_state=0).fit(big, y)
+    b = NoisyGDClassifier(random_state=0).fit(X, y)
+    # Projection onto the unit ball undoes the scaling exactly.
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-10)
+    np.testing.assert_allclose(a.decision_function(big), b.decision_function(X),
+                               rtol=1e-10)
+    with pytest.raises(ValueError, match="Row 0 of X has L2 norm .* > data_norm=1.0"):
+        NoisyGDClassifier(clip_rows=False).fit(big, y)
+
+
+def test_pipeline_gridsearch_cross_val(binary_data):
+    X, y = binary_data
+    pipe = make_pipeline(Normalizer(), NoisyGDClassifier(random_state=0))
+    scores = cross_val_score(pipe, X, y, cv=3)
+    assert scores.shape == (3,) and np.all(scores > 0.6)
+    grid = GridSearchCV(NoisyGDClassifier(random_state=0),
+                        {"C": [0.03, 0.1], "clip_norm": [None, 0.5]}, cv=3).fit(X, y)
+    assert grid.best_params_["C"] in (0.03, 0.1)
+    assert hasattr(grid.best_estimator_, "privacy_guarantee_")
+
+
+def test_clone_and_pickle(binary_data):
+    X, y = binary_data
+    clf = NoisyGDClassifier(C=0.3, epsilon=2.0, random_state=0)
+    cloned = clone(clf)
+    assert cloned.get_params() == clf.get_params()
+    clf.fit(X, y)
+    restored = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(restored.predict_proba(X), clf.predict_proba(X))
+    assert restored.privacy_guarantee_ == clf.privacy_guarantee_
+
+
+def test_pandas_keeps_feature_names(binary_data):
+    pd = pytest.importorskip("pandas")
+    X, y = binary_data
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    clf = NoisyGDClassifier(random_state=0).fit(df, pd.Series(y))
+    np.testing.assert_array_equal(clf.feature_names_in_, df.columns)
+    with pytest.warns(UserWarning, match="feature names"):
+        clf.predict(X)
+
+
+@pytest.mark.parametrize("Est", [NoisyGDClassifier, NoisyGDRegressor])
+def test_bad_inputs_give_clear_errors(Est, binary_data):
+    X, y = binary_data
+    Xn = X.copy()
+    Xn[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        Est().fit(Xn, y)
+    Xi = X.copy()
+    Xi[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        Est().fit(Xi, y)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        Est().fit(X, y[:-1])
+    with pytest.raises(ValueError, match="2D array"):
+        Est().fit(X[:, 0], y)
+    fitted = Est(random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        fitted.predict(X[:, :3])
+
+
+def test_one_class_is_rejected(binary_data):
+    X, _ = binary_data
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        NoisyGDClassifier().fit(X, np.ones(len(X)))
+
+
+@pytest.mark.parametrize("params,name", [
+    ({"epsilon": 0.0}, "epsilon"),
+    ({"epsilon": -1.0}, "epsilon"),
+    ({"epsilon": np.inf}, "epsilon"),
+    ({"delta": 1.5}, "delta"),
+    ({"delta": "tiny"}, "delta"),
+    ({"deletion_epsilon": 0.0}, "deletion_epsilon"),
+    ({"epsilon": 1.0, "deletion_epsilon": 2.0}, "deletion_epsilon"),
+    ({"C": -1.0}, "C"),
+    ({"clip_norm": 0.0}, "clip_norm"),
+    ({"data_norm": -2.0}, "data_norm"),
+    ({"max_edit_size": 0}, "max_edit_size"),
+    ({"group_size": 0}, "group_size"),
+    ({"relation": "add"}, "relation"),
+    ({"learning_rate": 100.0}, "learning_rate"),
+    ({"max_iter": 0}, "max_iter"),
+    ({"recipe": "fast"}, "recipe"),
+    ({"multi_class": "crammer"}, "multi_class"),
+    ({"intercept_scaling": 0.0}, "intercept_scaling"),
+])
+def test_invalid_params_are_named(params, name, binary_data):
+    X, y = binary_data
+    with pytest.raises(ValueError, match=name):
+        NoisyGDClassifier(**params).fit(X, y)
+
+
+def test_multinomial_clip_below_natural_bound_is_rejected(multiclass_data):
+    X, y = multiclass_data
+    with pytest.raises(ValueError, match="clip_norm"):
+        NoisyGDClassifier(clip_norm=0.5).fit(X, y)
+
+
+def test_regressor_needs_clip_norm(regression_data):
+    X, y = regression_data
+    with pytest.raises(ValueError, match="clip_norm"):
+        NoisyGDRegressor(clip_norm=None).fit(X, y)
+
+
+def test_delta_not_below_one_over_n_warns(binary_data):
+    X, y = binary_data
+    with pytest.warns(PrivacyLeakWarning, match="delta"):
+        NoisyGDClassifier(delta=0.01, random_state=0).fit(X, y)
+
+
+def test_failed_fit_leaves_fitted_estimator_unchanged(binary_data):
+    X, y = binary_data
+    clf = NoisyGDClassifier(random_state=0).fit(X, y)
+    before = pickle.dumps(clf)
+    with pytest.raises(ValueError):
+        clf.fit(X[:, :5], np.ones(len(X)))  # new width, then one class
+    assert pickle.dumps(clf) == before
+    assert clf.n_features_in_ == 8
+    clf.set_params(learning_rate=1e3)
+    with pytest.raises(ValueError, match="learning_rate"):
+        clf.fit(X, y)
+    np.testing.assert_array_equal(pickle.loads(before).coef_, clf.coef_)
+
+
+def test_max_iter_overrides_the_recipe(binary_data):
+    X, y = binary_data
+    clf = NoisyGDClassifier(max_iter=7, random_state=0).fit(X, y)
+    assert clf.n_iter_ == 7 and clf.privacy_guarantee_.fit_steps == 7
+    g = clf.privacy_guarantee_
+    assert g.rho == pytest.approx(acc.rho_dp(rho_inf=g.rho_inf,
+                                             contraction=g.contraction, steps=7))
+
+
+def test_guarantee_is_computed_by_the_accountant(binary_data):
+    X, y = binary_data
+    clf = NoisyGDClassifier(epsilon=0.5, clip_norm=0.7, random_state=0).fit(X, y)
+    plan = acc.plan_training(
+        loss="logistic", n_samples=300, n_params=9, lam=1 / (0.1 * 300),
+        row_norm=np.sqrt(2), clip_norm=0.7, epsilon=0.5, delta=1e-5,
+        deletion_epsilon=0.05, max_edit_size=10)
+    assert clf._plan == plan
+    assert clf.privacy_guarantee_ == acc.guarantee_after_fit(
+        plan, steps=plan.fit_steps, seeded=True)
+
+
+def test_verbose_prints_progress(binary_data, capsys):
+    X, y = binary_data
+    NoisyGDClassifier(verbose=1, random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert "noisy steps" in out and "step" in out
