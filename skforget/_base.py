@@ -59,6 +59,15 @@ class _BaseNoisyGD(BaseEstimator):
         """Store coefficients in the subclass's public layout."""
         raise NotImplementedError
 
+    def _start_tracking(self, design, plan, *, segment):
+        """Optional per-step bookkeeping for one segment (fit is segment 0).
+
+        Returns None, or an object with ``step(t, W, b, G, Gb)`` (passed to the
+        solver as its callback) and ``finish()`` returning a dict of attributes to
+        set once the segment has succeeded. Used by prediction certificates.
+        """
+        return None
+
     # --- shared helpers --------------------------------------------------------
     def _intercept_scaling(self):
         return float(self.intercept_scaling) if self.fit_intercept else 0.0
@@ -139,12 +148,16 @@ class _BaseNoisyGD(BaseEstimator):
             print(f"[skforget] fit: {plan.fit_steps} noisy steps, sigma="
                   f"{plan.sigma:.4g}, learning_rate={plan.learning_rate:.4g}, "
                   f"lambda={plan.lam:.4g}")
+        tracker = self._start_tracking(design, plan, segment=0)
         W, b = run_noisy_gd(design, W0, b0, steps=plan.fit_steps,
                             learning_rate=plan.learning_rate, lam=plan.lam,
                             sigma=plan.sigma, normaliser=plan.normaliser, rng=rng,
-                            fit_intercept=self.fit_intercept, verbose=self.verbose)
+                            fit_intercept=self.fit_intercept, verbose=self.verbose,
+                            callback=None if tracker is None else tracker.step)
         guarantee = accounting.guarantee_after_fit(
             plan, steps=plan.fit_steps, seeded=self.random_state is not None)
+        if tracker is not None:
+            new_attrs = {**new_attrs, **tracker.finish()}
         for name, value in new_attrs.items():
             setattr(self, name, value)
         self._set_coefficients(W, b)
@@ -224,16 +237,22 @@ class _BaseNoisyGD(BaseEstimator):
                 "guarantee but shifts the objective. Refitting is recommended.",
                 UserWarning, stacklevel=2)
         design = self._design(X_new, y_enc, loss, where="the edited database")
-        rng = segment_rng(self.random_state, len(previous.edits) + 1)
+        segment = len(previous.edits) + 1
+        rng = segment_rng(self.random_state, segment)
         W0, b0 = self._theta()
+        tracker = self._start_tracking(design, plan, segment=segment)
         W, b = run_noisy_gd(design, W0, b0, steps=steps,
                             learning_rate=plan.learning_rate, lam=plan.lam,
                             sigma=plan.sigma, normaliser=plan.normaliser, rng=rng,
-                            fit_intercept=self.fit_intercept, verbose=self.verbose)
+                            fit_intercept=self.fit_intercept, verbose=self.verbose,
+                            callback=None if tracker is None else tracker.step)
         guarantee = accounting.guarantee_after_edit(
             plan, previous, steps=steps, n_samples=n_new, n_deleted=edits.n_deleted,
             n_replaced=edits.n_replaced, n_inserted=edits.n_inserted,
             seeded=self.random_state is not None)
+        if tracker is not None:
+            for name, value in tracker.finish().items():
+                setattr(self, name, value)
         self._set_coefficients(W, b)
         self.n_iter_ = steps
         self.privacy_guarantee_ = guarantee

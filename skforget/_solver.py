@@ -110,7 +110,7 @@ def initial_draw(rng, shape, *, fit_intercept, init_variance):
 
 
 def run_noisy_gd(design, W, b, *, steps, learning_rate, lam, sigma, normaliser, rng,
-                 fit_intercept, verbose=0):
+                 fit_intercept, verbose=0, callback=None):
     """Run ``steps`` noisy gradient steps from ``(W, b)``; returns new arrays.
 
     Each step is ``theta <- (1 - eta lam) theta - (eta / N) G(theta) + xi`` with
@@ -118,6 +118,10 @@ def run_noisy_gd(design, W, b, *, steps, learning_rate, lam, sigma, normaliser, 
     normaliser frozen at fit, and fresh ``xi ~ N(0, 2 eta sigma^2 I)``. The
     intercept coordinate is an ordinary, regularised coordinate
     (privacy-accounting.md, 10.2). The inputs are not modified.
+
+    ``callback(t, W, b, G, Gb)``, if given, sees the nominal iterate and its
+    clipped gradient sum at every step, before the update (read-only; used by
+    the data-dependent certificate bookkeeping).
     """
     W = np.array(W, dtype=np.float64, order="C", copy=True)
     b = np.array(b, dtype=np.float64, copy=True)
@@ -129,6 +133,8 @@ def run_noisy_gd(design, W, b, *, steps, learning_rate, lam, sigma, normaliser, 
     report = max(1, steps // 10)
     for t in range(steps):
         gradient_sum(design, W, b, G, Gb)
+        if callback is not None:
+            callback(t, W, b, G, Gb)
         W *= shrink
         W -= step * G
         W += noise_sd * rng.standard_normal(W.shape)
