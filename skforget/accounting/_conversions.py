@@ -8,6 +8,7 @@ turned into a readable ``(epsilon, delta)`` figure by minimising a conversion ov
 the order, so the user never has to pick ``q``.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -89,7 +90,7 @@ def _best_order(rho, delta, method):
         return _epsilon_at_order(q, q * rho, delta, method)
 
     centre = math.log(q_classic - 1.0)
-    grid = np.linspace(centre - 10.0, centre + 4.0, 281)
+    grid = np.linspace(centre - 10.0, centre + 4.0, 57)
     values = [objective(t) for t in grid]
     i = int(np.argmin(values))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
@@ -129,6 +130,13 @@ def rho_to_epsilon(*, rho, delta, method="improved"):
     rho = check_nonnegative(rho, "rho")
     delta = check_probability(delta, "delta")
     check_choice(method, "method", CONVERSIONS)
+    return _rho_to_epsilon(rho, delta, method)
+
+
+@functools.lru_cache(maxsize=4096)
+def _rho_to_epsilon(rho, delta, method):
+    # Cached: every fit and edit converts a handful of figures, and a grid
+    # search refits many times with the same targets.
     if rho == 0.0:
         return 0.0
     if math.isinf(rho):
@@ -185,13 +193,18 @@ def epsilon_to_rho(*, epsilon, delta, method="improved"):
     epsilon = check_positive(epsilon, "epsilon")
     delta = check_probability(delta, "delta")
     check_choice(method, "method", CONVERSIONS)
+    return _epsilon_to_rho(epsilon, delta, method)
+
+
+@functools.lru_cache(maxsize=1024)
+def _epsilon_to_rho(epsilon, delta, method):
     log_inv_delta = math.log(1.0 / delta)
     rho_classic = (math.sqrt(log_inv_delta + epsilon) - math.sqrt(log_inv_delta)) ** 2
     if method == "classic":
         return rho_classic
 
     def gap(rho):
-        return rho_to_epsilon(rho=rho, delta=delta, method=method) - epsilon
+        return _rho_to_epsilon(rho, delta, method) - epsilon
 
     # improved <= classic, so the classic rho is a lower bracket.
     lo, hi = rho_classic, 2.0 * rho_classic
