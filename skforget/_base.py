@@ -24,6 +24,9 @@ from skforget._validation import (
 )
 from skforget.exceptions import UnlearningError
 
+# Above this many planned steps, fit warns that training will be slow.
+_LONG_PLAN = 20_000
+
 
 @contextmanager
 def _atomic(estimator):
@@ -140,6 +143,14 @@ class _BaseNoisyGD(BaseEstimator):
             group_size=self.group_size, learning_rate=self.learning_rate,
             recipe=self.recipe, fit_steps=self.max_iter, n_classes=max(2, n_outputs),
         )
+        if plan.fit_steps > _LONG_PLAN:
+            kappa = (plan.lam + plan.beta) / plan.lam
+            warnings.warn(
+                f"The accounting plans {plan.fit_steps} noisy gradient steps (condition "
+                f"number {kappa:.0f}: lambda={plan.lam:.3g} per sample is small next to "
+                f"the curvature {plan.beta:.3g}). Training will be slow; stronger "
+                "regularisation (a smaller C, a larger alpha) or max_iter shortens it.",
+                UserWarning, stacklevel=3)
         design = self._design(X, y_enc, loss, where="X")
         rng = segment_rng(self.random_state, 0)
         W0, b0 = initial_draw(rng, (n_outputs, d), fit_intercept=self.fit_intercept,

@@ -281,3 +281,14 @@ def test_verbose_prints_progress(binary_data, capsys):
     NoisyGDClassifier(verbose=1, random_state=0).fit(X, y)
     out = capsys.readouterr().out
     assert "noisy steps" in out and "step" in out
+
+
+def test_very_long_plans_warn(binary_data, monkeypatch):
+    X, y = binary_data
+    from skforget import _base
+
+    # Skip the millions of steps such a plan asks for: only the warning matters.
+    monkeypatch.setattr(_base, "run_noisy_gd", lambda design, W, b, **kw: (W, b))
+    with pytest.warns(UserWarning, match="smaller C"):
+        clf = NoisyGDClassifier(C=1000.0, random_state=0).fit(X, y)
+    assert clf.n_iter_ > _base._LONG_PLAN
