@@ -461,6 +461,14 @@ def test_plan_rejects_deletion_epsilon_above_epsilon():
         _plan(deletion_epsilon=2.0)
 
 
+def test_steps_fit_with_an_exact_contraction():
+    # c = 0: the noiseless map reaches its fixed point in one step.
+    assert acc.steps_fit(gradient_bound=1, lam=1, n_params=1, init_variance=0,
+                         sigma=0.01, contraction=0.0) == 1
+    assert acc.steps_fit(gradient_bound=1e-3, lam=1, n_params=1, init_variance=0,
+                         sigma=1.0, contraction=0.0) == 0
+
+
 def test_default_delta():
     assert acc.default_delta(n_samples=100) == 1e-5
     assert acc.default_delta(n_samples=200000) == pytest.approx(200000**-1.1)

@@ -218,7 +218,12 @@ def contraction(*, learning_rate, lam, beta, data_weight=1.0):
 
 
 def _log_inv(c):
-    """``ln(1/c)`` for a contraction factor in (0, 1)."""
+    """``ln(1/c)`` for a contraction factor in (0, 1).
+
+    Callers pass the rounded ``c = 1 - eta lam``; the relative error of this
+    logarithm is then about ``1e-16 / (eta lam)``, negligible for any accepted
+    plan, and step counts are re-checked against the bounds they serve.
+    """
     return -math.log(c)
 
 
@@ -257,7 +262,7 @@ def rho_dp(*, rho_inf, contraction, steps):
 
     ``rho_dp(T) = rho_inf (1 - c^T) / (1 + c^T)``, increasing in ``T`` towards
     ``rho_inf``: the model can be trained and unlearned any number of times without
-    re-spending the DP budget (Theorem 6.1 of the spec, from (5.1)).
+    re-spending the DP budget (privacy-accounting.md, Section 6.1, from (5.1)).
 
     Examples
     --------
@@ -471,8 +476,10 @@ def steps_fit(*, gradient_bound, lam, n_params, init_variance, sigma, contractio
     sigma = check_positive(sigma, "sigma")
     c = check_contraction(contraction)
     arg = (G * G + lam * lam * p * v0) / (2.0 * lam * sigma * sigma * p)
-    if arg <= 1.0 or c == 0.0:
+    if arg <= 1.0:
         return 0
+    if c == 0.0:  # one step reaches the fixed point of the noiseless map
+        return 1
     return int(math.ceil(math.log(arg) / _log_inv(c)))
 
 
@@ -507,7 +514,7 @@ def steps_unlearn_privacy(*, rho_inf, rho_target, contraction):
 
 def steps_unlearn_utility(*, edit_size, sensitivity, group_size, normaliser, lam,
                           beta, sigma, n_params, contraction):
-    """Unlearning steps ``K_R^util`` that restore the utility level (Section 7.7).
+    """Unlearning steps ``K_R^util`` that restore the utility level (Section 7, step 7).
 
     ``K_R^util = ceil( 2 ln( sqrt(2) + r S_1 / (N sqrt(lam kappa sigma^2 p)) )
     / ln(1/c) )`` with ``S_1 = S / g`` the per-record change of the clipped sum and

@@ -309,7 +309,7 @@ def guarantee_after_fit(plan, *, steps, seeded):
     """Guarantee of the model released by ``fit`` after ``steps`` steps.
 
     Every record present: ``R_q <= q rho_dp(K_A)`` at every order (eq. 5.3;
-    Theorem 6.1 of the spec), converted at the plan's delta (Section 6.4).
+    privacy-accounting.md Section 6.1), converted at the plan's delta (Section 6.4).
 
     Parameters
     ----------
