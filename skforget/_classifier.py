@@ -111,7 +111,7 @@ class NoisyGDClassifier(ClassifierMixin, _BaseNoisyGD):
         What the current coefficients guarantee, with one certificate per edit.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
 
     See Also

@@ -79,7 +79,7 @@ class NoisyGDRegressor(RegressorMixin, _BaseNoisyGD):
     privacy_guarantee_ : PrivacyGuarantee
         What the current coefficients guarantee, with one certificate per edit.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
     See Also
     --------
