@@ -1,0 +1,107 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Sphinx configuration of the skforget documentation.
+
+Build with ``sphinx-build -W --keep-going -b html doc doc/_build/html``: warnings
+are errors, and the example gallery is executed (each example runs in under a
+minute), so a broken example or a stale cross-reference fails the build.
+"""
+
+import os
+import sys
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "sphinxext"))
+
+import skforget  # noqa: E402
+
+project = "skforget"
+author = "The skforget developers"
+copyright = "The skforget developers"
+version = release = skforget.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "myst_parser",
+    "sphinx_gallery.gen_gallery",
+]
+
+# The living design specs (architecture, privacy accounting, certificates) are
+# Markdown files read by MyST, so the docs show exactly the text the code follows.
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+# The specs number their own sections and start some at level 3 on purpose.
+suppress_warnings = ["myst.header"]
+
+templates_path = ["_templates"]
+exclude_patterns = ["_build", "sphinxext", "auto_examples/*.ipynb",
+                    "auto_examples/*.py", "auto_examples/*.zip"]
+root_doc = "index"
+default_role = "literal"
+
+# --- API reference -------------------------------------------------------------
+autosummary_generate = True
+autodoc_typehints = "none"
+autodoc_default_options = {"members": True}
+# numpydoc writes the Parameters / Attributes tables; the class template lists
+# methods itself, so numpydoc must not add a second, autosummary-based table.
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_attributes_as_param_list = True
+
+# --- HTML ----------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"skforget {version}"
+html_static_path = []
+html_show_sourcelink = False
+html_theme_options = {
+    "navbar_align": "left",
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": [],
+}
+html_context = {"default_mode": "light"}
+
+# --- example gallery -----------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "within_subsection_order": "gallery_order.ExampleOrder",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "doc_module": ("skforget",),
+    "backreferences_dir": "generated/backreferences",
+    "reference_url": {"skforget": None},
+    "show_memory": False,
+    "min_reported_time": 1,
+    # A failing example fails the build: the gallery is the docs' smoke test.
+    "only_warn_on_example_error": False,
+    "abort_on_example_error": False,
+}
+
+# Examples run with Agg and must not open windows.
+os.environ.setdefault("MPLBACKEND", "Agg")
+warnings.filterwarnings("ignore", category=UserWarning,
+                        message="Matplotlib is currently using agg")
+
+
+def _skip_metadata_routing(app, what, name, obj, skip, options):
+    """Hide scikit-learn's generated ``set_*_request`` methods.
+
+    They belong to metadata routing, are documented by scikit-learn, and their
+    docstrings point into scikit-learn's own glossary.
+    """
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_metadata_routing)
