@@ -92,16 +92,18 @@ warnings.filterwarnings("ignore", category=UserWarning,
                         message="Matplotlib is currently using agg")
 
 
-def _skip_metadata_routing(app, what, name, obj, skip, options):
-    """Hide scikit-learn's generated ``set_*_request`` methods.
+def _skip_sklearn_members(app, what, name, obj, skip, options):
+    """Document skforget's own methods only, not those inherited from scikit-learn.
 
-    They belong to metadata routing, are documented by scikit-learn, and their
-    docstrings point into scikit-learn's own glossary.
+    ``get_params``, ``score``, metadata routing and the like are documented by
+    scikit-learn, and their docstrings point into scikit-learn's own glossary.
     """
-    if name.startswith("set_") and name.endswith("_request"):
+    module = getattr(obj, "__module__", None) or ""
+    if module.startswith("sklearn") or (name.startswith("set_")
+                                         and name.endswith("_request")):
         return True
     return None
 
 
 def setup(app):
-    app.connect("autodoc-skip-member", _skip_metadata_routing)
+    app.connect("autodoc-skip-member", _skip_sklearn_members)
