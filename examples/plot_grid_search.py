@@ -35,7 +35,7 @@ import numpy as np
 from sklearn.model_selection import GridSearchCV, KFold, train_test_split
 
 from skforget import NoisyGDClassifier
-from skforget.accounting import epsilon_to_rho, rho_adaptive, rho_to_epsilon
+from skforget.accounting import epsilon_to_rho, rho_compose, rho_to_epsilon
 from skforget.datasets import load_dataset
 
 data = load_dataset("breast_cancer")
@@ -71,9 +71,7 @@ print(gs.best_estimator_.privacy_guarantee_)
 # ``ledger[c, f]`` is the Rényi figure of candidate ``c`` trained without fold
 # ``f``. A record in fold ``f`` was used by every other fold's fit, for every
 # candidate, and by the final refit. Composition of Rényi DP (Mironov 2017,
-# Proposition 1) adds their figures; :func:`~skforget.accounting.rho_adaptive`
-# applies exactly that theorem to the releases a requester saw, so with no
-# deletion term it gives the composition of the fits.
+# Proposition 1) adds their figures: :func:`~skforget.accounting.rho_compose`.
 
 
 def search_cost(gs, ledger):
@@ -82,7 +80,7 @@ def search_cost(gs, ledger):
     per_fold = []
     for f in range(ledger.shape[1]):
         used = np.delete(ledger, f, axis=1).ravel().tolist() + [refit]
-        per_fold.append(rho_adaptive(rho_deletion=0.0, rho_releases=used))
+        per_fold.append(rho_compose(rhos=used))
     return max(per_fold), ledger.shape[0] * (ledger.shape[1] - 1) + 1
 
 
@@ -128,9 +126,7 @@ print(f"fixed parameters, one fit at epsilon = 1: test accuracy "
 rho_one = gs.best_estimator_.privacy_guarantee_.rho
 sizes = np.arange(1, 21)
 eps_grid = [
-    rho_to_epsilon(rho=rho_adaptive(rho_deletion=0.0,
-                                    rho_releases=[rho_one] * (4 * m + 1)),
-                   delta=delta)
+    rho_to_epsilon(rho=rho_compose(rhos=[rho_one] * (4 * m + 1)), delta=delta)
     for m in sizes
 ]
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))

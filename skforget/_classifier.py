@@ -93,7 +93,10 @@ class NoisyGDClassifier(ClassifierMixin, _BaseNoisyGD):
     random_state : int, RandomState instance or None, default=None
         Source of the noise. None draws fresh OS entropy, the only setting in
         which the guarantee holds against someone who could guess a seed; an
-        integer makes runs reproducible (flagged in the guarantee).
+        integer makes runs reproducible (flagged in the guarantee). Clones share
+        the seed: in ``GridSearchCV`` or ``cross_val_score`` every fit would draw
+        the same noise, and comparing fits on overlapping rows cancels it, so
+        use None whenever the fitted models are released.
     verbose : int, default=0
         Print progress of the noisy gradient steps.
 

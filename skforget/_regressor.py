@@ -66,7 +66,9 @@ class NoisyGDRegressor(RegressorMixin, _BaseNoisyGD):
     recipe : {"tight", "cs23"}, default="tight"
         Planning of noise and steps.
     random_state : int, RandomState instance or None, default=None
-        Source of the noise (None: fresh OS entropy).
+        Source of the noise (None: fresh OS entropy). An integer makes runs
+        reproducible; clones (``GridSearchCV``, ``cross_val_score``) then share
+        the noise, so use None whenever the fitted models are released.
     verbose : int, default=0
         Print progress of the noisy gradient steps.
 

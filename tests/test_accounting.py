@@ -288,6 +288,15 @@ def test_step_sequence_flags_an_infeasible_schedule():
 
 
 # --- O8: adaptive requests -------------------------------------------------------
+def test_composition_adds_rho():
+    assert acc.rho_compose(rhos=[]) == 0.0
+    assert acc.rho_compose(rhos=[0.1, 0.2, 0.3]) == pytest.approx(0.6)
+    assert acc.rho_adaptive(rho_deletion=0.05, rho_releases=[0.1, 0.2]) == \
+        pytest.approx(0.05 + acc.rho_compose(rhos=[0.1, 0.2]))
+    with pytest.raises(ValueError, match=r"rhos\[1\]"):
+        acc.rho_compose(rhos=[0.1, -0.2])
+
+
 def test_o8_adaptive():
     r_del = acc.rho_deletion(rho_inf=0.1, contraction=C, steps=59)
     assert r_del == pytest.approx(0.00966450760378235, rel=RTOL)

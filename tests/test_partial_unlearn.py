@@ -366,3 +366,6 @@ def test_guarantee_after_unlearning_matches_the_accountant(binary_data):
         plan, before, steps=steps, n_samples=297, n_deleted=3, n_replaced=0,
         n_inserted=0, seeded=True)
     assert clf.privacy_guarantee_.deletion.epsilon_deletion <= 0.1 + 1e-9
+    text = str(clf.privacy_guarantee_.deletion)
+    assert text.startswith("Edit 1: 3 deleted, 0 replaced, 0 inserted (297 rows now)")
+    assert f"{steps} noisy steps" in text and "3 removed record(s) together" in text

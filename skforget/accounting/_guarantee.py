@@ -75,6 +75,18 @@ class EditCertificate:
         """Plain ``dict`` of the fields (JSON-serialisable)."""
         return dataclasses.asdict(self)
 
+    def __str__(self):
+        return (
+            f"Edit {self.index}: {self.n_deleted} deleted, {self.n_replaced} replaced, "
+            f"{self.n_inserted} inserted ({self.n_samples} rows now), {self.steps} "
+            f"noisy steps. Each removed record: Rényi q*{_fmt(self.rho_deletion)} "
+            f"(epsilon {_fmt(self.epsilon_deletion)} at the guarantee's delta) from "
+            f"never having been seen; the edit's {max(1, self.n_deleted + self.n_replaced)}"
+            f" removed record(s) together: epsilon {_fmt(self.epsilon_deletion_batch)}; "
+            f"against requests adapted to {self.releases_seen} earlier release(s): "
+            f"epsilon {_fmt(self.epsilon_adaptive)}."
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class PrivacyGuarantee:

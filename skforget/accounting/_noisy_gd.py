@@ -331,12 +331,32 @@ def rho_two_phase(*, rho_inf, contraction, steps):
     return r * c ** (2 * K) / (1.0 - c ** (2 * K))
 
 
+def rho_compose(*, rhos):
+    """Rényi composition: ``sum(rhos)`` (Mironov 2017, Proposition 1).
+
+    Releasing several mechanisms' outputs about the same record, each possibly
+    chosen after seeing the previous ones, satisfies the sum of their
+    rho-coefficients at every order: e.g. the fits of a hyper-parameter search
+    that all used the record, or the releases an adaptive requester saw.
+
+    Examples
+    --------
+    >>> from skforget.accounting import rho_compose
+    >>> rho_compose(rhos=[0.01, 0.02, 0.03])
+    0.06
+    """
+    total = 0.0
+    for i, value in enumerate(rhos):
+        total += check_nonnegative(value, f"rhos[{i}]")
+    return total
+
+
 def rho_adaptive(*, rho_deletion, rho_releases):
     """Deletion under an ``s``-adaptive requester (privacy-accounting.md, Thm 6.3).
 
     ``rho = rho_del + sum_t rho_dp(T_t)`` over the ``s`` releases the requester saw
     before the edit (CS23 Theorem 4.3 with Rényi composition at a fixed order,
-    Mironov 2017 Prop. 1); no change of order is needed.
+    :func:`rho_compose`); no change of order is needed.
 
     Examples
     --------
@@ -345,10 +365,7 @@ def rho_adaptive(*, rho_deletion, rho_releases):
     0.309664507604
     """
     r = check_nonnegative(rho_deletion, "rho_deletion")
-    total = 0.0
-    for i, value in enumerate(rho_releases):
-        total += check_nonnegative(value, f"rho_releases[{i}]")
-    return r + total
+    return r + rho_compose(rhos=rho_releases)
 
 
 def group_factor(*, group_size):
