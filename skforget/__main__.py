@@ -50,7 +50,8 @@ def demo(seed=None):
     retrained, t_retrain = _timed(lambda: NoisyGDClassifier(**params).fit(X_left,
                                                                            y_left))
     cert = model.privacy_guarantee_.deletion
-    print(f"Deletion request: forget {len(forget)} records (rows {sorted(forget.tolist())})")
+    rows = sorted(forget.tolist())
+    print(f"Deletion request: forget {len(forget)} records (rows {rows})")
     print(f"  partial_unlearn: {cert.steps} noisy steps in {t_unlearn * 1e3:.1f} ms; "
           f"retraining from scratch: {retrained.n_iter_} steps in "
           f"{t_retrain * 1e3:.1f} ms ({t_retrain / t_unlearn:.1f}x slower)")

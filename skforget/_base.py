@@ -134,21 +134,24 @@ class _BaseNoisyGD(BaseEstimator):
                  else float(self.delta))
         check_delta(delta, n)
         plan = accounting.plan_training(
-            loss=loss, n_samples=n, n_params=n_outputs * (d + int(self.fit_intercept)),
+            loss=loss, n_samples=n,
+            n_params=n_outputs * (d + int(self.fit_intercept)),
             lam=self._regularization(n), row_norm=self._row_norm_bound(),
             clip_norm=self.clip_norm, epsilon=float(self.epsilon), delta=delta,
-            deletion_epsilon=float(resolve_deletion_epsilon(self.epsilon,
-                                                            self.deletion_epsilon)),
+            deletion_epsilon=float(
+                resolve_deletion_epsilon(self.epsilon, self.deletion_epsilon)),
             max_edit_size=self.max_edit_size, relation=self.relation,
             group_size=self.group_size, learning_rate=self.learning_rate,
-            recipe=self.recipe, fit_steps=self.max_iter, n_classes=max(2, n_outputs),
+            recipe=self.recipe, fit_steps=self.max_iter,
+            n_classes=max(2, n_outputs),
         )
         if plan.fit_steps > _LONG_PLAN:
             kappa = (plan.lam + plan.beta) / plan.lam
             warnings.warn(
-                f"The accounting plans {plan.fit_steps} noisy gradient steps (condition "
-                f"number {kappa:.0f}: lambda={plan.lam:.3g} per sample is small next to "
-                f"the curvature {plan.beta:.3g}). Training will be slow; stronger "
+                f"The accounting plans {plan.fit_steps} noisy gradient steps "
+                f"(condition number {kappa:.0f}: lambda={plan.lam:.3g} per sample is "
+                f"small next to the curvature {plan.beta:.3g}). Training will be "
+                "slow; stronger "
                 "regularisation (a smaller C, a larger alpha) or max_iter shortens it.",
                 UserWarning, stacklevel=3)
         design = self._design(X, y_enc, loss, where="X")
@@ -243,9 +246,10 @@ class _BaseNoisyGD(BaseEstimator):
         ratio = n_new / plan.normaliser
         if not 0.5 <= ratio <= 2.0:
             warnings.warn(
-                f"The database now has {n_new} rows, {ratio:.2f} times the {plan.normaliser} "
-                "the model was fitted on; the fixed gradient normaliser keeps the "
-                "guarantee but shifts the objective. Refitting is recommended.",
+                f"The database now has {n_new} rows, {ratio:.2f} times the "
+                f"{plan.normaliser} the model was fitted on; the fixed gradient "
+                "normaliser keeps the guarantee but shifts the objective. Refitting "
+                "is recommended.",
                 UserWarning, stacklevel=2)
         design = self._design(X_new, y_enc, loss, where="the edited database")
         segment = len(previous.edits) + 1

@@ -8,7 +8,7 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from sklearn.datasets import make_classification, make_regression  # noqa: E402
+from sklearn.datasets import make_classification  # noqa: E402
 from sklearn.preprocessing import normalize  # noqa: E402
 
 

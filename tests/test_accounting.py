@@ -41,7 +41,8 @@ def test_o1_canonical_plan():
     assert q["eta"] == pytest.approx(1.9607843137254901, rel=RTOL)
     assert q["c"] == pytest.approx(0.9803921568627451, rel=RTOL)
     assert q["sigma"] == pytest.approx(0.004450159723945581, rel=RTOL)
-    assert 2 * q["eta"] * q["sigma"] ** 2 == pytest.approx(7.766243752402904e-05, rel=RTOL)
+    s2 = 2 * q["eta"] * q["sigma"] ** 2
+    assert s2 == pytest.approx(7.766243752402904e-05, rel=RTOL)
     assert q["eta"] * q["S"] / N == pytest.approx(0.000392156862745098, rel=RTOL)
     assert q["r_inf"] == pytest.approx(0.1, rel=RTOL)
     assert q["v0"] == pytest.approx(0.002, rel=RTOL)

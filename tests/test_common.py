@@ -3,7 +3,10 @@
 """scikit-learn's API checks on every estimator configuration we ship."""
 
 import pytest
-from sklearn.utils.estimator_checks import check_regressors_train, parametrize_with_checks
+from sklearn.utils.estimator_checks import (
+    check_regressors_train,
+    parametrize_with_checks,
+)
 
 from skforget import NoisyGDClassifier, NoisyGDRegressor
 

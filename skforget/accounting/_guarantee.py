@@ -81,8 +81,9 @@ class EditCertificate:
             f"{self.n_inserted} inserted ({self.n_samples} rows now), {self.steps} "
             f"noisy steps. Each removed record: Rényi q*{_fmt(self.rho_deletion)} "
             f"(epsilon {_fmt(self.epsilon_deletion)} at the guarantee's delta) from "
-            f"never having been seen; the edit's {max(1, self.n_deleted + self.n_replaced)}"
-            f" removed record(s) together: epsilon {_fmt(self.epsilon_deletion_batch)}; "
+            f"never having been seen; the edit's "
+            f"{max(1, self.n_deleted + self.n_replaced)} removed record(s) together: "
+            f"epsilon {_fmt(self.epsilon_deletion_batch)}; "
             f"against requests adapted to {self.releases_seen} earlier release(s): "
             f"epsilon {_fmt(self.epsilon_adaptive)}."
         )
@@ -185,7 +186,8 @@ class PrivacyGuarantee:
 
     def __str__(self):
         relation = {"replace": "replace-one", "zero_out": "zero-out"}[self.relation]
-        unit = "record" if self.group_size == 1 else f"group of {self.group_size} records"
+        unit = ("record" if self.group_size == 1
+                else f"group of {self.group_size} records")
         lines = [
             f"({_fmt(self.epsilon)}, {self.delta:.3g})-DP for every {unit} present, "
             f"{relation} (Rényi: q*{_fmt(self.rho)} at every order q > 1); "

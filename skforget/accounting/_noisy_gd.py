@@ -361,7 +361,8 @@ def rho_adaptive(*, rho_deletion, rho_releases):
     Examples
     --------
     >>> from skforget.accounting import rho_adaptive
-    >>> round(rho_adaptive(rho_deletion=0.00966450760378235, rho_releases=[0.1] * 3), 12)
+    >>> rho = rho_adaptive(rho_deletion=0.00966450760378235, rho_releases=[0.1] * 3)
+    >>> round(rho, 12)
     0.309664507604
     """
     r = check_nonnegative(rho_deletion, "rho_deletion")
