@@ -1,0 +1,222 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""skforget.audit: interval logic on synthetic inputs, then audits of real fits."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+from sklearn.datasets import make_classification
+from sklearn.preprocessing import normalize
+
+from skforget import NoisyGDClassifier, NoisyGDRegressor
+from skforget.accounting import gaussian_epsilon
+from skforget.audit import (
+    _epsilon_from_rates,
+    audit_deletion,
+    audit_dp,
+    clopper_pearson,
+    empirical_epsilon,
+    make_canary,
+)
+from skforget.exceptions import PrivacyLeakWarning
+
+# --- Clopper-Pearson ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k,n", [(0, 10), (3, 10), (10, 10), (0, 500), (17, 500),
+                                 (499, 500)])
+def test_clopper_pearson_matches_scipy_exact_interval(k, n):
+    ref = binomtest(k, n).proportion_ci(confidence_level=0.9, method="exact")
+    low, high = clopper_pearson(k, n, confidence=0.9)
+    assert low == pytest.approx(ref.low, abs=1e-12)
+    assert high == pytest.approx(ref.high, abs=1e-12)
+
+
+def test_clopper_pearson_closed_forms_and_symmetry():
+    # k = 0: the upper end solves (1 - p)^n = alpha / 2.
+    assert clopper_pearson(0, 100)[1] == pytest.approx(1 - 0.025 ** (1 / 100))
+    assert clopper_pearson(100, 100)[0] == pytest.approx(0.025 ** (1 / 100))
+    low, high = clopper_pearson(np.array([2, 7]), np.array([20, 20]))
+    low2, high2 = clopper_pearson(np.array([18, 13]), np.array([20, 20]))
+    np.testing.assert_allclose(low, 1 - high2)
+    np.testing.assert_allclose(high, 1 - low2)
+    with pytest.raises(ValueError):
+        clopper_pearson(5, 4)
+    with pytest.raises(ValueError):
+        clopper_pearson(1, 4, confidence=1.0)
+
+
+def test_clopper_pearson_covers_at_least_its_level():
+    rng = np.random.default_rng(0)
+    n, p = 40, 0.1
+    k = rng.binomial(n, p, size=4000)
+    low, high = clopper_pearson(k, np.full_like(k, n), confidence=0.9)
+    assert np.mean((low <= p) & (p <= high)) >= 0.9
+
+
+# --- epsilon from rates ----------------------------------------------------------
+
+
+def test_epsilon_from_rates_is_the_dp_hypothesis_testing_bound():
+    assert _epsilon_from_rates(0.01, 0.5, 0.0) == pytest.approx(np.log(50))
+    # Symmetric in the two error types.
+    assert _epsilon_from_rates(0.5, 0.01, 0.0) == pytest.approx(np.log(50))
+    # delta is subtracted from the power.
+    assert _epsilon_from_rates(0.01, 0.5, 0.1) == pytest.approx(np.log(40))
+    # A coin flip proves nothing; zero rates prove everything.
+    assert _epsilon_from_rates(0.5, 0.5, 1e-5) == 0.0
+    assert _epsilon_from_rates(0.0, 0.0, 1e-5) == np.inf
+    # Monotone: larger error rates never prove more.
+    f = np.linspace(0.001, 0.5, 50)
+    assert np.all(np.diff(_epsilon_from_rates(f, 0.2, 1e-5)) <= 0)
+
+
+def test_empirical_epsilon_never_exceeds_the_true_epsilon_of_a_gaussian():
+    # Two Gaussians mu apart are exactly gaussian_epsilon-DP; the lower bound may
+    # exceed it with probability at most 1 - confidence.
+    mu, delta = 1.5, 1e-5
+    true_eps = gaussian_epsilon(rho=mu * mu / 2, delta=delta)
+    rng = np.random.default_rng(1)
+    lowers = []
+    for _ in range(40):
+        res = empirical_epsilon(rng.normal(mu, 1, 400), rng.normal(0, 1, 400),
+                                delta=delta, confidence=0.9)
+        lowers.append(res.lower)
+        assert res.lower <= res.estimate <= res.upper
+    assert np.mean(np.array(lowers) > true_eps) <= 0.1
+    # ... and it does detect a difference that large.
+    assert np.median(lowers) > 0.5
+
+
+def test_empirical_epsilon_is_zero_when_worlds_are_identical():
+    rng = np.random.default_rng(2)
+    lowers = [empirical_epsilon(rng.normal(size=300), rng.normal(size=300),
+                                delta=1e-5).lower for _ in range(40)]
+    assert np.mean(np.array(lowers) > 0) <= 0.05
+
+
+def test_empirical_epsilon_measures_rates_on_the_held_out_half():
+    # The selection halves are far apart, the evaluation halves identical: a
+    # threshold chosen on the first half must prove nothing on the second.
+    rng = np.random.default_rng(3)
+    n = 500
+    s_in = np.concatenate([rng.normal(6, 1, n), rng.normal(0, 1, n)])
+    s_out = np.concatenate([rng.normal(0, 1, n), rng.normal(0, 1, n)])
+    res = empirical_epsilon(s_in, s_out, delta=1e-5)
+    assert res.n_in == n and res.n_out == n
+    assert res.lower == 0.0
+    # Swapping the halves makes the separation visible on the evaluation half.
+    res = empirical_epsilon(s_in[::-1], s_out[::-1], delta=1e-5)
+    assert res.lower > 2.0
+
+
+def test_empirical_epsilon_finds_the_direction():
+    rng = np.random.default_rng(4)
+    up = empirical_epsilon(rng.normal(3, 1, 400), rng.normal(0, 1, 400), delta=0)
+    down = empirical_epsilon(rng.normal(-3, 1, 400), rng.normal(0, 1, 400), delta=0)
+    assert up.direction == 1 and down.direction == -1
+    assert up.lower > 1.0 and down.lower > 1.0
+
+
+# --- canaries ----------------------------------------------------------------------
+
+
+def test_make_canary_points_where_the_data_are_not():
+    rng = np.random.default_rng(5)
+    X = normalize(np.c_[rng.normal(size=(50, 3)), np.zeros(50)])
+    y = np.r_[np.zeros(40, int), np.ones(10, int)]
+    c = make_canary(X, y, data_norm=0.5)
+    np.testing.assert_allclose(np.abs(c.x), [0, 0, 0, 0.5], atol=1e-12)
+    assert (c.y, c.y_reference) == (1, 0)
+    np.testing.assert_array_equal(c.x, c.x_reference)
+    r = make_canary(X, np.linspace(-2, 3, 50), classifier=False)
+    assert (r.y, r.y_reference) == (3.0, -3.0)
+    n = make_canary(X, y, reference="null")
+    assert not np.any(n.x_reference)
+
+
+# --- audits of real fits ---------------------------------------------------------
+
+
+@pytest.fixture
+def audit_data():
+    X, y = make_classification(n_samples=120, n_features=6, n_informative=4,
+                               random_state=0)
+    return normalize(X), y
+
+
+def test_audits_stay_below_the_certified_bounds(audit_data):
+    X, y = audit_data
+    clf = NoisyGDClassifier(C=0.5, epsilon=8.0, clip_norm=0.5, max_edit_size=1)
+    dp = audit_dp(clf, X, y, n_trials=300, random_state=0)
+    deletion = audit_deletion(clf, X, y, n_trials=300, random_state=1)
+    for res in (dp, deletion):
+        assert not res.violated
+        assert 0.0 <= res.epsilon_lower <= res.epsilon_certified
+    assert dp.epsilon_certified == pytest.approx(8.0, rel=0.01)
+    assert deletion.epsilon_certified < 1.0
+    # At epsilon = 8 a present worst-case canary is visible...
+    assert dp.epsilon_lower > 0.5
+    # ...and K_R noisy steps erase most of it.
+    assert deletion.epsilon_lower < dp.epsilon_lower
+    assert "consistent with the certificate" in str(dp)
+
+
+class _LazyUnlearner(NoisyGDClassifier):
+    """A broken unlearner: runs the steps, then releases the old coefficients.
+
+    It reports the genuine deletion certificate while keeping the deleted
+    record's full trace, so a working audit must flag it.
+    """
+
+    def partial_unlearn(self, edits):
+        coef, intercept = self.coef_, self.intercept_
+        super().partial_unlearn(edits)
+        self.coef_, self.intercept_ = coef, intercept
+        return self
+
+
+def test_audit_detects_an_unlearner_that_does_not_forget(audit_data):
+    X, y = audit_data
+    lazy = _LazyUnlearner(C=0.5, epsilon=30.0, deletion_epsilon=0.5,
+                          clip_norm=0.5, max_edit_size=1)
+    with pytest.warns(PrivacyLeakWarning, match="exceeds the certified"):
+        res = audit_deletion(lazy, X, y, n_trials=300, random_state=2)
+    assert res.violated
+    assert res.epsilon_lower > 2 * res.epsilon_certified
+    assert "VIOLATION" in str(res)
+    assert res.to_dict()["violated"] is True
+
+
+def test_audit_regressor_and_null_reference(regression_data):
+    X, y = regression_data
+    reg = NoisyGDRegressor(alpha=5.0, epsilon=4.0, clip_norm=0.5, fit_intercept=False,
+                           max_edit_size=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        res = audit_deletion(reg, X, y, reference="null", n_trials=60,
+                             statistic="loss", random_state=3)
+    assert res.reference == "null" and not res.violated
+
+
+def test_audit_multiclass_runs(multiclass_data):
+    X, y = multiclass_data
+    clf = NoisyGDClassifier(C=0.05, epsilon=4.0, max_edit_size=1)
+    res = audit_dp(clf, X, y, n_trials=20, random_state=0, n_jobs=2)
+    assert res.n_trials == 20 and len(res.scores_in) == 20
+    assert res.epsilon_lower <= res.epsilon_certified
+
+
+def test_audit_rejects_comparisons_the_certificate_does_not_cover(audit_data):
+    X, y = audit_data
+    zero_out = NoisyGDClassifier(relation="zero_out")
+    with pytest.raises(ValueError, match="does not cover"):
+        audit_dp(zero_out, X, y, n_trials=10)
+    with pytest.raises(ValueError, match="fit_intercept=False"):
+        audit_dp(NoisyGDClassifier(), X, y, reference="null", n_trials=10)
+    with pytest.raises(ValueError, match="n_trials"):
+        audit_dp(NoisyGDClassifier(), X, y, n_trials=2)
+    with pytest.raises(ValueError, match="statistic"):
+        audit_dp(NoisyGDClassifier(), X, y, statistic="auc")
