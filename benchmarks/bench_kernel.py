@@ -141,7 +141,7 @@ def run(*, smoke=False, out_dir=None, log=print):
     from threadpoolctl import threadpool_limits
 
     n, d = (20_000, 100) if smoke else (200_000, 100)
-    repeats = 7 if smoke else 31
+    repeats = 7 if smoke else 61
     threads = (1, 2)
     rows, data = [], []
     for layout in ("dense", "csr"):
