@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from scipy.stats import beta as beta_dist
 from sklearn.base import clone, is_classifier
 
@@ -557,8 +557,6 @@ def _audit(estimator, X, y, *, mode, canary, reference, n_trials, statistic,
                 "fit_intercept=False, or relation='replace'.")
     else:
         raise ValueError(f"reference must be 'replace' or 'null', got {reference!r}.")
-    if mode == "deletion" and params.get("max_edit_size", 1) < 1:
-        raise ValueError("max_edit_size must allow a one-row edit.")
 
     worlds = (_with_row(X, y, canary.x, canary.y),
               _with_row(X, y, canary.x_reference, canary.y_reference))
@@ -566,11 +564,13 @@ def _audit(estimator, X, y, *, mode, canary, reference, n_trials, statistic,
     seeds = np.random.SeedSequence(random_state).generate_state(
         2 * n_trials, dtype=np.uint32).reshape(n_trials, 2)
     n_jobs = 1 if n_jobs is None else int(n_jobs)
-    blocks = np.array_split(np.arange(n_trials), max(1, min(n_jobs, n_trials))) \
-        if n_jobs != 1 else [np.arange(n_trials)]
     if n_jobs == 1:
         parts = [_run_trials(estimator, worlds, seeds, mode, canary, statistic)]
     else:
+        # One block of trials per worker: a task per model would spend more on
+        # shipping the data than on fitting it.
+        n_blocks = min(n_trials, effective_n_jobs(n_jobs))
+        blocks = np.array_split(np.arange(n_trials), n_blocks)
         parts = Parallel(n_jobs=n_jobs)(
             delayed(_run_trials)(estimator, worlds, seeds[b], mode, canary,
                                  statistic) for b in blocks)
