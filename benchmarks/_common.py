@@ -81,7 +81,8 @@ def md_table(headers, rows):
         return f"{v:.4g}" if isinstance(v, float) else str(v)
 
     def numeric(v):
-        return not isinstance(v, str) or v[:1].isdigit() or v[:2] in ("-0", "-1")
+        return (not isinstance(v, str) or v[:1].isdigit() or v[:1] == "-"
+                or v == "inf")
 
     body = [[cell(v) for v in row] for row in rows]
     # Right-align a column when all its cells read as numbers.
