@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Differentially private logistic regression with certified deletion."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
@@ -11,10 +11,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
 from skforget._base import _BaseNoisyGD
+from skforget.certify import MODES, CertifyMixin
 from skforget.exceptions import UnlearningError
 
 
-class NoisyGDClassifier(ClassifierMixin, _BaseNoisyGD):
+class NoisyGDClassifier(CertifyMixin, ClassifierMixin, _BaseNoisyGD):
     """Logistic regression trained by noisy gradient descent, with certified deletion.
 
     A drop-in replacement for :class:`~sklearn.linear_model.LogisticRegression`
@@ -99,6 +100,14 @@ class NoisyGDClassifier(ClassifierMixin, _BaseNoisyGD):
         use None whenever the fitted models are released.
     verbose : int, default=0
         Print progress of the noisy gradient steps.
+    certify_k_max : int, default=0
+        Largest budget ``k`` for which ``fit`` and ``partial_unlearn`` track the
+        data-dependent radius of the prediction certificates (one extra pass
+        over the rows per step). 0 turns the tracking off; :meth:`certify` with
+        the public radius needs no tracking.
+    certify_modes : str or tuple of str, default=("remove",)
+        Neighbourhoods tracked when ``certify_k_max > 0``: any of ``"remove"``,
+        ``"replace"``, ``"add"``, ``"add_remove"``.
 
     Attributes
     ----------
@@ -112,6 +121,16 @@ class NoisyGDClassifier(ClassifierMixin, _BaseNoisyGD):
         Noisy steps run by the last ``fit`` or ``partial_unlearn``.
     privacy_guarantee_ : PrivacyGuarantee
         What the current coefficients guarantee, with one certificate per edit.
+    certified_radii_ : dict of str to ndarray
+        Only with ``certify_k_max > 0``: per tracked mode, the data-dependent
+        radius contributed by the current segment (``fit``, or the last
+        ``partial_unlearn``) for ``k = 0..certify_k_max`` (one column per class
+        for one-vs-rest). A function of the private rows: do not publish it.
+        Dropped by the next ``fit`` or edit.
+    contraction_factor_ : dict of str to ndarray
+        Only with ``certify_k_max > 0``: the contraction factors used for those
+        radii (they involve the largest eigenvalue of the rows' Gram matrix;
+        sensitive too).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -151,6 +170,8 @@ class NoisyGDClassifier(ClassifierMixin, _BaseNoisyGD):
         **_BaseNoisyGD._parameter_constraints,
         "C": [Interval(Real, 0, None, closed="neither")],
         "multi_class": [StrOptions({"multinomial", "ovr"})],
+        "certify_k_max": [Interval(Integral, 0, None, closed="left")],
+        "certify_modes": [StrOptions(set(MODES)), tuple, list],
     }
     _y_numeric = False
     _finite_extra = ("C",)
@@ -159,7 +180,8 @@ class NoisyGDClassifier(ClassifierMixin, _BaseNoisyGD):
                  max_edit_size=10, group_size=1, relation="replace", data_norm=1.0,
                  clip_rows=True, clip_norm=None, fit_intercept=True,
                  intercept_scaling=1.0, learning_rate=None, max_iter=None,
-                 recipe="tight", random_state=None, verbose=0):
+                 recipe="tight", random_state=None, verbose=0,
+                 certify_k_max=0, certify_modes=("remove",)):
         self.C = C
         self.multi_class = multi_class
         self.epsilon = epsilon
@@ -178,6 +200,8 @@ class NoisyGDClassifier(ClassifierMixin, _BaseNoisyGD):
         self.recipe = recipe
         self.random_state = random_state
         self.verbose = verbose
+        self.certify_k_max = certify_k_max
+        self.certify_modes = certify_modes
 
     def _regularization(self, n_samples):
         return 1.0 / (self.C * n_samples)

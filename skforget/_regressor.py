@@ -2,16 +2,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Differentially private ridge-type regression with certified deletion."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from skforget._base import _BaseNoisyGD
+from skforget.certify import MODES, CertifyMixin
 
 
-class NoisyGDRegressor(RegressorMixin, _BaseNoisyGD):
+class NoisyGDRegressor(CertifyMixin, RegressorMixin, _BaseNoisyGD):
     """Ridge-type regression by noisy gradient descent, with certified deletion.
 
     A drop-in replacement for :class:`~sklearn.linear_model.Ridge` whose
@@ -71,6 +72,14 @@ class NoisyGDRegressor(RegressorMixin, _BaseNoisyGD):
         the noise, so use None whenever the fitted models are released.
     verbose : int, default=0
         Print progress of the noisy gradient steps.
+    certify_k_max : int, default=0
+        Largest budget ``k`` for which ``fit`` and ``partial_unlearn`` track the
+        data-dependent radius of the prediction certificates (one extra pass
+        over the rows per step). 0 turns the tracking off; :meth:`certify` with
+        the public radius needs no tracking.
+    certify_modes : str or tuple of str, default=("remove",)
+        Neighbourhoods tracked when ``certify_k_max > 0``: any of ``"remove"``,
+        ``"replace"``, ``"add"``, ``"add_remove"``.
 
     Attributes
     ----------
@@ -80,6 +89,15 @@ class NoisyGDRegressor(RegressorMixin, _BaseNoisyGD):
         Noisy steps run by the last ``fit`` or ``partial_unlearn``.
     privacy_guarantee_ : PrivacyGuarantee
         What the current coefficients guarantee, with one certificate per edit.
+    certified_radii_ : dict of str to ndarray
+        Only with ``certify_k_max > 0``: per tracked mode, the data-dependent
+        radius contributed by the current segment (``fit``, or the last
+        ``partial_unlearn``) for ``k = 0..certify_k_max``. A function of
+        the private rows: do not publish it. Dropped by the next ``fit`` or edit.
+    contraction_factor_ : dict of str to ndarray
+        Only with ``certify_k_max > 0``: the contraction factors used for those
+        radii (they involve the largest eigenvalue of the rows' Gram matrix;
+        sensitive too).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
@@ -103,6 +121,8 @@ class NoisyGDRegressor(RegressorMixin, _BaseNoisyGD):
     _parameter_constraints: dict = {
         **_BaseNoisyGD._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="neither")],
+        "certify_k_max": [Interval(Integral, 0, None, closed="left")],
+        "certify_modes": [StrOptions(set(MODES)), tuple, list],
     }
     _y_numeric = True
     _finite_extra = ("alpha",)
@@ -111,7 +131,8 @@ class NoisyGDRegressor(RegressorMixin, _BaseNoisyGD):
                  max_edit_size=10, group_size=1, relation="replace", data_norm=1.0,
                  clip_rows=True, clip_norm=1.0, fit_intercept=True,
                  intercept_scaling=1.0, learning_rate=None, max_iter=None,
-                 recipe="tight", random_state=None, verbose=0):
+                 recipe="tight", random_state=None, verbose=0,
+                 certify_k_max=0, certify_modes=("remove",)):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -129,6 +150,8 @@ class NoisyGDRegressor(RegressorMixin, _BaseNoisyGD):
         self.recipe = recipe
         self.random_state = random_state
         self.verbose = verbose
+        self.certify_k_max = certify_k_max
+        self.certify_modes = certify_modes
 
     def _regularization(self, n_samples):
         return self.alpha / n_samples
