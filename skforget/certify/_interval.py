@@ -185,7 +185,7 @@ def interval_box(design, W0, b0, *, steps, learning_rate, lam, sigma, normaliser
 
 
 def box_margin_bounds(box, rows):
-    """Exact range of the margins ``x . theta_c`` over the box.
+    """Exact range of the margins ``x^T theta_c`` over the box.
 
     Parameters
     ----------

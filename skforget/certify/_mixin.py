@@ -366,6 +366,8 @@ class CertifyMixin:
                                  data_dependent=False, include_forgotten=True):
         """Interval holding every counterfactual decision function value.
 
+        Classifiers only (``NoisyGDRegressor`` has :meth:`predict_bounds`).
+
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
@@ -399,6 +401,9 @@ class CertifyMixin:
     def predict_bounds(self, X, k=0, mode="remove", *, data_dependent=False,
                        include_forgotten=True):
         """Interval holding every counterfactual prediction.
+
+        Regressors only (``NoisyGDClassifier`` has
+        :meth:`decision_function_bounds`).
 
         Parameters
         ----------
