@@ -790,3 +790,23 @@ def test_slack_and_ties_are_never_certified(binary_data):
     m = clf.decision_function(X[:20])
     exact = r * np.linalg.norm(X[:20], axis=1)
     assert np.all(lo < m - exact * (1 + 5e-10)) and np.all(hi > m + exact * (1 + 5e-10))
+
+
+@pytest.mark.parametrize("params", [{"intercept_scaling": 3.0},
+                                    {"fit_intercept": False},
+                                    {"data_norm": 0.5, "clip_norm": None}])
+def test_intercept_and_row_bound_variants(params, binary_data):
+    # The ball lives in the solver's coordinates (coef_, intercept_ / s_b) and
+    # queries use ||[a x, s_b]||; rows over data_norm are projected.
+    X, y = binary_data
+    X = X * np.linspace(0.2, 1.0, len(X))[:, None]
+    est = NoisyGDClassifier(C=0.3, random_state=0, certify_k_max=3,
+                            **{"clip_norm": 0.5, **params}).fit(X, y)
+    a = _gradient_norms(est, X, y)[:, 0]
+    rng = np.random.default_rng(5)
+    for k in (1, 3):
+        for S in [np.argsort(-a)[:k], rng.choice(len(X), k, replace=False)]:
+            keep = np.setdiff1d(np.arange(len(X)), S)
+            W, b = _pipeline(est, [(X[keep], y[keep])])
+            _check_counterfactual(est, W, b, X, k)
+    assert est.certify(X, 1).mean() > 0.5
