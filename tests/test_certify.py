@@ -506,7 +506,7 @@ def test_brute_force_removals_never_flip_a_certified_prediction(name, clip):
         target = X_test[int(np.argmin(slack))]
         removals = [np.argsort(-a)[:k], np.argsort(-a0)[:k],
                     _influence_set(est, X, y, target, k),
-                    *(rng.choice(n, k, replace=False) for _ in range(3))]
+                    *(rng.choice(n, k, replace=False) for _ in range(8))]
         for S in removals:
             keep = np.setdiff1d(np.arange(n), S)
             W, b = _pipeline(est, [(X[keep], y[keep])])
