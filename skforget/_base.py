@@ -277,19 +277,27 @@ class _BaseNoisyGD(BaseEstimator):
         """Subclass hook: reject new records whose targets the model cannot use."""
 
     # --- prediction ------------------------------------------------------------
-    def _margins(self, X):
+    def _margins(self, X, *, return_norms=False):
         """``a(x) * (X @ coef.T) + intercept``: rows are mapped onto the
-        ``data_norm`` ball exactly as in training (a public, per-row map)."""
+        ``data_norm`` ball exactly as in training (a public, per-row map, the
+        same ``row_scale`` as ``fit``; at prediction over-norm rows are always
+        projected, never refused).
+
+        With ``return_norms`` also the norms ``||[a(x) x, s_b]||`` of the mapped
+        rows, which prediction certificates multiply their radius by.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, accept_sparse="csr",
                           dtype=[np.float64, np.float32])
-        norms = np.sqrt(row_norms(X, squared=True).astype(np.float64, copy=False))
-        scale = np.ones(X.shape[0])
-        over = norms > self.data_norm
-        scale[over] = self.data_norm / norms[over]
+        sq = row_norms(X, squared=True).astype(np.float64, copy=False)
+        scale = row_scale(sq, self.data_norm, clip_rows=True)
         W, b = self._theta()
+        s_b = self._intercept_scaling()
         Z = safe_sparse_dot(X, W.T.astype(X.dtype, copy=False), dense_output=True)
-        return Z * scale[:, None] + b * self._intercept_scaling()
+        Z = Z * scale[:, None] + b * s_b
+        if not return_norms:
+            return Z
+        return Z, np.sqrt(scale**2 * sq + s_b**2)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

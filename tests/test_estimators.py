@@ -139,6 +139,21 @@ def test_rows_over_data_norm_are_projected_or_rejected(binary_data):
         NoisyGDClassifier(clip_rows=False).fit(big, y)
 
 
+def test_prediction_maps_rows_exactly_as_training(binary_data):
+    # fit and decision_function share one row map (row_scale): a row that
+    # rounding puts a hair over data_norm is left alone by both, and rows far
+    # over the bound are projected at prediction even with clip_rows=False.
+    X, y = binary_data
+    unit = X / np.linalg.norm(X, axis=1, keepdims=True)
+    edge = unit * (1.0 + 1e-13)
+    clf = NoisyGDClassifier(random_state=0, clip_rows=False).fit(edge, y)
+    raw = edge @ clf.coef_.ravel() + clf.intercept_[0]
+    np.testing.assert_array_equal(clf.decision_function(edge), raw)
+    np.testing.assert_allclose(clf.decision_function(5.0 * unit),
+                               unit @ clf.coef_.ravel() + clf.intercept_[0],
+                               rtol=1e-12)
+
+
 def test_pipeline_gridsearch_cross_val(binary_data):
     X, y = binary_data
     pipe = make_pipeline(Normalizer(), NoisyGDClassifier(random_state=0))

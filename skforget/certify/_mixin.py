@@ -13,9 +13,8 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.utils.extmath import row_norms
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from skforget.certify._ball import (
     BallTracker,
@@ -164,16 +163,7 @@ class CertifyMixin:
     def _scores_and_norms(self, X):
         """Margins ``(m, K)`` (exactly those of ``decision_function`` /
         ``predict``) and the norms ``||[a x, s_b]||`` of the mapped rows."""
-        scores = self._margins(X)
-        X = validate_data(self, X, reset=False, accept_sparse="csr",
-                          dtype=[np.float64, np.float32])
-        sq = row_norms(X, squared=True).astype(np.float64, copy=False)
-        norms = np.sqrt(sq)
-        scale = np.ones(X.shape[0])
-        over = norms > self.data_norm
-        scale[over] = self.data_norm / norms[over]
-        aug = np.sqrt(scale**2 * sq + self._intercept_scaling()**2)
-        return scores, aug
+        return self._margins(X, return_norms=True)
 
     @staticmethod
     def _half_width(radius, scores, aug):
