@@ -176,7 +176,8 @@ class NoisyGDClassifier(CertifyMixin, ClassifierMixin, _BaseNoisyGD):
     _y_numeric = False
     _finite_extra = ("C",)
 
-    def __init__(self, C=0.1, *, multi_class="multinomial", epsilon=1.0, delta="auto", deletion_epsilon=None,
+    def __init__(self, C=0.1, *, multi_class="multinomial", epsilon=1.0,
+                 delta="auto", deletion_epsilon=None,
                  max_edit_size=10, group_size=1, relation="replace", data_norm=1.0,
                  clip_rows=True, clip_norm=None, fit_intercept=True,
                  intercept_scaling=1.0, learning_rate=None, max_iter=None,
@@ -229,7 +230,8 @@ class NoisyGDClassifier(CertifyMixin, ClassifierMixin, _BaseNoisyGD):
                 {"classes_": classes})
 
     def _check_new_targets(self, edits):
-        for name, values in (("y_replace", edits.y_replace), ("y_insert", edits.y_insert)):
+        new_targets = (("y_replace", edits.y_replace), ("y_insert", edits.y_insert))
+        for name, values in new_targets:
             if values is None:
                 continue
             values = np.asarray(values)
