@@ -8,6 +8,7 @@ called in interleaved rounds (A, B, C, A, B, C, ...) and compared by their
 medians, which keeps a slow minute from landing on one contender only.
 """
 
+import argparse
 import datetime
 import importlib.metadata
 import json
@@ -227,3 +228,18 @@ def write_json(path, obj):
     with open(path, "w") as f:
         json.dump(to_jsonable(obj), f, indent=2, sort_keys=False)
         f.write("\n")
+
+
+def scenario_main(run, description, argv=None, *, add_arguments=None):
+    """Command line of one scenario run alone: ``--smoke``, print its table.
+
+    ``add_arguments(parser)`` adds scenario options; every parsed option is
+    passed to ``run`` by name. Exits non-zero when the scenario failed.
+    """
+    parser = argparse.ArgumentParser(description=description.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="small and quick")
+    if add_arguments is not None:
+        add_arguments(parser)
+    section = run(**vars(parser.parse_args(argv)))
+    print(f"\n## {section.title}\n\n{section.markdown}")
+    return 1 if section.failed else 0

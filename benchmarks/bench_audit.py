@@ -21,13 +21,12 @@ minority label, and has norm ``data_norm``: there the model forgets only
 through regularisation and noise (see :func:`skforget.audit.make_canary`).
 """
 
-import argparse
 import sys
 import warnings
 
 import _data
 import numpy as np
-from _common import Section, md_table, pyplot, save_figure
+from _common import Section, md_table, pyplot, save_figure, scenario_main
 from bench_fit import CLASSIFIER_PARAMS
 
 from skforget import NoisyGDClassifier
@@ -167,12 +166,7 @@ def run(*, smoke=False, out_dir=None, log=print):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="small and quick")
-    args = parser.parse_args(argv)
-    section = run(smoke=args.smoke)
-    print(f"\n## {section.title}\n\n{section.markdown}")
-    return 1 if section.failed else 0
+    return scenario_main(run, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,20 @@ the benchmark's author, and are not tuned per run; tuning them on private data
 would cost privacy that the figures do not include.
 """
 
-import argparse
 import sys
 import warnings
 
 import _data
 import numpy as np
-from _common import Section, fmt_time, interleaved_times, md_table, pyplot, save_figure
+from _common import (
+    Section,
+    fmt_time,
+    interleaved_times,
+    md_table,
+    pyplot,
+    save_figure,
+    scenario_main,
+)
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression, Ridge
 
@@ -178,12 +185,7 @@ def run(*, smoke=False, out_dir=None, log=print):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="small and quick")
-    args = parser.parse_args(argv)
-    section = run(smoke=args.smoke)
-    print(f"\n## {section.title}\n\n{section.markdown}")
-    return 0
+    return scenario_main(run, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -25,13 +25,20 @@ two-thread kernel column is what row blocking *would* give. SciPy's CSR matvec
 is single-threaded whatever the thread limit.
 """
 
-import argparse
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
-from _common import Section, fmt_time, interleaved_times, md_table, pyplot, save_figure
+from _common import (
+    Section,
+    fmt_time,
+    interleaved_times,
+    md_table,
+    pyplot,
+    save_figure,
+    scenario_main,
+)
 from scipy.special import expit
 
 from skforget import _kernels
@@ -244,12 +251,7 @@ def run(*, smoke=False, out_dir=None, log=print):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="small and quick")
-    args = parser.parse_args(argv)
-    section = run(smoke=args.smoke)
-    print(f"\n## {section.title}\n\n{section.markdown}")
-    return 0
+    return scenario_main(run, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from pathlib import Path
 import _data
 import numpy as np
 import scipy.sparse as sp
-from _common import Section, md_table, pyplot, save_figure
+from _common import Section, md_table, pyplot, save_figure, scenario_main
 from bench_fit import CLASSIFIER_PARAMS
 from sklearn.linear_model import LogisticRegression
 
@@ -255,16 +255,14 @@ def run(*, smoke=False, out_dir=None, log=print, diffprivlib=None):
     return section
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="small and quick")
+def _add_arguments(parser):
     parser.add_argument("--diffprivlib", action=argparse.BooleanOptionalAction,
                         default=None, help="compare with diffprivlib (default: "
                         "yes for the full run, no for the smoke run)")
-    args = parser.parse_args(argv)
-    section = run(smoke=args.smoke, diffprivlib=args.diffprivlib)
-    print(f"\n## {section.title}\n\n{section.markdown}")
-    return 1 if section.failed else 0
+
+
+def main(argv=None):
+    return scenario_main(run, __doc__, argv, add_arguments=_add_arguments)
 
 
 if __name__ == "__main__":

@@ -17,14 +17,21 @@ is then as protected as a present one), where only the utility step count
 ``K_R^util`` remains. Target of issue 4: at least 10x cheaper for 1-10 rows.
 """
 
-import argparse
 import copy
 import sys
 import warnings
 
 import _data
 import numpy as np
-from _common import Section, fmt_time, interleaved_times, md_table, pyplot, save_figure
+from _common import (
+    Section,
+    fmt_time,
+    interleaved_times,
+    md_table,
+    pyplot,
+    save_figure,
+    scenario_main,
+)
 
 from skforget import EditRequest, NoisyGDClassifier
 
@@ -182,12 +189,7 @@ def run(*, smoke=False, out_dir=None, log=print):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="small and quick")
-    args = parser.parse_args(argv)
-    section = run(smoke=args.smoke)
-    print(f"\n## {section.title}\n\n{section.markdown}")
-    return 0
+    return scenario_main(run, __doc__, argv)
 
 
 if __name__ == "__main__":
