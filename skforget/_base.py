@@ -91,6 +91,20 @@ class _BaseNoisyGD(BaseEstimator):
                            intercept_scaling=self._intercept_scaling(),
                            clip_norm=self.clip_norm)
 
+    def _run_segment(self, design, W0, b0, *, plan, steps, segment, rng):
+        """Run one segment of the history (``fit`` or an edit) from ``(W0, b0)``.
+
+        Returns the new parameter and the attributes the certificate tracker
+        recorded along the way (empty unless ``_start_tracking`` returned one).
+        """
+        tracker = self._start_tracking(design, plan, segment=segment)
+        W, b = run_noisy_gd(design, W0, b0, steps=steps,
+                            learning_rate=plan.learning_rate, lam=plan.lam,
+                            sigma=plan.sigma, normaliser=plan.normaliser, rng=rng,
+                            fit_intercept=self.fit_intercept, verbose=self.verbose,
+                            callback=None if tracker is None else tracker.step)
+        return W, b, ({} if tracker is None else tracker.finish())
+
     def _theta(self):
         """Current parameter ``(W, b)`` in the solver's layout."""
         W = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))
@@ -162,16 +176,11 @@ class _BaseNoisyGD(BaseEstimator):
             print(f"[skforget] fit: {plan.fit_steps} noisy steps, sigma="
                   f"{plan.sigma:.4g}, learning_rate={plan.learning_rate:.4g}, "
                   f"lambda={plan.lam:.4g}")
-        tracker = self._start_tracking(design, plan, segment=0)
-        W, b = run_noisy_gd(design, W0, b0, steps=plan.fit_steps,
-                            learning_rate=plan.learning_rate, lam=plan.lam,
-                            sigma=plan.sigma, normaliser=plan.normaliser, rng=rng,
-                            fit_intercept=self.fit_intercept, verbose=self.verbose,
-                            callback=None if tracker is None else tracker.step)
+        W, b, tracked = self._run_segment(design, W0, b0, plan=plan,
+                                          steps=plan.fit_steps, segment=0, rng=rng)
         guarantee = accounting.guarantee_after_fit(
             plan, steps=plan.fit_steps, seeded=self.random_state is not None)
-        if tracker is not None:
-            new_attrs = {**new_attrs, **tracker.finish()}
+        new_attrs = {**new_attrs, **tracked}
         for name, value in new_attrs.items():
             setattr(self, name, value)
         self._set_coefficients(W, b)
@@ -255,19 +264,14 @@ class _BaseNoisyGD(BaseEstimator):
         segment = len(previous.edits) + 1
         rng = segment_rng(self.random_state, segment)
         W0, b0 = self._theta()
-        tracker = self._start_tracking(design, plan, segment=segment)
-        W, b = run_noisy_gd(design, W0, b0, steps=steps,
-                            learning_rate=plan.learning_rate, lam=plan.lam,
-                            sigma=plan.sigma, normaliser=plan.normaliser, rng=rng,
-                            fit_intercept=self.fit_intercept, verbose=self.verbose,
-                            callback=None if tracker is None else tracker.step)
+        W, b, tracked = self._run_segment(design, W0, b0, plan=plan, steps=steps,
+                                          segment=segment, rng=rng)
         guarantee = accounting.guarantee_after_edit(
             plan, previous, steps=steps, n_samples=n_new, n_deleted=edits.n_deleted,
             n_replaced=edits.n_replaced, n_inserted=edits.n_inserted,
             seeded=self.random_state is not None)
-        if tracker is not None:
-            for name, value in tracker.finish().items():
-                setattr(self, name, value)
+        for name, value in tracked.items():
+            setattr(self, name, value)
         self._set_coefficients(W, b)
         self.n_iter_ = steps
         self.privacy_guarantee_ = guarantee
