@@ -70,7 +70,8 @@ class NoisyGDClassifier(CertifyMixin, ClassifierMixin, _BaseNoisyGD):
         Public bound on the L2 norm of each row of ``X``.
     clip_rows : bool, default=True
         Project rows with a larger norm onto the ``data_norm`` ball (a per-row,
-        data-independent map); if False, such rows raise an error.
+        data-independent map); if False, such rows raise an error (rows over
+        the bound by rounding only, at most ``1e-12`` relative, are projected).
     clip_norm : float, default=None
         Per-example gradient clipping threshold. None: no clipping beyond the
         natural bound of the logistic loss (``R`` binary, ``sqrt(2) R``

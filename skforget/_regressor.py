@@ -51,7 +51,8 @@ class NoisyGDRegressor(CertifyMixin, RegressorMixin, _BaseNoisyGD):
     data_norm : float, default=1.0
         Public bound on the L2 norm of each row of ``X``.
     clip_rows : bool, default=True
-        Project rows over ``data_norm`` onto its ball; if False, raise.
+        Project rows over ``data_norm`` onto its ball; if False, raise (rows
+        over it by rounding only, at most ``1e-12`` relative, are projected).
     clip_norm : float, default=1.0
         Per-example gradient clipping threshold (required: the squared loss has
         unbounded gradients).

@@ -65,16 +65,20 @@ def check_delta(delta, n_samples):
 def row_scale(sq_norms, data_norm, clip_rows, *, where="X"):
     """Per-row factors ``min(1, data_norm / ||x_i||)`` enforcing the public bound.
 
-    With ``clip_rows=False`` a row over the bound raises an error naming it.
-    The map is data-independent and per row, so it keeps the DP guarantee.
+    Every row over the bound is projected, however slightly, so the bound the
+    accounting assumes holds row by row. With ``clip_rows=False`` a row over
+    it by more than rounding (rows normalised to unit norm land a few ulps
+    either side of 1) raises an error naming it. The map is data-independent
+    and per row, so it keeps the DP guarantee.
     """
     norms = np.sqrt(sq_norms)
-    over = norms > data_norm * (1.0 + 1e-12)
-    if not clip_rows and np.any(over):
-        i = int(np.flatnonzero(over)[0])
+    over = norms > data_norm
+    refused = norms > data_norm * (1.0 + 1e-12)
+    if not clip_rows and np.any(refused):
+        i = int(np.flatnonzero(refused)[0])
         raise ValueError(
             f"Row {i} of {where} has L2 norm {norms[i]:.6g} > data_norm={data_norm!r} "
-            f"({int(over.sum())} row(s) in all). Scale the rows with public "
+            f"({int(refused.sum())} row(s) in all). Scale the rows with public "
             "constants (e.g. sklearn.preprocessing.Normalizer), raise data_norm, or "
             "set clip_rows=True to project rows onto the ball of radius data_norm."
         )

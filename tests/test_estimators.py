@@ -141,18 +141,25 @@ def test_rows_over_data_norm_are_projected_or_rejected(binary_data):
 
 def test_prediction_maps_rows_exactly_as_training(binary_data):
     # fit and decision_function share one row map (row_scale): a row that
-    # rounding puts a hair over data_norm is left alone by both, and rows far
-    # over the bound are projected at prediction even with clip_rows=False.
+    # rounding puts a hair over data_norm is projected by both (the bound holds
+    # row by row) without clip_rows=False refusing it, and rows far over the
+    # bound are projected at prediction even with clip_rows=False.
     X, y = binary_data
     unit = X / np.linalg.norm(X, axis=1, keepdims=True)
     edge = unit * (1.0 + 1e-13)
-    clf = NoisyGDClassifier(random_state=0, clip_rows=False).fit(edge, y)
-    raw = edge @ clf.coef_.ravel() + clf.intercept_[0]
-    np.testing.assert_array_equal(clf.decision_function(edge), raw)
-    np.testing.assert_allclose(clf.decision_function(5.0 * unit),
-                               unit @ clf.coef_.ravel() + clf.intercept_[0],
-                               rtol=1e-12)
-
+    a = NoisyGDClassifier(random_state=0, clip_rows=False).fit(edge, y)
+    b = NoisyGDClassifier(random_state=0, clip_rows=False).fit(unit, y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-11)
+    coef, intercept = a.coef_.ravel(), a.intercept_[0]
+    norms = np.linalg.norm(edge, axis=1)
+    projected = (edge @ coef) / norms + intercept
+    np.testing.assert_allclose(a.decision_function(edge), projected, rtol=1e-14)
+    assert not np.allclose(a.decision_function(edge), edge @ coef + intercept,
+                           rtol=1e-15, atol=0)
+    np.testing.assert_allclose(a.decision_function(5.0 * unit),
+                               unit @ coef + intercept, rtol=1e-12)
+    with pytest.raises(ValueError, match="Row 0 of X has L2 norm"):
+        NoisyGDClassifier(clip_rows=False).fit(unit * (1.0 + 1e-9), y)
 
 def test_pipeline_gridsearch_cross_val(binary_data):
     X, y = binary_data
