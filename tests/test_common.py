@@ -42,7 +42,8 @@ def test_sklearn_compatible(estimator, check):
 
 
 def test_regressor_train_check_fails_only_through_noise():
-    # The only failure is the score threshold, and it disappears without noise.
+    # The strict xfail above accepts any exception; pin that the failure is the
+    # check's score assertion, not an error. That it disappears without noise
+    # is the NoisyGDRegressor(epsilon=1e4) instance of the parametrisation.
     with pytest.raises(AssertionError):
         check_regressors_train("NoisyGDRegressor", NoisyGDRegressor(random_state=0))
-    check_regressors_train("NoisyGDRegressor", NoisyGDRegressor(epsilon=1e4))
