@@ -26,6 +26,10 @@
 #   the compiler turn them into SIMD lanes. Results are deterministic for a given
 #   build and may differ from another build in the last bits.
 # * CSR rows go one at a time with a sparse dot and a sparse axpy.
+# * The AVX2 build computes the logistic sigmoids of a dense block in one vector
+#   call (skf_sigmoid4, a polynomial exp accurate to a few ulps): a scalar libm
+#   exp per row cost about 15% of a dense step. Accuracy does not touch the
+#   guarantee: the clamp at +-tau comes after it.
 # * float32 rows are widened to double as they are read: margins, residuals, clip
 #   thresholds and the gradient are double, so ||clipped gradient|| <= L holds in
 #   float64 whatever the input dtype.
@@ -34,7 +38,7 @@
 
 from cython cimport floating
 from libc.math cimport exp, fmax, fmin
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 
 import numpy as np
 
@@ -44,6 +48,45 @@ cdef extern from *:
     #define SKF_PREFETCH(p) __builtin_prefetch((p), 0, 3)
     #else
     #define SKF_PREFETCH(p) ((void)0)
+    #endif
+    #if defined(__AVX2__) && defined(__FMA__)
+    #include <immintrin.h>
+    #define SKF_SIGMOID4 1
+    /* Four logistic sigmoids at once, in place. exp(-z) on [-708, 708] by
+       Cody-Waite reduction, exp(r) = sum_{j<=12} r^j / j! on |r| <= ln2/2
+       (truncation below 2e-16), and 2^k from the exponent bits. Clamping the
+       argument keeps 2^k a normal number; the sigmoid is already exactly 0 or 1
+       in double beyond it. */
+    static inline void skf_sigmoid4(double *z) {
+        const __m256d one = _mm256_set1_pd(1.0);
+        __m256d x = _mm256_sub_pd(_mm256_setzero_pd(), _mm256_loadu_pd(z));
+        x = _mm256_min_pd(_mm256_max_pd(x, _mm256_set1_pd(-708.0)),
+                          _mm256_set1_pd(708.0));
+        __m256d k = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(1.4426950408889634)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m256d r = _mm256_fnmadd_pd(k, _mm256_set1_pd(6.93147180369123816490e-01), x);
+        r = _mm256_fnmadd_pd(k, _mm256_set1_pd(1.90821492927058770002e-10), r);
+        __m256d p = _mm256_set1_pd(1.0 / 479001600.0);
+        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 39916800.0));
+        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 3628800.0));
+        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 362880.0));
+        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 40320.0));
+        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 5040.0));
+        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 720.0));
+        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 120.0));
+        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 24.0));
+        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 6.0));
+        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(0.5));
+        p = _mm256_fmadd_pd(p, r, one);
+        p = _mm256_fmadd_pd(p, r, one);
+        __m256i e = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(k));
+        e = _mm256_slli_epi64(_mm256_add_epi64(e, _mm256_set1_epi64x(1023)), 52);
+        __m256d ex = _mm256_mul_pd(p, _mm256_castsi256_pd(e));
+        _mm256_storeu_pd(z, _mm256_div_pd(one, _mm256_add_pd(one, ex)));
+    }
+    #else
+    #define SKF_SIGMOID4 0
+    static inline void skf_sigmoid4(double *z) { (void)z; }
     #endif
     #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
     static int skf_cpu_has_avx2_fma(void) {
@@ -55,6 +98,8 @@ cdef extern from *:
     #endif
     """
     void SKF_PREFETCH(const void *p) noexcept nogil
+    bint SKF_SIGMOID4
+    void skf_sigmoid4(double *z) noexcept nogil
     int skf_cpu_has_avx2_fma() noexcept nogil
 
 # Loss codes, shared with skforget._solver.
@@ -88,18 +133,32 @@ cdef inline double _clamp(double v, double t) noexcept nogil:
     return fmax(-t, fmin(t, v))
 
 
+cdef inline bint _batch_sigmoids(int loss, double *z, Py_ssize_t count) noexcept nogil:
+    """Replace ``count`` margins by their sigmoids four at a time, where the build
+    has the vector sigmoid and the loss is logistic; returns whether it did.
+    One scalar exp per row costs about as much as reading a 100-feature row."""
+    cdef Py_ssize_t t
+    if not SKF_SIGMOID4 or (loss != 0 and loss != 3) or count % 4 != 0:
+        return False
+    for t in range(0, count, 4):
+        skf_sigmoid4(&z[t])
+    return True
+
+
 cdef inline void _residuals(int loss, double *z, Py_ssize_t K, double y,
-                            double tau) noexcept nogil:
-    """Overwrite the K margins of one row with its clipped loss derivatives."""
+                            double tau, bint probs) noexcept nogil:
+    """Overwrite the K margins of one row with its clipped loss derivatives
+    (``probs``: the logistic losses' margins are already sigmoids)."""
     cdef Py_ssize_t k
     cdef double m, s
     if loss == 0:  # binary logistic, y in {0, 1}
-        z[0] = _clamp(_sigmoid(z[0]) - y, tau)
+        z[0] = _clamp((z[0] if probs else _sigmoid(z[0])) - y, tau)
     elif loss == 1:  # squared error
         z[0] = _clamp(z[0] - y, tau)
     elif loss == 3:  # one-vs-rest: K binary logistic models, each clipped
         for k in range(K):
-            z[k] = _clamp(_sigmoid(z[k]) - (1.0 if k == <Py_ssize_t> y else 0.0), tau)
+            z[k] = _clamp((z[k] if probs else _sigmoid(z[k]))
+                          - (1.0 if k == <Py_ssize_t> y else 0.0), tau)
     else:  # softmax minus one-hot; never clipped (natural bound sqrt(2) R)
         m = z[0]
         for k in range(1, K):
@@ -134,7 +193,9 @@ cdef int _dense_pass(const floating[:, ::1] X,  # in (n, d)
     cdef const char *ahead
     cdef const double *wk
     cdef double *gk
-    cdef double *zb = <double *> malloc(4 * K * sizeof(double))
+    cdef bint probs
+    # Zeroed: the lanes of a short last block go through the vector sigmoid too.
+    cdef double *zb = <double *> calloc(4 * K, sizeof(double))
     if zb == NULL:
         return -1
     for k in range(K):
@@ -173,7 +234,9 @@ cdef int _dense_pass(const floating[:, ::1] X,  # in (n, d)
         for r in range(m):
             for k in range(K):
                 zb[r * K + k] = scale[i + r] * zb[r * K + k] + s_b * b[k]
-            _residuals(loss, &zb[r * K], K, y[i + r], tau[i + r])
+        probs = _batch_sigmoids(loss, zb, 4 * K)
+        for r in range(m):
+            _residuals(loss, &zb[r * K], K, y[i + r], tau[i + r], probs)
         for r in range(m, 4):
             for k in range(K):
                 zb[r * K + k] = 0.0
@@ -215,6 +278,8 @@ cdef int _csr_pass(const floating[::1] data,  # in (nnz,)
     cdef Py_ssize_t n = indptr.shape[0] - 1, d = G.shape[1], K = W.shape[0]
     cdef Py_ssize_t i, k, j, jj
     cdef double a, acc, coef
+    # Rows one at a time: with a few non-zeros per row, blocking rows for the
+    # vector sigmoid cost more in loop overhead than it saved (measured).
     cdef double *zrow = <double *> malloc(K * sizeof(double))
     if zrow == NULL:
         return -1
@@ -229,7 +294,7 @@ cdef int _csr_pass(const floating[::1] data,  # in (nnz,)
             for jj in range(indptr[i], indptr[i + 1]):
                 acc = acc + data[jj] * W[k, indices[jj]]
             zrow[k] = a * acc + s_b * b[k]
-        _residuals(loss, zrow, K, y[i], tau[i])
+        _residuals(loss, zrow, K, y[i], tau[i], False)
         for k in range(K):
             Gb[k] += s_b * zrow[k]
             coef = a * zrow[k]
