@@ -71,6 +71,14 @@ def run(kernel, X, y, scale, tau, W, b, s_b, loss):
     return G, Gb
 
 
+def assert_matches_reference(kernel, X, *args):
+    G, Gb = run(kernel, X, *args)
+    G_ref, Gb_ref = reference(X, *args)
+    np.testing.assert_allclose(G, G_ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(Gb, Gb_ref, rtol=1e-10, atol=1e-12)
+    return G, Gb
+
+
 def as_layout(X, layout, dtype):
     X = np.ascontiguousarray(X, dtype=dtype)
     if layout == "dense":
@@ -91,12 +99,9 @@ def test_kernel_matches_numpy_reference(kernel, loss, layout, dtype, n):
     rng = np.random.default_rng(n)
     X, y, scale, tau, W, b, s_b = problem(n, 17, loss, rng)
     Xk = as_layout(X, layout, dtype)
-    G, Gb = run(kernel, Xk, y, scale, tau, W, b, s_b, loss)
     # float32 rows are widened as they are read: the reference sees the same
     # float32 values in float64, so both dtypes meet the same tolerance.
-    G_ref, Gb_ref = reference(Xk, y, scale, tau, W, b, s_b, loss)
-    np.testing.assert_allclose(G, G_ref, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(Gb, Gb_ref, rtol=1e-10, atol=1e-12)
+    assert_matches_reference(kernel, Xk, y, scale, tau, W, b, s_b, loss)
 
 
 @pytest.mark.parametrize("kernel", BUILDS, ids=lambda m: m.__name__.split(".")[-1])
@@ -106,11 +111,8 @@ def test_saturated_margins_stay_finite_and_exact(kernel, loss):
     # overflow, and the residuals are exactly those of the reference.
     rng = np.random.default_rng(0)
     X, y, scale, tau, W, b, s_b = problem(41, 9, loss, rng, margin_scale=2000.0)
-    G, Gb = run(kernel, X, y, scale, tau, W, b, s_b, loss)
+    G, Gb = assert_matches_reference(kernel, X, y, scale, tau, W, b, s_b, loss)
     assert np.all(np.isfinite(G)) and np.all(np.isfinite(Gb))
-    G_ref, Gb_ref = reference(X, y, scale, tau, W, b, s_b, loss)
-    np.testing.assert_allclose(G, G_ref, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(Gb, Gb_ref, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("kernel", BUILDS, ids=lambda m: m.__name__.split(".")[-1])
