@@ -105,6 +105,20 @@ def test_kernel_matches_numpy_reference(kernel, loss, layout, dtype, n):
 
 
 @pytest.mark.parametrize("kernel", BUILDS, ids=lambda m: m.__name__.split(".")[-1])
+@pytest.mark.parametrize("loss", list(LOSSES))
+@pytest.mark.parametrize("empty", ["some rows", "all rows"])
+def test_csr_rows_without_nonzeros(kernel, loss, empty):
+    # Empty rows (and a matrix with no stored entry at all) still contribute
+    # their intercept term, and the sparse loops never read past a row.
+    rng = np.random.default_rng(2)
+    X, y, scale, tau, W, b, s_b = problem(11, 5, loss, rng)
+    X[::3 if empty == "some rows" else 1] = 0.0
+    Xs = sp.csr_matrix(X)
+    assert Xs.nnz < X.size and (empty == "some rows") == (Xs.nnz > 0)
+    assert_matches_reference(kernel, Xs, y, scale, tau, W, b, s_b, loss)
+
+
+@pytest.mark.parametrize("kernel", BUILDS, ids=lambda m: m.__name__.split(".")[-1])
 @pytest.mark.parametrize("loss", ["logistic", "ovr", "multinomial"])
 def test_saturated_margins_stay_finite_and_exact(kernel, loss):
     # Margins in the thousands: the sigmoid and softmax saturate without
