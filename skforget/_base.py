@@ -7,6 +7,7 @@ import warnings
 from contextlib import contextmanager
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils.extmath import row_norms, safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -80,9 +81,24 @@ class _BaseNoisyGD(BaseEstimator):
         s_b = self._intercept_scaling()
         return math.sqrt(self.data_norm**2 + s_b**2)
 
-    def _validate_rows(self, X, *, reset, **kwargs):
-        return validate_data(self, X, reset=reset, accept_sparse="csr",
-                             dtype=[np.float64, np.float32], order="C", **kwargs)
+    def _validate_rows(self, X, y="no_validation", *, reset, order="C", **kwargs):
+        """``validate_data`` for rows (and targets, if given), in the layouts the
+        kernel reads: float64 or float32, C-contiguous (unless ``order`` says
+        otherwise) or CSR.
+
+        A CSR matrix with duplicate entries is summed into a copy: its row norms
+        are computed from the stored entries, and a row holding 0.7 twice in one
+        column (the value 1.4) would otherwise pass the ``data_norm`` bound with
+        norm 0.99. The caller's matrix is never modified.
+        """
+        rows_only = isinstance(y, str) and y == "no_validation"
+        out = validate_data(self, X, y, reset=reset, accept_sparse="csr",
+                            dtype=[np.float64, np.float32], order=order, **kwargs)
+        X = out if rows_only else out[0]
+        if sp.issparse(X) and not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        return X if rows_only else (X, out[1])
 
     def _design(self, X, y, loss, *, where):
         sq = row_sq_norms(X)
@@ -139,9 +155,7 @@ class _BaseNoisyGD(BaseEstimator):
         check_finite_params(self, ["epsilon", "deletion_epsilon", "data_norm",
                                    "clip_norm", "intercept_scaling", "learning_rate",
                                    *self._finite_extra])
-        X, y = validate_data(self, X, y, accept_sparse="csr",
-                             dtype=[np.float64, np.float32], order="C",
-                             y_numeric=self._y_numeric)
+        X, y = self._validate_rows(X, y, reset=True, y_numeric=self._y_numeric)
         y_enc, n_outputs, loss, new_attrs = self._encode_targets(y, fit=True)
         n, d = X.shape
         delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
@@ -241,10 +255,9 @@ class _BaseNoisyGD(BaseEstimator):
             )
         self._check_new_targets(edits)
         X_new, y_new = edits.apply()
-        X_new, y_new = validate_data(self, X_new, y_new, reset=False,
-                                     accept_sparse="csr",
-                                     dtype=[np.float64, np.float32], order="C",
-                                     y_numeric=self._y_numeric, ensure_min_samples=0)
+        X_new, y_new = self._validate_rows(X_new, y_new, reset=False,
+                                           y_numeric=self._y_numeric,
+                                           ensure_min_samples=0)
         y_enc, _, loss, _ = self._encode_targets(y_new, fit=False)
         n_new = X_new.shape[0]
         try:
@@ -291,8 +304,7 @@ class _BaseNoisyGD(BaseEstimator):
         rows, which prediction certificates multiply their radius by.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, accept_sparse="csr",
-                          dtype=[np.float64, np.float32])
+        X = self._validate_rows(X, reset=False, order=None)
         sq = row_norms(X, squared=True).astype(np.float64, copy=False)
         scale = row_scale(sq, self.data_norm, clip_rows=True)
         W, b = self._theta()

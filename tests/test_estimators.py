@@ -13,7 +13,12 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer
 
-from skforget import NoisyGDClassifier, NoisyGDRegressor, PrivacyLeakWarning
+from skforget import (
+    EditRequest,
+    NoisyGDClassifier,
+    NoisyGDRegressor,
+    PrivacyLeakWarning,
+)
 from skforget import accounting as acc
 
 
@@ -99,6 +104,41 @@ def test_dense_and_csr_give_the_same_model(binary_data):
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(a.decision_function(Xs),
                                b.decision_function(sp.csr_matrix(Xs)), rtol=1e-9)
+
+
+def _csr_with_duplicates(X):
+    """CSR holding each non-zero as two halves, columns unsorted within a row."""
+    A = sp.coo_matrix(X)
+    rows = np.concatenate([A.row, A.row])
+    cols = np.concatenate([A.col, A.col])
+    vals = np.concatenate([A.data, A.data]) * 0.5
+    order = np.lexsort((-cols, rows))
+    indptr = np.searchsorted(rows[order], np.arange(X.shape[0] + 1))
+    Xs = sp.csr_matrix((vals[order], cols[order], indptr), shape=X.shape)
+    assert not Xs.has_canonical_format
+    return Xs
+
+
+def test_csr_with_duplicate_entries_is_the_matrix_it_sums_to(binary_data):
+    # Row norms from stored entries would see each row at 1/sqrt(2) of its
+    # norm, letting rows over data_norm through unprojected (a broken bound).
+    X, y = binary_data
+    X = X * 1.4  # most rows over data_norm=1: they must be projected
+    Xs = _csr_with_duplicates(X)
+    stored = Xs.data.copy()
+    a = NoisyGDClassifier(random_state=3).fit(X, y)
+    b = NoisyGDClassifier(random_state=3).fit(Xs, y)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(b.decision_function(Xs), a.decision_function(X),
+                               rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="Row 0 of X"):
+        NoisyGDClassifier(clip_rows=False).fit(_csr_with_duplicates(X[:50]), y[:50])
+    a.partial_unlearn(EditRequest(X, y, delete=[4, 9]))
+    b.partial_unlearn(EditRequest(Xs, y, delete=[4, 9]))
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-9, atol=1e-12)
+    # The caller's matrix is left as it was.
+    assert not Xs.has_canonical_format
+    np.testing.assert_array_equal(Xs.data, stored)
 
 
 def test_float32_close_to_float64(binary_data):

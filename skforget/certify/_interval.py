@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from skforget._solver import initial_draw
-from skforget._validation import segment_rng
+from skforget._validation import row_scale, segment_rng
 from skforget.certify._ball import (
     check_loss,
     check_mode,
@@ -239,7 +239,7 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
     >>> float(interval_certify(clf, d.data, d.target, d.data, k=1).mean()) > 0.5
     True
     """
-    from sklearn.utils.validation import check_is_fitted, validate_data
+    from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(estimator)
     check_mode(mode)
@@ -254,9 +254,8 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
     if not isinstance(estimator.random_state, (int, np.integer)):
         raise NotCertifiableError("interval_certify replays the training noise, so "
                                   "it needs an integer random_state.")
-    X, y = validate_data(estimator, X, y, reset=False, accept_sparse="csr",
-                         dtype=[np.float64, np.float32], order="C",
-                         y_numeric=estimator._y_numeric)
+    X, y = estimator._validate_rows(X, y, reset=False,
+                                    y_numeric=estimator._y_numeric)
     y_enc, n_outputs, loss, _ = estimator._encode_targets(y, fit=False)
     design = estimator._design(X, y_enc, loss, where="X")
     rng = segment_rng(estimator.random_state, 0)
@@ -276,13 +275,10 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
             or np.any(b < box.b_lo - slack) or np.any(b > box.b_hi + slack)):
         raise ValueError("The fitted coefficients are outside the replayed box: X, y "
                          "are not the rows this model was fitted on.")
-    query = validate_data(estimator, X_query, reset=False, accept_sparse="csr",
-                          dtype=[np.float64, np.float32])
+    query = estimator._validate_rows(X_query, reset=False, order=None)
     query = query.toarray() if sp.issparse(query) else np.asarray(query)
-    norms = np.linalg.norm(query, axis=1)
-    scale = np.ones(len(query))
-    over = norms > estimator.data_norm
-    scale[over] = estimator.data_norm / norms[over]
+    scale = row_scale(np.einsum("ij,ij->i", query, query), estimator.data_norm,
+                      clip_rows=True)
     rows = np.column_stack([query * scale[:, None],
                             np.full(len(query), estimator._intercept_scaling())])
     lo, hi = box_margin_bounds(box, rows)
