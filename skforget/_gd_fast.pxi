@@ -39,7 +39,7 @@
 #   to the solver, which owns the numpy Generator.
 
 from cython cimport floating
-from libc.math cimport exp, fabs, fmax, fmin
+from libc.math cimport exp, fabs, fmax, fmin, sqrt
 from libc.stdlib cimport calloc, free, malloc
 
 import numpy as np
@@ -174,19 +174,23 @@ cdef inline void _residuals(int loss, double *z, Py_ssize_t K, double y,
         z[<Py_ssize_t> y] -= 1.0
 
 
-cdef int _dense_pass(const floating[:, ::1] X,  # in (n, d)
-                     const double[::1] y,  # in (n,)
-                     const double[::1] scale,  # in (n,) row factors a_i
-                     const double[::1] tau,  # in (n,) clip thresholds
-                     const double[:, ::1] W,  # in (K, d)
-                     const double[::1] b,  # in (K,)
-                     double s_b,
-                     int loss,
-                     double[:, ::1] G,  # out (K, d)
-                     double[::1] Gb,  # out (K,)
-                     ) noexcept nogil:
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = W.shape[0]
-    cdef Py_ssize_t i, j, k, r, m, byte, block_bytes = 4 * d * sizeof(floating)
+cdef inline Py_ssize_t _row(const long long *order, Py_ssize_t i) noexcept nogil:
+    # A batch is a range of positions in the segment's order (a permutation of the
+    # rows); without an order the positions are the rows themselves.
+    return <Py_ssize_t> order[i] if order != NULL else i
+
+
+cdef void _dense_rows(const floating *X, Py_ssize_t d, Py_ssize_t K,
+                      const long long *order, Py_ssize_t lo, Py_ssize_t hi,
+                      const double *y, const double *scale, const double *tau,
+                      const double *wt, const double *W, const double *b,
+                      double s_b, int loss, double *G, double *Gb,
+                      double *zb) noexcept nogil:
+    """Add the clipped gradients of the rows at positions ``lo..hi`` to ``G``,
+    ``Gb``. ``zb`` is a zeroed scratch buffer of ``4 K`` doubles."""
+    cdef Py_ssize_t i = lo, j, k, r, m, row, byte
+    cdef Py_ssize_t row_bytes = d * sizeof(floating)
+    cdef Py_ssize_t rr[4]
     cdef double z0, z1, z2, z3, c0, c1, c2, c3, wj
     cdef const floating *x0
     cdef const floating *x1
@@ -196,25 +200,18 @@ cdef int _dense_pass(const floating[:, ::1] X,  # in (n, d)
     cdef const double *wk
     cdef double *gk
     cdef bint probs
-    # Zeroed: the lanes of a short last block go through the vector sigmoid too.
-    cdef double *zb = <double *> calloc(4 * K, sizeof(double))
-    if zb == NULL:
-        return -1
-    for k in range(K):
-        Gb[k] = 0.0
-        for j in range(d):
-            G[k, j] = 0.0
-    i = 0
-    while i < n:
-        m = n - i if n - i < 4 else 4
-        x0 = &X[i, 0]
-        # Rows past the end are aliased to the block's first row and given zero
-        # coefficients, so the tail shares the four-row code path.
-        x1 = x0 + d if m > 1 else x0
-        x2 = x0 + 2 * d if m > 2 else x0
-        x3 = x0 + 3 * d if m > 3 else x0
+    while i < hi:
+        m = hi - i if hi - i < 4 else 4
+        for r in range(4):
+            rr[r] = _row(order, i + r) if r < m else rr[0]
+        # Rows past the end of the range are aliased to the block's first row and
+        # given zero coefficients, so the tail shares the four-row code path.
+        x0 = X + rr[0] * d
+        x1 = X + rr[1] * d
+        x2 = X + rr[2] * d
+        x3 = X + rr[3] * d
         for k in range(K):
-            wk = &W[k, 0]
+            wk = W + k * d
             z0 = 0.0
             z1 = 0.0
             z2 = 0.0
@@ -231,39 +228,43 @@ cdef int _dense_pass(const floating[:, ::1] X,  # in (n, d)
             zb[3 * K + k] = z3
         for r in range(m):
             for k in range(K):
-                zb[r * K + k] = scale[i + r] * zb[r * K + k] + s_b * b[k]
+                zb[r * K + k] = scale[rr[r]] * zb[r * K + k] + s_b * b[k]
         probs = _batch_sigmoids(loss, zb, 4 * K)
         for r in range(m):
-            _residuals(loss, &zb[r * K], K, y[i + r], tau[i + r], probs)
+            _residuals(loss, &zb[r * K], K, y[rr[r]], tau[rr[r]], probs)
+            if wt != NULL:
+                for k in range(K):
+                    zb[r * K + k] = zb[r * K + k] * wt[rr[r]]
         for r in range(m, 4):
             for k in range(K):
                 zb[r * K + k] = 0.0
-        # Prefetch while the gradient loop works from cache: issued before the
-        # margin loop, these requests competed with its own loads from memory.
-        if i + 4 + _PREFETCH_ROWS <= n:
-            ahead = <const char *> (x0 + _PREFETCH_ROWS * d)
-            for byte in range(0, block_bytes, 64):
-                SKF_PREFETCH(ahead + byte)
+        # Prefetch the rows of the next blocks while the gradient loop works from
+        # cache: issued before the margin loop, these requests competed with its
+        # own loads from memory (rows are gathered through the order, so each is
+        # requested on its own).
+        for r in range(4):
+            if i + _PREFETCH_ROWS + r < hi:
+                row = _row(order, i + _PREFETCH_ROWS + r)
+                ahead = <const char *> (X + row * d)
+                for byte in range(0, row_bytes, 64):
+                    SKF_PREFETCH(ahead + byte)
         for k in range(K):
             c0 = zb[k]
             c1 = zb[K + k]
             c2 = zb[2 * K + k]
             c3 = zb[3 * K + k]
             Gb[k] += s_b * (c0 + c1 + c2 + c3)
-            if m > 0:
-                c0 = c0 * scale[i]
+            c0 = c0 * scale[rr[0]]
             if m > 1:
-                c1 = c1 * scale[i + 1]
+                c1 = c1 * scale[rr[1]]
             if m > 2:
-                c2 = c2 * scale[i + 2]
+                c2 = c2 * scale[rr[2]]
             if m > 3:
-                c3 = c3 * scale[i + 3]
-            gk = &G[k, 0]
+                c3 = c3 * scale[rr[3]]
+            gk = G + k * d
             for j in range(d):
                 gk[j] = gk[j] + c0 * x0[j] + c1 * x1[j] + c2 * x2[j] + c3 * x3[j]
         i += m
-    free(zb)
-    return 0
 
 
 cdef inline double _sparse_dot(const floating *data, const index_t *indices,
@@ -281,147 +282,344 @@ cdef inline double _sparse_dot(const floating *data, const index_t *indices,
     return s0 + s1
 
 
-cdef inline void _csr_rows(Py_ssize_t K, Py_ssize_t n, Py_ssize_t d,
+cdef inline void _csr_rows(Py_ssize_t K, const long long *order, Py_ssize_t lo,
+                           Py_ssize_t hi, Py_ssize_t d,
                            const floating *data, const index_t *indices,
                            const index_t *indptr, const double *y,
-                           const double *scale, const double *tau,
+                           const double *scale, const double *tau, const double *wt,
                            const double *W, const double *b, double s_b, int loss,
                            double *G, double *Gb, double *z) noexcept nogil:
     # Rows one at a time, so the dot of one row overlaps the scatter of the
     # previous one. Called with a literal K = 1 for the single-output losses:
     # once inlined, K, the loops over it and z fold into registers (measured:
     # about 10% faster than the generic loop).
-    cdef Py_ssize_t i, k, jj, lo, hi
+    cdef Py_ssize_t ii, i, k, jj, a0, a1
     cdef double a, coef
     cdef double *gk
-    for i in range(n):
+    for ii in range(lo, hi):
+        i = _row(order, ii)
         a = scale[i]
-        lo = indptr[i]
-        hi = indptr[i + 1]
+        a0 = indptr[i]
+        a1 = indptr[i + 1]
         for k in range(K):
-            z[k] = a * _sparse_dot(data, indices, lo, hi, W + k * d) + s_b * b[k]
+            z[k] = a * _sparse_dot(data, indices, a0, a1, W + k * d) + s_b * b[k]
         _residuals(loss, z, K, y[i], tau[i], False)
+        if wt != NULL:
+            for k in range(K):
+                z[k] = z[k] * wt[i]
         for k in range(K):
             Gb[k] += s_b * z[k]
             coef = a * z[k]
             if coef != 0.0:
                 gk = G + k * d
-                for jj in range(lo, hi):
+                for jj in range(a0, a1):
                     gk[indices[jj]] += coef * data[jj]
 
 
-cdef int _csr_pass(const floating[::1] data,  # in (nnz,)
-                   const index_t[::1] indices,  # in (nnz,)
-                   const index_t[::1] indptr,  # in (n + 1,)
-                   const double[::1] y,
-                   const double[::1] scale,
-                   const double[::1] tau,
-                   const double[:, ::1] W,  # in (K, d)
-                   const double[::1] b,
-                   double s_b,
-                   int loss,
-                   double[:, ::1] G,  # out (K, d)
-                   double[::1] Gb,  # out (K,)
-                   ) noexcept nogil:
-    cdef Py_ssize_t n = indptr.shape[0] - 1, d = G.shape[1], K = W.shape[0]
+cdef inline void _zero(double *G, double *Gb, Py_ssize_t K, Py_ssize_t d) noexcept nogil:
     cdef Py_ssize_t k, j
-    cdef double z1
-    cdef double *zrow
-    # Blocking rows for the vector sigmoid sped the logistic loss up by 15-20%
-    # but slowed the squared loss by 40% (measured), so it is not done.
     for k in range(K):
         Gb[k] = 0.0
         for j in range(d):
-            G[k, j] = 0.0
-    # Raw pointers: memoryview indexing in these short loops costs (measured).
-    if K == 1:
-        _csr_rows(1, n, d, &data[0], &indices[0], &indptr[0], &y[0], &scale[0],
-                  &tau[0], &W[0, 0], &b[0], s_b, loss, &G[0, 0], &Gb[0], &z1)
-        return 0
-    zrow = <double *> malloc(K * sizeof(double))
-    if zrow == NULL:
-        return -1
-    _csr_rows(K, n, d, &data[0], &indices[0], &indptr[0], &y[0], &scale[0],
-              &tau[0], &W[0, 0], &b[0], s_b, loss, &G[0, 0], &Gb[0], zrow)
-    free(zrow)
-    return 0
+            G[k * d + j] = 0.0
 
 
-def _check_shapes(Py_ssize_t n, Py_ssize_t d, y, scale, tau, W, b, G, Gb, int loss):
+cdef inline void _noisy_update(double *W, double *b, const double *G,
+                               const double *Gb, const double *xi, Py_ssize_t K,
+                               Py_ssize_t d, double eta, double lam, double inv_B,
+                               double sigma, bint fit_intercept) noexcept nogil:
+    # theta <- (1 - eta lam) theta - (eta / B) G + sqrt(2 eta) sigma xi, with xi a
+    # block of standard normals drawn by the solver (one row of d + 1 per output,
+    # the last entry for the intercept coordinate).
+    cdef double shrink = 1.0 - eta * lam, step = eta * inv_B
+    cdef double sd = sqrt(2.0 * eta) * sigma
+    cdef Py_ssize_t k, j
+    cdef const double *xk
+    for k in range(K):
+        xk = xi + k * (d + 1)
+        for j in range(d):
+            W[k * d + j] = shrink * W[k * d + j] - step * G[k * d + j] + sd * xk[j]
+        if fit_intercept:
+            b[k] = shrink * b[k] - step * Gb[k] + sd * xk[d]
+
+
+def _check_shapes(Py_ssize_t n, Py_ssize_t d, y, scale, tau, weight, W, b, int loss):
     # The loops trust their inputs (no bounds checks), so the entry points check
     # every shape once per call.
     if y.shape[0] != n or scale.shape[0] != n or tau.shape[0] != n:
         raise ValueError("y, scale and tau must have one entry per row of X")
+    if weight.shape[0] not in (0, n):
+        raise ValueError("weight must be empty or have one entry per row of X")
     K = W.shape[0]
-    if K < 1 or W.shape[1] != d or G.shape[0] != K or G.shape[1] != d:
-        raise ValueError("W and G must have shape (K, n_features) with K >= 1")
-    if b.shape[0] != K or Gb.shape[0] != K:
-        raise ValueError("b and Gb must have shape (K,)")
+    if K < 1 or W.shape[1] != d:
+        raise ValueError("W must have shape (K, n_features) with K >= 1")
+    if b.shape[0] != K:
+        raise ValueError("b must have shape (K,)")
     if loss not in (LOGISTIC, SQUARED, MULTINOMIAL, OVR) or (
             loss in (LOGISTIC, SQUARED) and K != 1):
         raise ValueError("unknown loss code, or K != 1 for a single-output loss")
 
 
+def _check_steps(Py_ssize_t n, order, bounds, etas, noise, Py_ssize_t K, Py_ssize_t d):
+    if order.shape[0] not in (0, n):
+        raise ValueError("order must be empty or a permutation of the rows")
+    if bounds.shape[0] < 2 or bounds[0] != 0 or bounds[bounds.shape[0] - 1] != n:
+        raise ValueError("bounds must run from 0 to n_samples")
+    if np.any(np.diff(bounds) < 0):
+        raise ValueError("bounds must not decrease")
+    if order.shape[0] and (np.min(order) < 0 or np.max(order) >= n):
+        raise ValueError("order holds a row index out of range")
+    if noise.shape[0] != etas.shape[0] or noise.shape[1] != K or noise.shape[2] != d + 1:
+        raise ValueError("noise must have shape (n_steps, K, n_features + 1)")
+
+
+cdef inline const double *_opt(const double[::1] a) noexcept nogil:
+    return &a[0] if a.shape[0] else NULL
+
+
+cdef inline const long long *_opt_order(const long long[::1] a) noexcept nogil:
+    return &a[0] if a.shape[0] else NULL
+
+
 def clipped_gradient_dense(const floating[:, ::1] X, const double[::1] y,
                            const double[::1] scale, const double[::1] tau,
                            const double[:, ::1] W, const double[::1] b, double s_b,
-                           int loss, double[:, ::1] G, double[::1] Gb):
+                           int loss, double[:, ::1] G, double[::1] Gb,
+                           const double[::1] weight=np.zeros(0)):
     """Sum over rows of the clipped gradient, for dense C-contiguous ``X``.
 
     Fills ``G`` (K, n_features) with the coefficient part and ``Gb`` (K,) with the
     intercept part (``s_b`` times the summed clipped derivatives). For the
     multinomial and one-vs-rest losses ``y`` holds class codes in ``[0, K)``.
+    ``weight`` (one entry per row, or empty for none) multiplies each row's
+    clipped derivative.
     """
-    cdef int status = 0
-    _check_shapes(X.shape[0], X.shape[1], y, scale, tau, W, b, G, Gb, loss)
-    with nogil:
-        status = _dense_pass(X, y, scale, tau, W, b, s_b, loss, G, Gb)
-    if status != 0:
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = W.shape[0]
+    _check_shapes(n, d, y, scale, tau, weight, W, b, loss)
+    if G.shape[0] != K or G.shape[1] != d or Gb.shape[0] != K:
+        raise ValueError("G and Gb must have the shapes of W and b")
+    cdef double *zb = <double *> calloc(4 * K, sizeof(double))
+    if zb == NULL:
         raise MemoryError("could not allocate the kernel's margin buffer")
+    with nogil:
+        _zero(&G[0, 0], &Gb[0], K, d)
+        if n and d:
+            _dense_rows(&X[0, 0], d, K, NULL, 0, n, &y[0], &scale[0], &tau[0],
+                        _opt(weight), &W[0, 0], &b[0], s_b, loss, &G[0, 0], &Gb[0],
+                        zb)
+        elif n:
+            _dense_rows(<const floating *> NULL, 0, K, NULL, 0, n, &y[0], &scale[0],
+                        &tau[0], _opt(weight), <const double *> NULL, &b[0], s_b,
+                        loss, <double *> NULL, &Gb[0], zb)
+    free(zb)
 
 
 def clipped_gradient_csr(const floating[::1] data, const index_t[::1] indices,
                          const index_t[::1] indptr, const double[::1] y,
                          const double[::1] scale, const double[::1] tau,
                          const double[:, ::1] W, const double[::1] b, double s_b,
-                         int loss, double[:, ::1] G, double[::1] Gb):
+                         int loss, double[:, ::1] G, double[::1] Gb,
+                         const double[::1] weight=np.zeros(0)):
     """CSR twin of :func:`clipped_gradient_dense` (canonical CSR expected)."""
-    cdef int status = 0
-    _check_shapes(indptr.shape[0] - 1, G.shape[1], y, scale, tau, W, b, G, Gb, loss)
-    with nogil:
-        status = _csr_pass(data, indices, indptr, y, scale, tau, W, b, s_b, loss,
-                           G, Gb)
-    if status != 0:
+    cdef Py_ssize_t n = indptr.shape[0] - 1, d = G.shape[1], K = W.shape[0]
+    _check_shapes(n, d, y, scale, tau, weight, W, b, loss)
+    if G.shape[0] != K or Gb.shape[0] != K:
+        raise ValueError("G and Gb must have the shapes of W and b")
+    cdef double *zrow = <double *> calloc(K, sizeof(double))
+    if zrow == NULL:
         raise MemoryError("could not allocate the kernel's margin buffer")
+    cdef const floating *dp = &data[0] if data.shape[0] else NULL
+    cdef const index_t *ip = &indices[0] if indices.shape[0] else NULL
+    with nogil:
+        _zero(&G[0, 0] if d else NULL, &Gb[0], K, d)
+        if n:
+            if K == 1:
+                _csr_rows(1, NULL, 0, n, d, dp, ip, &indptr[0], &y[0], &scale[0],
+                          &tau[0], _opt(weight), &W[0, 0] if d else NULL, &b[0], s_b,
+                          loss, &G[0, 0] if d else NULL, &Gb[0], zrow)
+            else:
+                _csr_rows(K, NULL, 0, n, d, dp, ip, &indptr[0], &y[0], &scale[0],
+                          &tau[0], _opt(weight), &W[0, 0] if d else NULL, &b[0], s_b,
+                          loss, &G[0, 0] if d else NULL, &Gb[0], zrow)
+    free(zrow)
 
 
-def row_sq_norms_dense(const floating[:, ::1] X):
-    """Squared row norms accumulated in float64 (clip thresholds need float64)."""
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
+def run_steps_dense(const floating[:, ::1] X, const double[::1] y,
+                    const double[::1] scale, const double[::1] tau,
+                    const double[::1] weight, const long long[::1] order,
+                    const long long[::1] bounds, Py_ssize_t first_batch,
+                    const double[::1] etas, const double[:, :, ::1] noise,
+                    double sigma, double lam, double inv_B, double s_b, int loss,
+                    bint fit_intercept, double[:, ::1] W, double[::1] b):
+    """Run ``len(etas)`` noisy steps in place on ``(W, b)``, without the GIL.
+
+    Step ``t`` uses batch ``(first_batch + t) % E`` (``E = len(bounds) - 1``),
+    whose rows are ``order[bounds[j]:bounds[j + 1]]`` (or the rows themselves
+    when ``order`` is empty), at step size ``etas[t]`` with the standard normals
+    ``noise[t]`` (shape ``(K, n_features + 1)``): the whole step loop of a
+    segment's chunk in one call, so no Python runs between steps.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = W.shape[0]
+    cdef Py_ssize_t T = etas.shape[0], E = bounds.shape[0] - 1, t, j
+    _check_shapes(n, d, y, scale, tau, weight, W, b, loss)
+    _check_steps(n, order, bounds, etas, noise, K, d)
+    if T == 0:
+        return
+    cdef double *G = <double *> calloc(K * (d + 1) + 4 * K, sizeof(double))
+    if G == NULL:
+        raise MemoryError("could not allocate the kernel's gradient buffer")
+    cdef double *Gb = G + K * d
+    cdef double *zb = Gb + K
+    cdef const floating *Xp = &X[0, 0] if n and d else NULL
+    with nogil:
+        for t in range(T):
+            j = (first_batch + t) % E
+            _zero(G, Gb, K, d)
+            if bounds[j + 1] > bounds[j]:
+                _dense_rows(Xp, d, K, _opt_order(order), bounds[j], bounds[j + 1],
+                            &y[0], &scale[0], &tau[0], _opt(weight),
+                            &W[0, 0] if d else NULL, &b[0], s_b, loss, G, Gb, zb)
+            _noisy_update(&W[0, 0] if d else NULL, &b[0], G, Gb, &noise[t, 0, 0],
+                          K, d, etas[t], lam, inv_B, sigma, fit_intercept)
+    free(G)
+
+
+def run_steps_csr(const floating[::1] data, const index_t[::1] indices,
+                  const index_t[::1] indptr, const double[::1] y,
+                  const double[::1] scale, const double[::1] tau,
+                  const double[::1] weight, const long long[::1] order,
+                  const long long[::1] bounds, Py_ssize_t first_batch,
+                  const double[::1] etas, const double[:, :, ::1] noise,
+                  double sigma, double lam, double inv_B, double s_b, int loss,
+                  bint fit_intercept, double[:, ::1] W, double[::1] b):
+    """CSR twin of :func:`run_steps_dense` (canonical CSR expected)."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, d = W.shape[1], K = W.shape[0]
+    cdef Py_ssize_t T = etas.shape[0], E = bounds.shape[0] - 1, t, j
+    _check_shapes(n, d, y, scale, tau, weight, W, b, loss)
+    _check_steps(n, order, bounds, etas, noise, K, d)
+    if T == 0:
+        return
+    cdef double *G = <double *> calloc(K * (d + 1) + K, sizeof(double))
+    if G == NULL:
+        raise MemoryError("could not allocate the kernel's gradient buffer")
+    cdef double *Gb = G + K * d
+    cdef double *zrow = Gb + K
+    cdef const floating *dp = &data[0] if data.shape[0] else NULL
+    cdef const index_t *ip = &indices[0] if indices.shape[0] else NULL
+    cdef double *Wp = &W[0, 0] if d else NULL
+    with nogil:
+        for t in range(T):
+            j = (first_batch + t) % E
+            _zero(G, Gb, K, d)
+            if K == 1:
+                _csr_rows(1, _opt_order(order), bounds[j], bounds[j + 1], d, dp, ip,
+                          &indptr[0], &y[0], &scale[0], &tau[0], _opt(weight), Wp,
+                          &b[0], s_b, loss, G, Gb, zrow)
+            else:
+                _csr_rows(K, _opt_order(order), bounds[j], bounds[j + 1], d, dp, ip,
+                          &indptr[0], &y[0], &scale[0], &tau[0], _opt(weight), Wp,
+                          &b[0], s_b, loss, G, Gb, zrow)
+            _noisy_update(Wp, &b[0], G, Gb, &noise[t, 0, 0], K, d, etas[t], lam,
+                          inv_B, sigma, fit_intercept)
+    free(G)
+
+
+cdef inline double _scaled_norm(const floating *x, Py_ssize_t lo,
+                                Py_ssize_t hi) noexcept nogil:
+    # Two-pass norm with scaling by the largest magnitude (what BLAS nrm2 guards
+    # against): finite for every finite row whose true norm is below DBL_MAX, and
+    # accurate to a few ulps for rows whose squares overflow or underflow.
+    cdef double m = 0.0, acc = 0.0, v
+    cdef Py_ssize_t jj
+    for jj in range(lo, hi):
+        m = fmax(m, fabs(<double> x[jj]))
+    if m == 0.0:
+        return 0.0
+    for jj in range(lo, hi):
+        v = (<double> x[jj]) / m
+        acc = acc + v * v
+    return m * sqrt(acc)
+
+
+cdef inline double _row_norm(const floating *x, Py_ssize_t lo,
+                             Py_ssize_t hi) noexcept nogil:
+    # Fast path: one pass of float64 squares. It is exact to rounding whenever the
+    # sum lies in [1e-280, 1e280]: no square can have overflowed (the sum would be
+    # inf) and squares lost to underflow are below 1e-300, negligible next to it.
+    # Otherwise (huge or tiny rows, which an adversary may submit) recompute with
+    # scaling, so no finite row ever gets a norm of inf or 0 it does not have.
+    cdef double acc = 0.0, v
+    cdef Py_ssize_t jj
+    for jj in range(lo, hi):
+        v = x[jj]
+        acc = acc + v * v
+    if 1e-280 <= acc <= 1e280:
+        return sqrt(acc)
+    return _scaled_norm(x, lo, hi)
+
+
+def row_norms_dense(const floating[:, ::1] X):
+    """L2 norm of every row in float64, robust to overflow and underflow.
+
+    Returns ``inf`` only for rows whose true norm exceeds the largest double.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i
     out = np.empty(n, dtype=np.float64)
     cdef double[::1] o = out
-    cdef double acc, v
+    if d == 0:
+        out[:] = 0.0
+        return out
     with nogil:
         for i in range(n):
-            acc = 0.0
-            for j in range(d):
-                v = X[i, j]
-                acc = acc + v * v
-            o[i] = acc
+            o[i] = _row_norm(&X[i, 0], 0, d)
     return out
 
 
-def row_sq_norms_csr(const floating[::1] data, const index_t[::1] indptr):
-    """Squared row norms of a CSR matrix, accumulated in float64."""
-    cdef Py_ssize_t n = indptr.shape[0] - 1, i, jj
+def row_norms_csr(const floating[::1] data, const index_t[::1] indptr):
+    """CSR twin of :func:`row_norms_dense` (duplicates must already be summed)."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, i
     out = np.empty(n, dtype=np.float64)
     cdef double[::1] o = out
-    cdef double acc, v
+    if data.shape[0] == 0:
+        out[:] = 0.0
+        return out
     with nogil:
         for i in range(n):
-            acc = 0.0
-            for jj in range(indptr[i], indptr[i + 1]):
-                v = data[jj]
-                acc = acc + v * v
-            o[i] = acc
+            o[i] = _row_norm(&data[0], indptr[i], indptr[i + 1])
     return out
+
+
+def csr_structure_error(const index_t[::1] indices, const index_t[::1] indptr,
+                        Py_ssize_t n_cols):
+    """Check a CSR structure in one pass over the indices, trusting no cached flag.
+
+    Returns ``(code, row)``: code 0 if canonical (indptr starts at 0 and never
+    decreases, indices in range and strictly increasing within each row);
+    1 if a row has unsorted or duplicate column indices (fixable by summing
+    duplicates into a copy); 2 if the structure is invalid (an index out of
+    range or a malformed indptr), with the first row at fault.
+    """
+    cdef Py_ssize_t n = indptr.shape[0] - 1, nnz = indices.shape[0], i, jj
+    cdef Py_ssize_t code = 0, row = -1
+    cdef index_t lo, hi
+    if n < 0 or indptr[0] != 0 or indptr[n] > nnz:
+        return 2, 0
+    with nogil:
+        for i in range(n):
+            lo = indptr[i]
+            hi = indptr[i + 1]
+            if hi < lo or hi > nnz:
+                code = 2
+                row = i
+                break
+            for jj in range(lo, hi):
+                if indices[jj] < 0 or indices[jj] >= n_cols:
+                    code = 2
+                    row = i
+                    break
+                if jj > lo and indices[jj] <= indices[jj - 1] and code == 0:
+                    code = 1
+                    row = i
+            if code == 2:
+                break
+    return int(code), int(row)

@@ -165,3 +165,103 @@ def test_kernel_rejects_inconsistent_shapes(kernel):
         kernel.clipped_gradient_dense(X, y, scale, tau, np.vstack([W, W]),
                                       np.r_[b, b], s_b, kernel.LOGISTIC,
                                       np.empty((2, 4)), np.empty(2))
+
+
+# --- the step loop: whole blocks of noisy steps in one call --------------------
+
+
+def reference_steps(X, y, scale, tau, weight, order, bounds, first, etas, noise,
+                    sigma, lam, inv_B, s_b, loss, fit_intercept, W, b):
+    """The step loop in NumPy: batch rows through ``order``, then the update."""
+    W, b = W.copy(), b.copy()
+    E = len(bounds) - 1
+    rows = np.arange(X.shape[0]) if order.size == 0 else order
+    for t, eta in enumerate(etas):
+        j = (first + t) % E
+        idx = rows[bounds[j]:bounds[j + 1]]
+        if weight.size:
+            G, Gb = _weighted_reference(X[idx], y[idx], scale[idx], tau[idx],
+                                        weight[idx], W, b, s_b, loss)
+        else:
+            G, Gb = reference(X[idx], y[idx], scale[idx], tau[idx], W, b, s_b, loss)
+        sd = np.sqrt(2 * eta) * sigma
+        W = (1 - eta * lam) * W - eta * inv_B * G + sd * noise[t, :, :-1]
+        if fit_intercept:
+            b = (1 - eta * lam) * b - eta * inv_B * Gb + sd * noise[t, :, -1]
+    return W, b
+
+
+def _weighted_reference(X, y, scale, tau, w, W, b, s_b, loss):
+    """Row by row: each row's clipped derivative times its weight."""
+    G = np.zeros_like(W)
+    Gb = np.zeros_like(b)
+    for i in range(X.shape[0]):
+        row = X[i:i + 1]
+        g, gb = reference(row, y[i:i + 1], scale[i:i + 1], tau[i:i + 1], W, b, s_b,
+                          loss)
+        G += w[i] * g
+        Gb += w[i] * gb
+    return G, Gb
+
+
+@pytest.mark.parametrize("kernel", BUILDS, ids=lambda k: k.__name__.rsplit(".")[-1])
+@pytest.mark.parametrize("loss", list(LOSSES))
+@pytest.mark.parametrize("layout", ["dense64", "dense32", "csr64", "csr32"])
+@pytest.mark.parametrize("batches,weighted,fit_intercept",
+                         [(1, False, True), (5, False, True), (7, True, False),
+                          (3, True, True)])
+def test_step_loop_matches_numpy(kernel, loss, layout, batches, weighted,
+                                 fit_intercept):
+    rng = np.random.default_rng(11)
+    n, d = 43, 6
+    X, y, scale, tau, W, b, s_b = problem(n, d, loss, rng)
+    dtype = np.float32 if layout.endswith("32") else np.float64
+    X = X.astype(dtype)
+    if not fit_intercept:
+        b = np.zeros_like(b)
+    order = (np.zeros(0, np.int64) if batches == 1
+             else rng.permutation(n).astype(np.int64))
+    bounds = np.linspace(0, n, batches + 1).round().astype(np.int64)
+    weight = rng.uniform(0, 2, n) if weighted else np.zeros(0)
+    T = 2 * batches + 1
+    etas = rng.uniform(0.1, 1.0, T)
+    noise = rng.normal(size=(T, W.shape[0], d + 1))
+    args = dict(sigma=0.3, lam=0.05, inv_B=batches / n, s_b=s_b)
+    W_ref, b_ref = reference_steps(X.astype(np.float64), y, scale, tau, weight,
+                                   order, bounds, 2, etas, noise, args["sigma"],
+                                   args["lam"], args["inv_B"], s_b, loss,
+                                   fit_intercept, W, b)
+    W_out, b_out = W.copy(), b.copy()
+    common = (y, scale, tau, weight, order, bounds, 2, etas, noise, args["sigma"],
+              args["lam"], args["inv_B"], s_b, LOSSES[loss], fit_intercept,
+              W_out, b_out)
+    if layout.startswith("csr"):
+        Xs = sp.csr_matrix(X)
+        kernel.run_steps_csr(Xs.data, Xs.indices, Xs.indptr, *common)
+    else:
+        kernel.run_steps_dense(X, *common)
+    np.testing.assert_allclose(W_out, W_ref, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(b_out, b_ref, rtol=1e-9, atol=1e-11)
+
+
+def test_step_loop_refuses_inconsistent_schedules():
+    rng = np.random.default_rng(0)
+    X, y, scale, tau, W, b, s_b = problem(10, 3, "logistic", rng)
+    etas = np.ones(2)
+    noise = np.zeros((2, 1, 4))
+    ok = dict(order=np.zeros(0, np.int64), bounds=np.array([0, 10], np.int64))
+
+    def call(order, bounds, noise=noise):
+        _gd_fast.run_steps_dense(X, y, scale, tau, np.zeros(0), order, bounds, 0,
+                                 etas, noise, 0.1, 0.1, 0.1, s_b, LOSSES["logistic"],
+                                 True, W.copy(), b.copy())
+
+    call(**ok)
+    with pytest.raises(ValueError, match="bounds must run from 0"):
+        call(ok["order"], np.array([0, 9], np.int64))
+    with pytest.raises(ValueError, match="out of range"):
+        call(np.arange(1, 11, dtype=np.int64), ok["bounds"])
+    with pytest.raises(ValueError, match="noise must have shape"):
+        call(**ok, noise=np.zeros((2, 1, 3)))
+    with pytest.raises(ValueError, match="permutation"):
+        call(np.arange(5, dtype=np.int64), ok["bounds"])
