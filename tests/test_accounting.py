@@ -82,7 +82,7 @@ def test_o1_canonical_plan():
 def test_o1_plan_training_matches_the_pieces():
     plan = acc.plan_training(loss="logistic", n_samples=N, n_params=P, lam=LAM,
                              row_norm=R, clip_norm=L, epsilon=RHO * 10, delta=1e-5,
-                             deletion_epsilon=RHO_DD * 10)
+                             deletion_epsilon=RHO_DD * 10, learning_rate=ETA)
     # plan_training takes (epsilon, delta) targets: O3 covers those numbers.
     assert plan.sensitivity == 2.0 and plan.gradient_bound == 1.0
     assert plan.learning_rate == pytest.approx(1.9607843137254901, rel=RTOL)
@@ -136,7 +136,7 @@ def test_o3_epsilon_delta_targets():
         0.00043299372940180963, rel=1e-6)
     plan = acc.plan_training(loss="logistic", n_samples=N, n_params=P, lam=LAM,
                              row_norm=R, clip_norm=L, epsilon=1.0, delta=1e-5,
-                             deletion_epsilon=0.1)
+                             deletion_epsilon=0.1, learning_rate=ETA)
     assert plan.sigma == pytest.approx(0.008050504895075037, rel=1e-6)
     assert (plan.fit_steps, plan.unlearn_steps_privacy, plan.unlearn_steps) == \
         (531, 108, 108)
@@ -365,26 +365,35 @@ def test_guarantee_after_fit_and_edits():
     assert g.deletion is None and "No records deleted yet" in str(g)
     history = [g]
     for i in range(3):
-        k = acc.plan_unlearning(plan, history[-1], n_samples=999 - i, edit_size=1)
+        edit = acc.plan_unlearning(plan, history[-1], n_samples=999 - i,
+                                   n_deleted=1)
+        assert not edit.retrained  # the worst-case fit is far longer
         history.append(acc.guarantee_after_edit(
-            plan, history[-1], steps=k, n_samples=999 - i, n_deleted=1, n_replaced=0,
-            n_inserted=0, seeded=False))
+            plan, history[-1], steps=edit.steps, n_samples=999 - i, n_deleted=1,
+            n_replaced=0, n_inserted=0, seeded=False))
     last = history[-1]
     assert len(last.edits) == 3 and last.n_samples == 997
     assert last.total_steps == plan.fit_steps + sum(e.steps for e in last.edits)
     cert = last.deletion
     assert cert.epsilon_deletion <= 0.1 + 1e-12
+    # A deleted record is compared with the null record: S_del = G, a quarter
+    # of the replace-one figure (privacy-accounting.md, 6.2).
+    factor = acc.deletion_factor(plan_relation="replace", n_replaced=0)
+    assert factor == 0.25
     assert cert.rho_deletion == pytest.approx(
-        acc.rho_deletion(rho_inf=plan.rho_inf, contraction=plan.contraction,
+        acc.rho_deletion(rho_inf=factor * plan.rho_inf, contraction=plan.contraction,
                          steps=cert.steps), rel=RTOL)
+    assert acc.rho_deletion(rho_inf=factor * plan.rho_inf,
+                            contraction=plan.contraction,
+                            steps=cert.steps - 1) > plan.rho_deletion_target
     # DP of present records never exceeds the stationary level, however many edits.
     assert all(h.rho <= plan.rho_inf for h in history)
     assert [h.rho for h in history] == sorted(h.rho for h in history)
     # Adaptive figure: deletion plus the DP of each release seen before the edit.
     releases = [plan.fit_steps] + [e.steps for e in last.edits[:-1]]
     expected = cert.rho_deletion + sum(
-        acc.rho_dp(rho_inf=plan.rho_inf, contraction=plan.contraction, steps=s)
-        for s in releases)
+        factor * acc.rho_dp(rho_inf=plan.rho_inf, contraction=plan.contraction,
+                            steps=s) for s in releases)
     assert cert.releases_seen == 3
     assert cert.rho_adaptive == pytest.approx(expected, rel=RTOL)
     text = str(last)
@@ -414,12 +423,15 @@ def test_edit_beyond_contraction_is_refused():
     with pytest.raises(ValueError, match="no longer contracts"):
         acc.plan_unlearning(plan, g, n_samples=int(w * plan.normaliser) + 10,
                             edit_size=1)
-    # Between 2N and the limit the worst factor is used (uniformisation).
-    n_big = int(2.01 * plan.normaliser)
+    # Between the step size's 10% headroom and the limit the worst factor is
+    # used (uniformisation).
+    n_big = int(1.105 * plan.normaliser)
     assert n_big < w * plan.normaliser
-    k = acc.plan_unlearning(plan, g, n_samples=n_big, edit_size=1)
-    e = acc.guarantee_after_edit(plan, g, steps=k, n_samples=n_big,
-                                 n_deleted=0, n_replaced=0, n_inserted=1, seeded=False)
+    edit = acc.plan_unlearning(plan, g, n_samples=n_big, n_deleted=0,
+                               n_inserted=int(0.105 * plan.normaliser))
+    e = acc.guarantee_after_edit(plan, g, steps=edit.steps, n_samples=n_big,
+                                 n_deleted=0, n_replaced=0, n_inserted=1, seeded=False,
+                                 retrained=edit.retrained)
     assert e.contraction > plan.contraction and e.rho_inf > plan.rho_inf
 
 

@@ -20,7 +20,8 @@ from scipy.special import expit, logsumexp
 from scipy.stats import norm
 
 from skforget import accounting as acc
-from skforget._solver import initial_draw, make_design, row_sq_norms, run_noisy_gd
+from skforget._rows import make_design
+from skforget._solver import initial_draw, run_noisy_gd
 
 # ---------------------------------------------------------------------------------
 # Exact Rényi divergence of two Gaussian laws (Gil, Alajaji, Linder 2013)
@@ -663,9 +664,8 @@ def test_p6_excess_risk_after_fit_and_after_an_edit():
     keep[rng.choice(N, r, replace=False)] = False
 
     def design(Xa, ya):
-        return make_design(Xa, ya, scale=np.ones(len(Xa)), sq_norms=row_sq_norms(Xa),
-                           loss="logistic", intercept_scaling=1.0,
-                           clip_norm=plan.clip_norm)
+        return make_design(Xa, ya, loss="logistic", data_norm=1.0,
+                           intercept_scaling=1.0, gradient_bound=plan.clip_norm)
 
     def aug(Xa):
         return np.c_[Xa, np.ones(len(Xa))]

@@ -26,7 +26,8 @@ from skforget import (
     NotCertifiableError,
 )
 from skforget import accounting as acc
-from skforget._solver import initial_draw, make_design, row_sq_norms, run_noisy_gd
+from skforget._rows import make_design
+from skforget._solver import initial_draw, run_noisy_gd
 from skforget._validation import segment_rng
 from skforget.certify import (
     MODES,
@@ -168,9 +169,9 @@ ROWS3 = np.column_stack([X3, np.ones(3)])
 
 def _design3(idx):
     idx = list(idx)
-    return make_design(X3[idx], Y3[idx], scale=np.ones(len(idx)),
-                       sq_norms=row_sq_norms(X3[idx]), loss="logistic",
-                       intercept_scaling=1.0, clip_norm=0.5)
+    # data_norm=inf: the example's rows are used as they are (no projection).
+    return make_design(X3[idx], Y3[idx], loss="logistic", data_norm=np.inf,
+                       intercept_scaling=1.0, gradient_bound=0.5)
 
 
 def _run3(idx, steps, normaliser, callback=None):

@@ -50,6 +50,17 @@ class EditCertificate:
         Releases an adaptive requester could have seen before this edit.
     rho_adaptive, epsilon_adaptive : float
         Per unit, against a requester that adapts to those releases (Thm 6.3).
+    retrained : bool
+        True when the edit was served by training afresh on the edited data (a
+        new initial draw and fresh noise): the removed records then have no
+        influence at all on the new model (``rho_deletion = 0``). The estimator
+        retrains when that costs no more passes than the unlearning steps.
+    data_weight : float
+        Largest batch of the edit's steps divided by the batch normaliser
+        (public; enters the contraction, Lemma 3.1).
+    n_batches : int
+        Batches per pass of the edit's steps (the fit's, or more when the edited
+        database would make a batch outgrow the step size's headroom).
     """
 
     index: int
@@ -65,17 +76,41 @@ class EditCertificate:
     releases_seen: int
     rho_adaptive: float
     epsilon_adaptive: float
+    retrained: bool = False
+    data_weight: float = 1.0
+    n_batches: int = 1
 
     @property
     def n_edited(self):
         """Total rows named by the edit."""
         return self.n_deleted + self.n_replaced + self.n_inserted
 
+    @property
+    def passes(self):
+        """Passes over the edited database (``steps / n_batches``)."""
+        return self.steps // self.n_batches
+
     def to_dict(self):
         """Plain ``dict`` of the fields (JSON-serialisable)."""
         return dataclasses.asdict(self)
 
     def __str__(self):
+        if self.n_deleted + self.n_replaced == 0:
+            return (
+                f"Edit {self.index}: {self.n_inserted} inserted ({self.n_samples} rows "
+                f"now), {self.steps} noisy steps"
+                + (" from a fresh start" if self.retrained else "")
+                + "; no record removed, so no deletion to certify."
+            )
+        if self.retrained:
+            return (
+                f"Edit {self.index}: {self.n_deleted} deleted, {self.n_replaced} "
+                f"replaced, {self.n_inserted} inserted ({self.n_samples} rows now); "
+                f"retrained from a fresh start in {self.steps} noisy steps: the "
+                "removed records have no influence on the new model; against "
+                f"requests adapted to {self.releases_seen} earlier release(s): "
+                f"epsilon {_fmt(self.epsilon_adaptive)}."
+            )
         return (
             f"Edit {self.index}: {self.n_deleted} deleted, {self.n_replaced} replaced, "
             f"{self.n_inserted} inserted ({self.n_samples} rows now), {self.steps} "
@@ -141,8 +176,23 @@ class PrivacyGuarantee:
         then assumes that seed is secret.
     recipe : {"tight", "cs23"}
         How noise and step counts were planned.
+    label_set_public : bool
+        False when a classifier read its label set from the training labels
+        instead of a public ``classes``: the figures then do not cover the
+        label set (one record with a rare label changes the model's shape).
+    n_batches : int
+        Batches per pass over the data (1: full-batch gradient descent).
+    fit_data_weight : float
+        Largest batch of the fit divided by the batch normaliser.
+    noise_factor : float
+        ``sigma^2`` divided by the full-batch noise for the same target
+        (privacy-accounting.md, Section 12.6); 1 for full batch.
     references : tuple of str
         The results the figures rest on.
+    preprocessing : tuple of (str, str)
+        Preprocessing inside the guarantee, one ``(step, why it is public)``
+        pair per step (set by :class:`~skforget.pipeline.ForgetPipeline`;
+        empty for a bare estimator).
     """
 
     epsilon: float
@@ -170,7 +220,12 @@ class PrivacyGuarantee:
     edits: tuple = ()
     seeded: bool = False
     recipe: str = "tight"
+    label_set_public: bool = True
+    n_batches: int = 1
+    fit_data_weight: float = 1.0
+    noise_factor: float = 1.0
     references: tuple = field(default=REFERENCES, repr=False)
+    preprocessing: tuple = ()
 
     @property
     def deletion(self):
@@ -194,11 +249,23 @@ class PrivacyGuarantee:
             f"membership advantage <= {_fmt(self.advantage)}."
         ]
         cert = self.deletion
-        if cert is None:
+        if cert is not None and cert.n_deleted + cert.n_replaced == 0:
+            lines.append(f"Last edit (edit {cert.index}): {cert.n_inserted} "
+                         "inserted, no record removed.")
+        elif cert is None:
             lines.append(
                 "No records deleted yet; partial_unlearn will certify "
                 f"deleted records at ({_fmt(self.target_deletion_epsilon)}, "
                 f"{self.delta:.3g})."
+            )
+        elif cert.retrained:
+            lines.append(
+                f"Deleted records (edit {cert.index}: {cert.n_deleted} deleted, "
+                f"{cert.n_replaced} replaced, {cert.n_inserted} inserted): the model "
+                f"was retrained from a fresh start in {cert.steps} steps, so they "
+                "have no influence on it; against requests adapted to "
+                f"{cert.releases_seen} earlier release(s): "
+                f"({_fmt(cert.epsilon_adaptive)}, {self.delta:.3g})."
             )
         else:
             lines.append(
@@ -210,9 +277,15 @@ class PrivacyGuarantee:
                 f"against requests adapted to {cert.releases_seen} earlier "
                 f"release(s): ({_fmt(cert.epsilon_adaptive)}, {self.delta:.3g})."
             )
+        if self.preprocessing:
+            lines.append("Preprocessing inside the guarantee, all public:")
+            lines.extend(f"  {path}: {how}" for path, how in self.preprocessing)
         if self.seeded:
             lines.append("Noise drawn from an integer random_state: the guarantee "
                          "holds only while that seed stays secret.")
+        if not self.label_set_public:
+            lines.append("The label set was read from the training labels and is "
+                         "not covered: pass classes=... to make it public.")
         return "\n".join(lines)
 
     def __repr__(self):
@@ -224,4 +297,5 @@ class PrivacyGuarantee:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["edits"] = [e.to_dict() for e in self.edits]
         out["references"] = list(self.references)
+        out["preprocessing"] = [list(step) for step in self.preprocessing]
         return out

@@ -331,6 +331,50 @@ def rho_two_phase(*, rho_inf, contraction, steps):
     return r * c ** (2 * K) / (1.0 - c ** (2 * K))
 
 
+def coupling_distance(*, drifts, contractions):
+    """Distance of two runs driven by the same noise (Section 5.2, coupling).
+
+    With the same start and the same noise vectors, two runs whose step maps
+    are ``c_k``-Lipschitz and differ by at most ``b_k`` (one unit replaced) stay
+    within ``||theta_T - theta'_T|| <= sum_k w_k b_k``, ``w_k = prod_{j>k} c_j``:
+    the deterministic W-infinity coupling that the shifted-Rényi argument
+    starts from (Lemma 3.1 and the drift bound of Section 4). For constant
+    ``b`` and ``c`` it is ``b (1 - c^T) / (1 - c) <= S / (N lam)``. Tests use it
+    to check, row by row and input by input, that no record moves a run further
+    than the accountant assumes.
+
+    Parameters
+    ----------
+    drifts : array-like of shape (T,)
+        ``b_k = eta_k S_k / N_k`` for the steps in which the unit differs, 0
+        elsewhere.
+    contractions : array-like of shape (T,)
+        ``c_k`` of each step.
+
+    Returns
+    -------
+    distance : float
+
+    Examples
+    --------
+    >>> from skforget.accounting import coupling_distance
+    >>> coupling_distance(drifts=[1.0, 1.0, 1.0], contractions=[0.5, 0.5, 0.5])
+    1.75
+    """
+    b = np.asarray(drifts, dtype=np.float64)
+    c = np.asarray(contractions, dtype=np.float64)
+    if b.ndim != 1 or b.shape != c.shape:
+        raise ValueError("drifts and contractions must be 1-D of the same length.")
+    if np.any(b < 0) or not np.all(np.isfinite(b)):
+        raise ValueError("drifts must be finite and nonnegative.")
+    if np.any(c < 0) or np.any(c > 1):
+        raise ValueError("contractions must lie in [0, 1].")
+    total = 0.0
+    for k in range(len(b)):
+        total = c[k] * total + b[k]
+    return float(total)
+
+
 def rho_compose(*, rhos):
     """Rényi composition: ``sum(rhos)`` (Mironov 2017, Proposition 1).
 
@@ -433,6 +477,39 @@ def rho_step_sequence(*, drifts, noise_variances, contractions):
 # --------------------------------------------------------------------------
 # Recipes: targets -> sigma, K_A, K_R (Section 7)
 # --------------------------------------------------------------------------
+
+
+#: Coefficient norm, in units of ``1 / data_norm``, that the default
+#: regularisation balances the privacy noise against (Section 8.5).
+DEFAULT_COEF_NORM = 2.0
+
+
+def default_regularization(*, sensitivity, n_params, rho, n_samples, data_norm=1.0,
+                           coef_norm=None):
+    """Default L2 strength ``lambda`` from public numbers (Section 8.5).
+
+    The expected excess risk of the private model is about the Gibbs level
+    ``p sigma^2 / 2 ~ p S^2 / (4 lam rho N^2)`` plus the regularisation bias
+    ``lam ||theta||^2 / 2``; with a nominal coefficient norm
+    ``Theta = coef_norm / data_norm`` the sum is least at
+    ``lam = S sqrt(p / (2 rho)) / (Theta N)``, i.e. ``C = 1 / (lam N)`` grows with
+    epsilon and shrinks with the number of parameters and the sensitivity.
+
+    Examples
+    --------
+    >>> from skforget.accounting import default_regularization
+    >>> round(default_regularization(sensitivity=1.0, n_params=31, rho=0.03,
+    ...                              n_samples=1000), 6)
+    0.011365
+    """
+    S = check_positive(sensitivity, "sensitivity")
+    p = check_int(n_params, "n_params", low=1)
+    rho = check_positive(rho, "rho")
+    N = check_positive(n_samples, "n_samples")
+    R = check_positive(data_norm, "data_norm")
+    theta = (DEFAULT_COEF_NORM if coef_norm is None
+             else check_positive(coef_norm, "coef_norm")) / R
+    return S * math.sqrt(p / (2.0 * rho)) / (theta * N)
 
 
 def noise_scale(*, rho, sensitivity, normaliser, learning_rate, contraction):

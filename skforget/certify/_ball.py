@@ -34,7 +34,6 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from skforget import accounting
-from skforget._solver import row_sq_norms
 from skforget.exceptions import NotCertifiableError
 
 #: Neighbourhoods a certificate can be asked for (certificates.md, Section 1).
@@ -303,18 +302,30 @@ class Segment:
     removed_later : int
         Rows deleted (or replaced: the old version counts) by the edits that
         followed this segment; they were present in it at most.
+    n_batches : int
+        Batches per pass (1: full-batch steps; otherwise ``steps / n_batches``
+        passes, the last a ramp, privacy-accounting.md Section 12).
+    normaliser_batches : int
+        ``E_B`` of the batch normaliser ``B = N / E_B`` the solver divided each
+        batch by: the fit's batch count in every segment (0 means
+        ``n_batches``). An edit that grew the database runs more batches than
+        the fit but keeps the fit's ``B`` (Section 12.1).
     """
 
     n_samples: int
     steps: int
     removed_later: int
+    n_batches: int = 1
+    normaliser_batches: int = 0
 
 
 def segments_from_guarantee(guarantee):
     """The public segment history of a model, from its ``privacy_guarantee_``.
 
     Segment 0 is ``fit`` (``N`` rows, ``fit_steps``), segment ``j`` the
-    ``j``-th ``partial_unlearn`` (the edited size and ``K_R``).
+    ``j``-th ``partial_unlearn`` (the edited size and its steps). The history
+    starts again at the last edit served by retraining from a fresh start: the
+    same pipeline on fewer records starts afresh there too, from the same draw.
 
     Parameters
     ----------
@@ -331,15 +342,21 @@ def segments_from_guarantee(guarantee):
     >>> from skforget.datasets import load_dataset
     >>> d = load_dataset("breast_cancer")
     >>> clf = NoisyGDClassifier(clip_norm=0.5, random_state=0).fit(d.data, d.target)
-    >>> segments_from_guarantee(clf.privacy_guarantee_)  # doctest: +ELLIPSIS
-    [Segment(n_samples=569, steps=..., removed_later=0)]
+    >>> seg, = segments_from_guarantee(clf.privacy_guarantee_)
+    >>> seg.n_samples, seg.n_batches, seg.normaliser_batches, seg.removed_later
+    (569, 1, 1, 0)
     """
     sizes = [guarantee.normaliser] + [e.n_samples for e in guarantee.edits]
     steps = [guarantee.fit_steps] + [e.steps for e in guarantee.edits]
     removed = [e.n_deleted + e.n_replaced for e in guarantee.edits]
     later = [int(sum(removed[j:])) for j in range(len(sizes))]
-    return [Segment(int(n), int(K), r)
-            for n, K, r in zip(sizes, steps, later, strict=True)]
+    batches = [int(getattr(guarantee, "n_batches", 1))]
+    batches += [int(getattr(e, "n_batches", 1)) for e in guarantee.edits]
+    start = max([0] + [i + 1 for i, e in enumerate(guarantee.edits)
+                       if getattr(e, "retrained", False)])
+    E_B = batches[0]  # the fit's: every segment keeps its batch normaliser
+    return [Segment(int(n), int(K), r, E, E_B)
+            for n, K, r, E in zip(sizes, steps, later, batches, strict=True)][start:]
 
 
 def public_radius(segments, ks, *, mode="remove", learning_rate, lam, beta, row_norm,
@@ -392,17 +409,39 @@ def public_radius(segments, ks, *, mode="remove", learning_rate, lam, beta, row_
             removed = np.minimum(seg.n_samples, forgotten) * np.ones_like(ks)
         added = np.zeros_like(ks) if mode == "remove" else ks
         e = (removed + added) * gradient_bound / normaliser
-        rho = contraction_factors(ks, mode=mode, learning_rate=learning_rate, lam=lam,
-                                  beta=beta, row_norm=row_norm,
-                                  n_samples=seg.n_samples, normaliser=normaliser)
-        r = rho**seg.steps * r + learning_rate * e * geometric_sum(rho, seg.steps)
+        E = int(getattr(seg, "n_batches", 1))
+        E_B = int(getattr(seg, "normaliser_batches", 0)) or E
+
+        def rho_at(eta, E=E, E_B=E_B, seg=seg):
+            # A batch holds at most ceil(n / E) rows of a normaliser N / E_B.
+            size = -(-seg.n_samples // E) * E_B
+            return contraction_factors(ks, mode=mode, learning_rate=eta, lam=lam,
+                                       beta=beta, row_norm=row_norm, n_samples=size,
+                                       normaliser=normaliser)
+
+        if E == 1:
+            rho = rho_at(learning_rate)
+            r = rho**seg.steps * r + learning_rate * e * geometric_sum(rho, seg.steps)
+            continue
+        # Several batches: the k records sit in some batches of each pass, one
+        # use each, so a pass adds at most (largest weight of a step) * eta_t
+        # * k G / B = ... * E_B e; the constant passes, then the ramp pass.
+        epochs = seg.steps // E
+        rho = rho_at(learning_rate)
+        c_pass = rho**E
+        inc = learning_rate * E_B * e
+        r = c_pass ** (epochs - 1) * r + inc * geometric_sum(c_pass, epochs - 1)
+        etas = learning_rate * (E - np.arange(E)) / E
+        rhos = np.stack([rho_at(eta) for eta in etas])  # (E, len(ks))
+        after = np.ones_like(rhos)
+        after[:-1] = np.cumprod(rhos[::-1], axis=0)[::-1][1:]
+        r = np.prod(rhos, axis=0) * r + E_B * e * np.max(etas[:, None] * after, axis=0)
     return r
 
 
 def augmented_row_norms(design):
     """``||[a_i x_i, s_b]||`` for every row of a solver design."""
-    sq = row_sq_norms(design.X) if design.n_samples else np.zeros(0)
-    return np.sqrt(design.scale**2 * sq + design.intercept_scaling**2)
+    return design.aug_norms
 
 
 def gram_norm(design):

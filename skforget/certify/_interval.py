@@ -22,8 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from skforget._rows import project_rows
 from skforget._solver import initial_draw
-from skforget._validation import row_scale, segment_rng
+from skforget._validation import segment_rng
 from skforget.certify._ball import (
     check_loss,
     check_mode,
@@ -98,7 +99,8 @@ def interval_box(design, W0, b0, *, steps, learning_rate, lam, sigma, normaliser
                  rng, fit_intercept, k, mode="remove", gradient_bound):
     """Propagate the AGT interval box through a run of noisy gradient descent.
 
-    Consumes ``rng`` exactly as :func:`skforget._solver.run_noisy_gd` does, so
+    Consumes ``rng`` exactly as :func:`skforget._solver.run_segment` does with
+    one batch (full-batch steps), so
     with the segment's seeded stream the box contains the nominal run and
     every same-seed run on a neighbour of the design's rows. With ``k = 0`` it
     collapses to the nominal trajectory.
@@ -128,12 +130,12 @@ def interval_box(design, W0, b0, *, steps, learning_rate, lam, sigma, normaliser
     Examples
     --------
     >>> import numpy as np
-    >>> from skforget._solver import make_design, row_sq_norms
+    >>> from skforget._rows import make_design
     >>> from skforget.certify import interval_box
     >>> X = np.array([[1.0], [0.5], [-1.0]])
-    >>> design = make_design(X, np.array([1.0, 1.0, 0.0]), scale=np.ones(3),
-    ...                      sq_norms=row_sq_norms(X), loss="logistic",
-    ...                      intercept_scaling=1.0, clip_norm=0.5)
+    >>> design = make_design(X, np.array([1.0, 1.0, 0.0]), loss="logistic",
+    ...                      data_norm=1.0, intercept_scaling=1.0,
+    ...                      gradient_bound=0.5)
     >>> box = interval_box(design, np.zeros((1, 1)), np.zeros(1), steps=1,
     ...                    learning_rate=1.0, lam=0.1, sigma=0.0, normaliser=3,
     ...                    rng=np.random.default_rng(0), fit_intercept=True, k=1,
@@ -172,10 +174,11 @@ def interval_box(design, W0, b0, *, steps, learning_rate, lam, sigma, normaliser
             d_up[c], d_low[c] = _mean_gradient_range(
                 U, L, k, mode=mode, normaliser=normaliser,
                 gradient_bound=gradient_bound)
-        noise = np.zeros_like(lo)
-        noise[:, :d] = noise_sd * rng.standard_normal((K, d))
-        if fit_intercept:
-            noise[:, d] = noise_sd * rng.standard_normal(K)
+        # One row of d + 1 standard normals per output and step, the intercept
+        # entry last (drawn and unused without an intercept), as the solver does.
+        noise = noise_sd * rng.standard_normal((K, d + 1))
+        if not fit_intercept:
+            noise[:, d] = 0.0
         new_lo = shrink * lo - learning_rate * d_up + noise
         new_hi = shrink * hi - learning_rate * d_low + noise
         lo[:, :n_coords] = new_lo[:, :n_coords]
@@ -234,7 +237,8 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
     >>> from skforget.certify import interval_certify
     >>> from skforget.datasets import load_dataset
     >>> d = load_dataset("breast_cancer")
-    >>> clf = NoisyGDClassifier(clip_norm=0.5, max_iter=3, random_state=0)
+    >>> clf = NoisyGDClassifier(clip_norm=0.5, max_iter=3, batch_size=None,
+    ...                         random_state=0)
     >>> clf = clf.fit(d.data, d.target)
     >>> float(interval_certify(clf, d.data, d.target, d.data, k=1).mean()) > 0.5
     True
@@ -254,6 +258,10 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
     if not isinstance(estimator.random_state, (int, np.integer)):
         raise NotCertifiableError("interval_certify replays the training noise, so "
                                   "it needs an integer random_state.")
+    if plan.n_batches > 1:
+        raise NotCertifiableError("interval_certify replays full-batch steps; this "
+                                  f"model ran {plan.n_batches} batches per pass "
+                                  "(fit with batch_size=None).")
     X, y = estimator._validate_rows(X, y, reset=False,
                                     y_numeric=estimator._y_numeric)
     y_enc, n_outputs, loss, _ = estimator._encode_targets(y, fit=False)
@@ -276,10 +284,9 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
         raise ValueError("The fitted coefficients are outside the replayed box: X, y "
                          "are not the rows this model was fitted on.")
     query = estimator._validate_rows(X_query, reset=False, order=None)
+    query, scale, _ = project_rows(query, estimator.data_norm, clip_rows=True)
     query = query.toarray() if sp.issparse(query) else np.asarray(query)
-    scale = row_scale(np.einsum("ij,ij->i", query, query), estimator.data_norm,
-                      clip_rows=True)
-    rows = np.column_stack([query * scale[:, None],
+    rows = np.column_stack([np.asarray(query, dtype=np.float64) * scale[:, None],
                             np.full(len(query), estimator._intercept_scaling())])
     lo, hi = box_margin_bounds(box, rows)
     tol = 1e-9 * (np.abs(lo) + np.abs(hi)) + 1e-12

@@ -76,6 +76,22 @@ class CertifyMixin:
     fitted coefficients whose radius this mixin computes.
     """
 
+    #: Fitted attributes computed from the private rows (certificates.md, 7): kept
+    #: in memory for data-dependent certificates, never written into a pickle.
+    _PRIVATE_ATTRIBUTES = ("certified_radii_", "contraction_factor_")
+
+    def __getstate__(self):
+        # The data-dependent radii are functions of the training rows: they must
+        # not leave with the model unless the caller saves them on purpose (they
+        # are plain attributes for that). Unpickled models certify with the
+        # public radius.
+        state = super().__getstate__()
+        if any(name in state for name in self._PRIVATE_ATTRIBUTES):
+            state = dict(state)
+            for name in self._PRIVATE_ATTRIBUTES:
+                state.pop(name, None)
+        return state
+
     # --- bookkeeping during fit / partial_unlearn -----------------------------
     def _start_tracking(self, design, plan, *, segment):
         modes = check_modes(self.certify_modes)
@@ -87,6 +103,13 @@ class CertifyMixin:
             return super()._start_tracking(design, plan, segment=segment)
         check_loss(plan.loss)
         check_step_size(learning_rate=plan.learning_rate, lam=plan.lam)
+        if plan.n_batches > 1:
+            raise NotCertifiableError(
+                f"certify_k_max={k_max} tracks the data-dependent radius step by "
+                "step over full-batch gradients, but this plan runs "
+                f"{plan.n_batches} batches per pass: set batch_size=None for "
+                "full-batch training, or use the public radius "
+                "(certify_k_max=0; certify(..., data_dependent=False)).")
         n_coords = design.X.shape[1] + int(self.fit_intercept)
         return BallTracker(
             design, k_max=k_max, modes=modes, learning_rate=plan.learning_rate,
@@ -110,12 +133,15 @@ class CertifyMixin:
                 "enables a data-dependent stop: a run on fewer records could stop "
                 "at another step (certificates.md, P1).")
         g = self.privacy_guarantee_
-        planned = g.edits[-1].steps if g.edits else g.fit_steps
-        if self.n_iter_ != planned:
+        last = g.edits[-1] if g.edits else g
+        planned = (last.steps if g.edits else g.fit_steps) \
+            // getattr(last, "n_batches", 1)
+        ran = (getattr(self, "n_unlearn_iter_", None) if g.edits
+               else int(np.ravel(self.n_iter_)[0]))
+        if ran != planned:
             raise NotCertifiableError(
-                f"The last run made n_iter_={self.n_iter_} steps but its history "
-                f"records {planned}: a run that stops early is not covered "
-                "(certificates.md, P1).")
+                f"The last run made {ran} passes but its history records {planned}: "
+                "a run that stops early is not covered (certificates.md, P1).")
         check_step_size(learning_rate=g.learning_rate, lam=g.regularization)
         return g
 
@@ -138,11 +164,12 @@ class CertifyMixin:
             return np.repeat(r[:, None], n_outputs, axis=1)
         radii = getattr(self, "certified_radii_", {})
         if (mode not in radii
-                or getattr(self, "_certified_segment", None) != len(segments) - 1):
+                or getattr(self, "_certified_segment", None) != len(g.edits)):
             raise NotCertifiableError(
                 f"No data-dependent radius for mode={mode!r} in the current segment: "
                 f"fit (or serve the edit) with certify_k_max >= k and {mode!r} in "
-                "certify_modes, or use the public radius (data_dependent=False).")
+                "certify_modes, or use the public radius (data_dependent=False). "
+                "Data-dependent radii are never pickled with the model.")
         own = np.asarray(radii[mode], dtype=np.float64).reshape(len(radii[mode]), -1)
         k_max = own.shape[0] - 1
         if ks.size and ks.max() > k_max:
@@ -239,10 +266,10 @@ class CertifyMixin:
         >>> from skforget import NoisyGDClassifier
         >>> from skforget.datasets import load_dataset
         >>> d = load_dataset("breast_cancer")
-        >>> clf = NoisyGDClassifier(clip_norm=0.5, random_state=0)
+        >>> clf = NoisyGDClassifier(classes=[0, 1], random_state=0)
         >>> clf = clf.fit(d.data, d.target)
         >>> clf.certified_radius(0), round(clf.certified_radius(1), 4)
-        (0.0, 0.0494)
+        (0.0, 0.0416)
         """
         r = self._radii([_check_budget(k)], mode, data_dependent, include_forgotten)[0]
         return float(r[0]) if r.shape[0] == 1 else r
