@@ -1,21 +1,21 @@
 # Authors: The skforget developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Edit requests: which rows of a database to delete, replace and insert."""
+"""Edit requests: which records of a database to delete, replace and insert."""
 
 import numbers
 
 import numpy as np
 import scipy.sparse as sp
 
+from skforget._database import (
+    Database,
+    _is_frame,
+    check_records,
+    check_unique_ids,
+    check_weights,
+    ids_to_positions,
+)
 from skforget.exceptions import UnlearningError
-
-
-def _n_rows(X):
-    return X.shape[0]
-
-
-def _is_frame(X):
-    return hasattr(X, "iloc") and hasattr(X, "columns")
 
 
 def _as_indices(values, name, n_rows):
@@ -32,9 +32,12 @@ def _as_indices(values, name, n_rows):
         return np.empty(0, dtype=np.intp)
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
         for pos, value in enumerate(arr.tolist()):
-            if isinstance(value, bool) or not float(value).is_integer():
+            if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                    or not float(value).is_integer()):
+                hint = (" (to name records by ID, pass by='id')"
+                        if isinstance(value, str) else "")
                 raise UnlearningError(f"{name}[{pos}]={value!r} is not an integer "
-                                      "row index.")
+                                      f"row index{hint}.")
         arr = arr.astype(np.int64)
     arr = arr.astype(np.intp)
     bad = np.flatnonzero((arr < 0) | (arr >= n_rows))
@@ -52,10 +55,54 @@ def _as_indices(values, name, n_rows):
     return arr
 
 
-def _check_block(X, y, x_name, y_name, n_expected, n_features):
+def _check_frame_block(X, x_name, frame):
+    """A block of new records as a DataFrame with ``frame``'s columns and dtypes.
+
+    Raw tables mix strings and numbers, so the block is read column by column;
+    an error names the column (and, for categories, the row) at fault.
+    """
+    import pandas as pd
+
+    columns = list(frame.columns)
+    if _is_frame(X):
+        missing = [c for c in columns if c not in X.columns]
+        extra = [c for c in X.columns if c not in frame.columns]
+        if missing or extra:
+            which = (f"lacks column {missing[0]!r}" if missing
+                     else f"has column {extra[0]!r}, which the database has not")
+            raise UnlearningError(f"{x_name} {which}.")
+        block = X[columns].reset_index(drop=True)
+    else:
+        rows = np.asarray(X, dtype=object)
+        if rows.ndim != 2:
+            raise UnlearningError(f"{x_name} must be 2-D (one row per record), got "
+                                  f"shape {rows.shape}.")
+        if rows.shape[1] != len(columns):
+            raise UnlearningError(f"{x_name} has {rows.shape[1]} feature(s); the "
+                                  f"database has {len(columns)}.")
+        block = pd.DataFrame(rows, columns=frame.columns)
+    for col in columns:
+        dtype = frame[col].dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            unknown = ~block[col].isin(dtype.categories)
+            if unknown.any():
+                row = int(np.flatnonzero(unknown.to_numpy())[0])
+                raise UnlearningError(
+                    f"{x_name} row {row}, column {col!r}: {block[col].iloc[row]!r} is "
+                    "not a category of the database's column.")
+        try:
+            block[col] = block[col].astype(dtype)
+        except (TypeError, ValueError) as exc:
+            raise UnlearningError(f"{x_name} column {col!r} cannot be read as the "
+                                  f"database's {dtype}: {exc}") from None
+    return block
+
+
+def _check_block(X, y, x_name, y_name, n_expected, database):
     """Check a block of new records against the database's shape.
 
-    Returns the block as arrays (sparse matrices and DataFrames are kept).
+    Returns the block as arrays (sparse matrices are kept; with a DataFrame
+    database, the block becomes a DataFrame with its columns and dtypes).
     """
     if X is None and y is None:
         if n_expected:
@@ -67,7 +114,12 @@ def _check_block(X, y, x_name, y_name, n_expected, n_features):
         raise UnlearningError(f"{missing} is missing: give both {x_name} and {y_name}.")
     if not hasattr(y, "iloc"):
         y = np.asarray(y)
-    if sp.issparse(X) or _is_frame(X):
+    n_features = database.shape[1]
+    frame = _is_frame(database)
+    if frame:
+        X = _check_frame_block(X, x_name, database)
+        shape = X.shape
+    elif sp.issparse(X) or _is_frame(X):
         shape = X.shape
     else:
         X = np.asarray(X)
@@ -87,6 +139,10 @@ def _check_block(X, y, x_name, y_name, n_expected, n_features):
     if np.ndim(y) != 1 or y_len != shape[0]:
         raise UnlearningError(f"{y_name} must be 1-D with one entry per row of "
                               f"{x_name} ({shape[0]}), got shape {np.shape(y)}.")
+    if frame and not all(X[c].dtype.kind in "biuf" for c in X.columns):
+        # Raw records (strings, categories) are checked after preprocessing, by
+        # the model that trains on them.
+        return X, y
     values = X.data if sp.issparse(X) else np.asarray(X, dtype=float)
     bad = ~np.isfinite(np.asarray(values, dtype=float))
     if bad.any():
@@ -96,38 +152,101 @@ def _check_block(X, y, x_name, y_name, n_expected, n_features):
     return X, y
 
 
+def _insert_ids(insert_ids, X_insert, n_insert, ids, lookup):
+    """IDs of the inserted records: given, from ``X_insert``'s index, or numbered on.
+
+    Integer IDs continue from the largest current one; other IDs must be given.
+    A new ID may not be one of the database's (replace that record instead).
+    """
+    if not n_insert:
+        if insert_ids is not None and len(insert_ids):
+            raise UnlearningError("insert_ids is given but no record is inserted.")
+        return None
+    if insert_ids is not None:
+        new = np.asarray(insert_ids)
+        if new.ndim != 1 or len(new) != n_insert:
+            raise UnlearningError(f"insert_ids must hold one ID per row of X_insert "
+                                  f"({n_insert}), got shape {new.shape}.")
+        name = "insert_ids"
+    elif _is_frame(X_insert) and not _default_index(X_insert.index):
+        new, name = np.asarray(X_insert.index), "X_insert.index"
+    elif ids.dtype.kind in "iu" or len(ids) == 0:
+        start = int(ids.max()) + 1 if len(ids) else 0
+        return np.arange(start, start + n_insert)
+    else:
+        raise UnlearningError(
+            "insert_ids is required: the database's IDs are not integers, so new "
+            "records cannot be numbered on. Name them with insert_ids=[...] or give "
+            "X_insert an index.")
+    check_unique_ids(new, name)
+    for k, value in enumerate(new.tolist()):
+        if value in lookup:
+            raise UnlearningError(f"{name}[{k}]={value!r} is already the ID of row "
+                                  f"{lookup[value]}; replace that record instead.")
+    return new
+
+
+def _default_index(index):
+    return np.array_equal(np.asarray(index), np.arange(len(index)))
+
+
 class EditRequest:
     """A batch of edits to a database: deletions, replacements and insertions.
 
-    The request names rows of the *current* database ``(X, y)`` (the one the
-    model was fitted on, or the one returned by the previous edit) and carries
-    the new records. It is validated when built, and :meth:`apply` returns the
-    edited database: replaced rows stay in place, deleted rows are removed and
-    inserted rows come last. The request belongs to the caller, who owns the
+    The request names records of the *current* database (the one the model
+    was fitted on, or the one returned by the previous edit), by position or
+    by ID, and carries the new records. It is validated when built, and
+    :meth:`apply` returns the edited database: replaced records stay in place,
+    deleted ones are removed and inserted ones come last; a DataFrame keeps its
+    index (the record IDs). The request belongs to the caller, who owns the
     data; estimators read it and never keep it.
+
+    Built on a :class:`Database`, the request carries the database's version:
+    a model fitted on that database refuses it unless it is the model's
+    current version, and :meth:`apply` returns the next version.
 
     Parameters
     ----------
-    X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
-        The current database.
-    y : array-like of shape (n_samples,)
-        Its targets.
-    delete : sequence of int, default=None
-        Rows of ``X`` to remove.
-    replace : sequence of int, default=None
-        Rows of ``X`` to overwrite with ``X_replace`` / ``y_replace``. The old
-        record counts as deleted.
+    X : {array-like, sparse matrix, DataFrame, Database}
+        The current database, of shape (n_samples, n_features). A DataFrame's
+        index holds the record IDs; a :class:`Database` holds records,
+        targets, IDs and version.
+    y : array-like of shape (n_samples,), default=None
+        Its targets (omit them when ``X`` is a :class:`Database`).
+    delete : sequence of int or of IDs, default=None
+        Records to remove.
+    replace : sequence of int or of IDs, default=None
+        Records to overwrite with ``X_replace`` / ``y_replace``. The old
+        record counts as deleted; the ID stays.
     X_replace, y_replace : array-like, default=None
-        The replacing records, one per index in ``replace``.
+        The replacing records, one per entry of ``replace``.
     X_insert, y_insert : array-like, default=None
         New records to add.
+    by : {"position", "id"}, default="position"
+        Whether ``delete`` and ``replace`` hold row positions (0 to
+        ``n_samples - 1``) or record IDs (a DataFrame's index, or the IDs of
+        a :class:`Database`).
+    insert_ids : sequence, default=None
+        IDs of the inserted records. Default: ``X_insert``'s index if it is a
+        DataFrame with a non-default index; otherwise, when the IDs are
+        integers, the next integers after the largest current ID.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weights of the current database's records (finite, nonnegative) when
+        it is given as arrays; a :class:`Database` carries its own. None: every
+        record weighs 1.
+    sample_weight_replace, sample_weight_insert : array-like, default=None
+        Weights of the replacing and inserted records; required when the
+        database has weights.
 
     Attributes
     ----------
     n_deleted, n_replaced, n_inserted : int
     size : int
-        Total rows the request names (deleted + replaced + inserted).
+        Total records the request names (deleted + replaced + inserted).
     n_samples_before, n_samples_after : int
+    version : DatabaseVersion or None
+        Version of the database the request was built on (None without a
+        :class:`Database`).
 
     Examples
     --------
@@ -139,37 +258,89 @@ class EditRequest:
     >>> X_new, y_new = edit.apply()
     >>> X_new.tolist(), y_new.tolist()
     ([[0.0, 1.0], [4.0, 5.0], [6.0, 7.0], [9.0, 9.0]], [0, 0, 1, 1])
+
+    By ID on a DataFrame, whose index survives the edit:
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"age": [31, 45, 27]}, index=["ann", "bob", "eve"])
+    >>> X_new, y_new = EditRequest(df, [0, 1, 0], delete=["bob"], by="id").apply()
+    >>> X_new.index.tolist()
+    ['ann', 'eve']
     """
 
-    def __init__(self, X, y, *, delete=None, replace=None, X_replace=None,
-                 y_replace=None, X_insert=None, y_insert=None):
-        if not (sp.issparse(X) or _is_frame(X)):
-            X = np.asarray(X)
-        if sp.issparse(X) and X.format != "csr":
-            X = X.tocsr()
-        if len(X.shape) != 2:
-            raise UnlearningError(f"X must be 2-D, got shape {X.shape}.")
-        n, d = X.shape
-        if np.ndim(y) != 1 or len(y) != n:
-            raise UnlearningError(f"y must be 1-D with one entry per row of X ({n}), "
-                                  f"got shape {np.shape(y)}.")
-        self._delete = _as_indices(delete, "delete", n)
-        self._replace = _as_indices(replace, "replace", n)
+    def __init__(self, X, y=None, *, delete=None, replace=None, X_replace=None,
+                 y_replace=None, X_insert=None, y_insert=None, by="position",
+                 insert_ids=None, sample_weight=None, sample_weight_replace=None,
+                 sample_weight_insert=None):
+        database = None
+        if isinstance(X, Database):
+            if y is not None:
+                raise UnlearningError("y is given twice: a Database holds its targets, "
+                                      "so build the request as EditRequest(database, "
+                                      "...).")
+            if sample_weight is not None:
+                raise UnlearningError("sample_weight is given twice: a Database holds "
+                                      "its records' weights.")
+            database = X
+            sample_weight = X.sample_weight
+            X, y, ids, lookup = X.X, X.y, X._ids, X._lookup
+        else:
+            if y is None:
+                raise UnlearningError("y is missing: give the database's targets, "
+                                      "EditRequest(X, y, ...), or a skforget.Database.")
+            X = check_records(X, y)
+            # A DataFrame's index holds the IDs. A non-unique one (after a
+            # concat, say) is no key: such a request names rows by position and
+            # apply() numbers the rows afresh, as before record IDs existed.
+            ids = (np.asarray(X.index) if _is_frame(X)
+                   and (by == "id" or X.index.is_unique) else None)
+            lookup = None
+        n = X.shape[0]
+        if by not in ("position", "id"):
+            raise UnlearningError(f"by must be 'position' or 'id', got {by!r}.")
+        if ids is not None and lookup is None and (by == "id" or X_insert is not None):
+            lookup = check_unique_ids(ids, "X.index")
+        if by == "id":
+            if ids is None:
+                raise UnlearningError("by='id' needs record IDs: give a DataFrame (its "
+                                      "index holds the IDs) or a skforget.Database "
+                                      "built with ids=.")
+            self._delete = ids_to_positions(delete, "delete", lookup)
+            self._replace = ids_to_positions(replace, "replace", lookup)
+        else:
+            self._delete = _as_indices(delete, "delete", n)
+            self._replace = _as_indices(replace, "replace", n)
         both = np.intersect1d(self._delete, self._replace)
         if both.size:
-            raise UnlearningError(f"row {int(both[0])} appears in both delete and "
-                                  "replace.")
+            which = (f"the record with ID {ids[both[0]]!r}" if by == "id"
+                     else f"row {int(both[0])}")
+            raise UnlearningError(f"{which} appears in both delete and replace.")
         X_replace, y_replace = _check_block(X_replace, y_replace, "X_replace",
-                                            "y_replace", len(self._replace), d)
+                                            "y_replace", len(self._replace), X)
         n_insert = None if X_insert is None else np.shape(X_insert)[0]
+        X_insert_raw = X_insert
         X_insert, y_insert = _check_block(X_insert, y_insert, "X_insert", "y_insert",
-                                          n_insert, d)
+                                          n_insert, X)
         if self.size_of(self._delete, self._replace, n_insert) == 0:
             raise UnlearningError("the edit request is empty: name rows to delete or "
                                   "replace, or records to insert.")
+        if ids is None and insert_ids is not None:
+            raise UnlearningError("insert_ids is given but the database has no IDs: "
+                                  "use a DataFrame or a skforget.Database.")
+        self._weights, self._weights_replace, self._weights_insert = _check_weights(
+            sample_weight, sample_weight_replace, sample_weight_insert, n,
+            len(self._replace), n_insert or 0)
+        self._new_ids = (None if ids is None else
+                         _insert_ids(insert_ids, X_insert_raw, n_insert or 0, ids,
+                                     lookup))
         self.X, self.y = X, y
         self.X_replace, self.y_replace = X_replace, y_replace
         self.X_insert, self.y_insert = X_insert, y_insert
+        self._database = database
+        # The next version's token is drawn now: two requests built on the same
+        # version lead to two versions the model can tell apart.
+        self._version_after = None if database is None else database.version.successor()
+        self._ids = ids
         self._result = None
 
     @staticmethod
@@ -178,12 +349,12 @@ class EditRequest:
 
     @property
     def delete(self):
-        """Indices of deleted rows (a copy)."""
+        """Positions of deleted rows (a copy)."""
         return self._delete.copy()
 
     @property
     def replace(self):
-        """Indices of replaced rows (a copy)."""
+        """Positions of replaced rows (a copy)."""
         return self._replace.copy()
 
     @property
@@ -210,13 +381,50 @@ class EditRequest:
     def n_samples_after(self):
         return self.n_samples_before - self.n_deleted + self.n_inserted
 
+    @property
+    def version(self):
+        """Version of the database the request names, or None."""
+        return None if self._database is None else self._database.version
+
+    @property
+    def version_after(self):
+        """Version of the database :meth:`apply` returns, or None."""
+        return self._version_after
+
+    @property
+    def sample_weight(self):
+        """Weights of the current database's records, or None (all 1)."""
+        return self._weights
+
+    @property
+    def sample_weight_after(self):
+        """Weights of the edited database's records, or None (all 1): kept rows
+        keep theirs, replaced rows take ``sample_weight_replace``, inserted rows
+        come last with ``sample_weight_insert``."""
+        if self._weights is None:
+            return None
+        keep = np.ones(len(self._weights), dtype=bool)
+        keep[self._delete] = False
+        kept = np.flatnonzero(keep)
+        w = self._weights[kept].copy()
+        if len(self._replace):
+            w[np.searchsorted(kept, self._replace)] = self._weights_replace
+        if self.n_inserted:
+            w = np.concatenate([w, self._weights_insert])
+        return w
+
     def apply(self):
-        """The edited database ``(X_new, y_new)``; computed once, then cached.
+        """The edited database; computed once, then cached.
 
         Returns
         -------
-        X_new : same container type as ``X``
-        y_new : same container type as ``y``
+        database : Database
+            When the request was built on a :class:`Database`: the next
+            version, with the IDs of the records kept and inserted. It
+            unpacks as ``X_new, y_new``.
+        X_new, y_new : same container types as ``X`` and ``y``
+            Otherwise. A DataFrame (and a Series ``y``) keeps the IDs in its
+            index.
         """
         if self._result is None:
             self._result = self._compute()
@@ -236,25 +444,77 @@ class EditRequest:
             X_new = _set_rows(X_new, pos, self.X_replace)
             y_new = _set_rows(y_new, pos, self.y_replace)
         if self.n_inserted:
-            X_new = _append_rows(X_new, self.X_insert)
-            y_new = _append_rows(y_new, self.y_insert)
-        return X_new, y_new
+            X_new = _append_rows(X_new, self.X_insert, self._new_ids)
+            y_new = _append_rows(y_new, self.y_insert, self._new_ids)
+        ids_new = None
+        if self._ids is None:
+            # No IDs: rows are numbered afresh, as before record IDs existed.
+            X_new, y_new = (_renumber(X_new), _renumber(y_new))
+        else:
+            ids_new = self._ids[kept]
+            if self.n_inserted:
+                ids_new = _concat_ids(ids_new, np.asarray(self._new_ids))
+            if hasattr(y_new, "iloc") and not _is_frame(y_new):
+                y_new = y_new.set_axis(X_new.index if _is_frame(X_new) else ids_new)
+        if self._database is None:
+            return X_new, y_new
+        return Database(X_new, y_new, ids=None if _is_frame(X_new) else ids_new,
+                        version=self._version_after,
+                        sample_weight=self.sample_weight_after)
 
     def __repr__(self):
+        version = "" if self.version is None else f", version={self.version.number}"
         return (f"EditRequest(n_samples={self.n_samples_before}, "
                 f"delete={self.n_deleted}, replace={self.n_replaced}, "
-                f"insert={self.n_inserted})")
+                f"insert={self.n_inserted}{version})")
+
+
+def _check_weights(weights, replace, insert, n, n_replace, n_insert):
+    """Weights of the database and of the new records, consistently present."""
+    weights = check_weights(weights, n, "sample_weight")
+    if weights is None:
+        for name, value in (("sample_weight_replace", replace),
+                            ("sample_weight_insert", insert)):
+            if value is not None:
+                raise UnlearningError(f"{name} is given but the database has no "
+                                      "sample weights: give sample_weight too.")
+        return None, None, None
+    out = [weights]
+    for name, value, count in (("sample_weight_replace", replace, n_replace),
+                               ("sample_weight_insert", insert, n_insert)):
+        if count and value is None:
+            raise UnlearningError(f"{name} is required: the database's records "
+                                  f"carry weights, and {count} new record(s) need "
+                                  "theirs.")
+        out.append(check_weights(value, count, name) if count else None)
+    return tuple(out)
+
+
+def _renumber(A):
+    return A.reset_index(drop=True) if hasattr(A, "iloc") else A
+
+
+def _concat_ids(a, b):
+    if a.dtype.kind != b.dtype.kind:
+        a, b = a.astype(object), b.astype(object)
+    return np.concatenate([a, b])
 
 
 def _take_rows(A, rows):
-    if _is_frame(A) or hasattr(A, "iloc"):
-        return A.iloc[rows].reset_index(drop=True)
+    if hasattr(A, "iloc"):
+        # Positions, keeping the index (the record IDs); a copy, written below.
+        return A.iloc[rows].copy()
     if sp.issparse(A):
         return A[rows]
     return np.asarray(A)[rows]
 
 
 def _set_rows(A, pos, values):
+    if _is_frame(A):
+        # Column by column, so mixed tables keep each column's dtype.
+        for j in range(A.shape[1]):
+            A.iloc[pos, j] = values.iloc[:, j].to_numpy()
+        return A
     if hasattr(A, "iloc"):
         vals = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
         A.iloc[pos] = vals
@@ -274,15 +534,22 @@ def _set_rows(A, pos, values):
     return A
 
 
-def _append_rows(A, values):
+def _append_rows(A, values, ids):
     if hasattr(A, "iloc"):
         import pandas as pd
 
-        if not hasattr(values, "iloc"):
-            values = (pd.DataFrame(np.asarray(values), columns=A.columns)
-                      if hasattr(A, "columns") else pd.Series(np.asarray(values),
-                                                              name=A.name))
-        return pd.concat([A, values], ignore_index=True)
+        if ids is None:
+            index = pd.RangeIndex(len(A), len(A) + len(values))
+        else:
+            index = pd.Index(ids, name=A.index.name)
+        if _is_frame(A):
+            values = values.set_axis(index) if _is_frame(values) else pd.DataFrame(
+                np.asarray(values), columns=A.columns, index=index)
+        else:
+            vals = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(
+                values)
+            values = pd.Series(vals, name=A.name, index=index)
+        return pd.concat([A, values])
     if sp.issparse(A):
         return sp.vstack([A, sp.csr_matrix(values, dtype=A.dtype)], format="csr")
     values = np.asarray(values)

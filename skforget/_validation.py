@@ -1,11 +1,13 @@
 # Authors: The skforget developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Parameter constraints shared by the estimators, and per-row input checks.
+"""Parameter constraints shared by the estimators, and noise streams.
 
 This is the only module that imports scikit-learn's private parameter-validation
 helpers, so a change there touches one file.
 """
 
+import os
+import sys
 import warnings
 from numbers import Integral, Real
 
@@ -21,19 +23,49 @@ PRIVACY_CONSTRAINTS = {
     "delta": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
     "deletion_epsilon": [Interval(Real, 0, None, closed="neither"), None],
     "max_edit_size": [Interval(Integral, 1, None, closed="left")],
+    "max_sample_weight": [Interval(Real, 0, None, closed="neither")],
     "group_size": [Interval(Integral, 1, None, closed="left")],
     "relation": [StrOptions({"replace", "zero_out"})],
     "data_norm": [Interval(Real, 0, None, closed="neither")],
     "clip_rows": ["boolean"],
     "clip_norm": [Interval(Real, 0, None, closed="neither"), None],
     "fit_intercept": ["boolean"],
-    "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
+    "intercept_scaling": [Interval(Real, 0, None, closed="neither"),
+                          StrOptions({"auto"})],
     "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
     "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+    "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+                   None],
     "recipe": [StrOptions({"tight", "cs23"})],
     "random_state": ["random_state"],
     "verbose": ["verbose"],
 }
+
+
+_SKFORGET_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _is_library_frame(filename):
+    # skforget itself, or the scikit-learn machinery between the user and us
+    # (fit decorators, Pipeline, meta-estimators).
+    path = os.path.abspath(filename)
+    return (path.startswith(_SKFORGET_DIR + os.sep)
+            or f"{os.sep}sklearn{os.sep}" in path)
+
+
+def user_stacklevel():
+    """``stacklevel`` for ``warnings.warn`` that points at the caller's own line.
+
+    Counts the frames, from the caller of this function outwards, that belong to
+    skforget or scikit-learn; a fixed stacklevel would point inside a decorator
+    that differs between scikit-learn versions.
+    """
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and _is_library_frame(frame.f_code.co_filename):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def check_finite_params(estimator, names):
@@ -58,33 +90,8 @@ def check_delta(delta, n_samples):
             "mechanism that publishes a random training record satisfies such a "
             "guarantee. Use delta='auto' (min(1e-5, n**-1.1)).",
             PrivacyLeakWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
-
-
-def row_scale(sq_norms, data_norm, clip_rows, *, where="X"):
-    """Per-row factors ``min(1, data_norm / ||x_i||)`` enforcing the public bound.
-
-    Every row over the bound is projected, however slightly, so the bound the
-    accounting assumes holds row by row. With ``clip_rows=False`` a row over
-    it by more than rounding (rows normalised to unit norm land a few ulps
-    either side of 1) raises an error naming it. The map is data-independent
-    and per row, so it keeps the DP guarantee.
-    """
-    norms = np.sqrt(sq_norms)
-    over = norms > data_norm
-    refused = norms > data_norm * (1.0 + 1e-12)
-    if not clip_rows and np.any(refused):
-        i = int(np.flatnonzero(refused)[0])
-        raise ValueError(
-            f"Row {i} of {where} has L2 norm {norms[i]:.6g} > data_norm={data_norm!r} "
-            f"({int(refused.sum())} row(s) in all). Scale the rows with public "
-            "constants (e.g. sklearn.preprocessing.Normalizer), raise data_norm, or "
-            "set clip_rows=True to project rows onto the ball of radius data_norm."
-        )
-    scale = np.ones_like(norms)
-    scale[over] = data_norm / norms[over]
-    return scale
 
 
 def segment_rng(random_state, segment):

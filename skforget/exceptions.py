@@ -22,3 +22,17 @@ class UnlearningError(ValueError):
 
 class NotCertifiableError(ValueError):
     """A prediction certificate was requested where its preconditions fail."""
+
+
+class DataDependentStepError(ValueError):
+    """A preprocessing step would keep state learned from the training rows.
+
+    Raised by :class:`~skforget.pipeline.ForgetPipeline` (before anything is
+    fitted) and by :func:`~skforget.preprocessing.check_public`. A scaler,
+    encoder or imputer fitted on the rows keeps statistics of them (a mean, a
+    category seen once) that no ``partial_unlearn`` removes, so a deleted
+    record would survive in the preprocessing. The message names the step,
+    says what it learns, and what to use instead: constants given as
+    parameters, :class:`~skforget.preprocessing.PublicScaler`, or a transformer
+    fitted on public data and frozen with ``sklearn.frozen.FrozenEstimator``.
+    """

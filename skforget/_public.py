@@ -1,0 +1,326 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Which preprocessing is public: fitted state that holds nothing of the rows.
+
+A step inside a deletion pipeline may keep state only if that state is fixed
+before the rows are seen: it is stateless, its state is given as constants,
+or it was fitted elsewhere (on public data) and frozen. Anything learned from
+the training rows (a mean, the categories seen, a quantile) would keep a
+deleted record after ``partial_unlearn`` and is outside the certificate.
+
+Whether a transformer learns from the rows depends on its class *and* its
+parameters (``OneHotEncoder`` with ``categories="auto"`` learns the categories
+present; with explicit lists it does not), so the check is an explicit
+allow-list with one predicate per known transformer. It does not guess:
+anything else is refused, unless its class declares itself public through
+the opt-in protocol ``__skforget_public__``.
+
+The protocol: a transformer class may define ``__skforget_public__(self)``
+returning a short text that says why its fitted state holds nothing of the
+rows in the current configuration (e.g. ``"bins given as constants"``). It
+raises :class:`~skforget.exceptions.DataDependentStepError`, or returns
+None, when the configuration does learn from the rows.
+"""
+
+from skforget.exceptions import DataDependentStepError
+
+PROTOCOL = "__skforget_public__"
+
+_FROZEN_HINT = ("fit it on public data and freeze it, "
+                "sklearn.frozen.FrozenEstimator(step.fit(X_public))")
+
+# Transformers that are fitted on the rows in every configuration, with what
+# they learn and what to use instead.
+_SCALERS = {
+    "StandardScaler": "the mean and standard deviation of every feature",
+    "MinMaxScaler": "the minimum and maximum of every feature",
+    "MaxAbsScaler": "the largest absolute value of every feature",
+    "RobustScaler": "the median and quantiles of every feature",
+}
+_DATA_FITTED = {
+    "QuantileTransformer": "quantiles of every feature",
+    "PowerTransformer": "a power parameter per feature (and, by default, means "
+                        "and variances)",
+    "KBinsDiscretizer": "bin edges from the range or quantiles of every feature",
+    "TargetEncoder": "the mean target of every category, from the rows and labels",
+    "PCA": "principal directions of the rows",
+    "TruncatedSVD": "singular directions of the rows",
+    "VarianceThreshold": "which features vary in the rows",
+    "SelectKBest": "which features score best on the rows and labels",
+    "SelectPercentile": "which features score best on the rows and labels",
+    "KNNImputer": "the training rows themselves (to find neighbours)",
+    "IterativeImputer": "regression models of each feature on the others",
+    "Nystroem": "a sample of training rows as kernel centres",
+}
+
+
+class _NotPublic(Exception):
+    """Internal: why a step is not public and what to use instead."""
+
+    def __init__(self, why, instead=_FROZEN_HINT):
+        super().__init__(why)
+        self.why, self.instead = why, instead
+
+
+def _name(obj):
+    return type(obj).__name__
+
+
+# --- predicates of known transformers -------------------------------------------
+# Each returns how the step is public, or raises _NotPublic with why it is not.
+
+def _stateless(text):
+    return lambda est: text
+
+
+def _function_transformer(est):
+    if est.check_inverse and est.func is not None and est.inverse_func is not None:
+        raise _NotPublic("with check_inverse=True, fit runs func and inverse_func on "
+                         "the rows and warns about them", "set check_inverse=False")
+    func = "identity" if est.func is None else getattr(est.func, "__name__",
+                                                       repr(est.func))
+    return f"stateless function {func} (assumed to map each row on its own)"
+
+
+def _encoder(est):
+    if isinstance(est.categories, str):
+        raise _NotPublic(f'categories="{est.categories}" learns the categories present '
+                         "in the rows (a category only a deleted person had would "
+                         "stay)",
+                         "give the categories as constants, categories=[[...], ...] "
+                         "(e.g. from the data's documentation)")
+    for param in ("min_frequency", "max_categories"):
+        if getattr(est, param, None) is not None:
+            raise _NotPublic(f"{param}={getattr(est, param)!r} counts how often each "
+                             "category occurs in the rows", f"leave {param}=None")
+    text = "categories given as constants"
+    drop = getattr(est, "drop", None)
+    if isinstance(drop, str):
+        # With explicit categories, "first" and "if_binary" read the given lists.
+        text += f", drop={drop!r} of those lists"
+    return text
+
+
+def _simple_imputer(est):
+    if est.strategy != "constant":
+        raise _NotPublic(f'strategy="{est.strategy}" computes the fill value from the '
+                         "rows", 'strategy="constant" with a public fill_value')
+    if est.add_indicator:
+        raise _NotPublic("add_indicator=True keeps an indicator only for features "
+                         "with missing values in the rows",
+                         "add_indicator=False, and a MissingIndicator(features='all') "
+                         "in a FeatureUnion if the indicators are needed")
+    if not est.keep_empty_features:
+        raise _NotPublic("keep_empty_features=False drops the features that are "
+                         "missing in every row", "keep_empty_features=True")
+    return f"constant fill_value={est.fill_value!r}, all features kept"
+
+
+def _missing_indicator(est):
+    if est.features != "all":
+        raise _NotPublic(f'features="{est.features}" keeps only the features with '
+                         "missing values in the rows", 'features="all"')
+    return 'features="all"'
+
+
+def _spline(est):
+    if isinstance(est.knots, str):
+        raise _NotPublic(f'knots="{est.knots}" places the knots from the range or '
+                         "quantiles of the rows",
+                         "give the knots as an array of public positions")
+    return "knots given as constants"
+
+
+# --- composites ---------------------------------------------------------------------
+
+def _pipeline(est, path, out):
+    if est.memory is not None:
+        raise _NotPublic("memory caches the fitted steps on disk, keyed by the "
+                         "training rows", "memory=None")
+    for name, step in est.steps:
+        _check(step, f"{path}/{name}" if path else name, out)
+
+
+def _column_transformer(est, path, out):
+    if est.sparse_threshold not in (0, 0.0):
+        raise _NotPublic(f"sparse_threshold={est.sparse_threshold} chooses a sparse "
+                         "or dense output from the density of the transformed rows, "
+                         "a bit of state learned from them",
+                         "sparse_threshold=0 (always dense)")
+    from sklearn.compose import make_column_selector
+
+    parts = [(name, step, cols) for name, step, cols in est.transformers]
+    parts.append(("remainder", est.remainder, None))
+    for name, step, columns in parts:
+        if callable(columns) and not isinstance(columns, make_column_selector):
+            raise _NotPublic(f"the columns of {name!r} are chosen by "
+                             f"{getattr(columns, '__name__', repr(columns))}, a "
+                             "function that may read the rows",
+                             "name the columns, or select them with "
+                             "sklearn.compose.make_column_selector (which reads "
+                             "names and dtypes only)")
+        if isinstance(step, str) and step == "drop":
+            continue
+        _check(step, f"{path}/{name}", out)
+
+
+def _feature_union(est, path, out):
+    for name, step in est.transformer_list:
+        if isinstance(step, str) and step == "drop":
+            continue
+        _check(step, f"{path}/{name}", out)
+
+
+def _rules():
+    """Predicates by class, imported lazily (exact classes: a subclass may
+    change what ``fit`` learns, so it must declare itself)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import MissingIndicator, SimpleImputer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+    from sklearn.preprocessing import (
+        Binarizer,
+        FunctionTransformer,
+        Normalizer,
+        OneHotEncoder,
+        OrdinalEncoder,
+        PolynomialFeatures,
+        SplineTransformer,
+    )
+
+    from skforget.pipeline import ForgetPipeline
+
+    leaves = {
+        Normalizer: _stateless("stateless (each row divided by its own norm)"),
+        Binarizer: _stateless("stateless (threshold given)"),
+        PolynomialFeatures: _stateless("stateless (fixed polynomial expansion)"),
+        FunctionTransformer: _function_transformer,
+        OneHotEncoder: _encoder,
+        OrdinalEncoder: _encoder,
+        SimpleImputer: _simple_imputer,
+        MissingIndicator: _missing_indicator,
+        SplineTransformer: _spline,
+    }
+    composites = {
+        Pipeline: _pipeline,
+        ForgetPipeline: _pipeline,
+        ColumnTransformer: _column_transformer,
+        FeatureUnion: _feature_union,
+    }
+    return leaves, composites
+
+
+def _check(step, path, out):
+    if step is None or (isinstance(step, str) and step == "passthrough"):
+        out.append((path, "passthrough (values used as given)"))
+        return
+    from sklearn.frozen import FrozenEstimator
+
+    # FrozenEstimator forwards attribute lookups to what it wraps, so it is
+    # recognised by class before the protocol is looked up.
+    if type(step) is FrozenEstimator:
+        out.append((path, f"FrozenEstimator({_name(step.estimator)}): fitted "
+                          "elsewhere and frozen; public if the data it was fitted "
+                          "on is public"))
+        return
+    try:
+        declared = getattr(type(step), PROTOCOL, None)
+        if declared is not None:
+            how = declared(step)
+            if not how:
+                raise _NotPublic(f"{_name(step)}.{PROTOCOL}() says this configuration "
+                                 "learns from the rows")
+            out.append((path, f"{_name(step)}: {how}"))
+            return
+        leaves, composites = _rules()
+        if type(step) in composites:
+            composites[type(step)](step, path, out)
+            return
+        if type(step) in leaves:
+            out.append((path, f"{_name(step)}: {leaves[type(step)](step)}"))
+            return
+        _refuse_unknown(step)
+    except _NotPublic as exc:
+        raise DataDependentStepError(
+            f"Preprocessing step {path!r} ({_name(step)}) is not public: {exc.why}. A "
+            "deletion could not remove what it learned from a deleted record. "
+            f"Instead: {exc.instead}.") from None
+
+
+def _refuse_unknown(step):
+    name = _name(step)
+    if name in _SCALERS:
+        raise _NotPublic(f"it learns {_SCALERS[name]} from the rows",
+                         "skforget.preprocessing.PublicScaler(center=..., scale=...) "
+                         "with constants chosen without the rows (documented ranges, "
+                         "published statistics), or " + _FROZEN_HINT)
+    if name in _DATA_FITTED:
+        raise _NotPublic(f"it learns {_DATA_FITTED[name]}")
+    raise _NotPublic(
+        f"skforget cannot tell whether {name} learns from the rows (it knows a list "
+        "of public transformers and configurations)",
+        f"if its fitted state is fixed before the rows are seen, declare it by "
+        f"defining {name}.{PROTOCOL}(self) to return how; otherwise {_FROZEN_HINT}")
+
+
+def check_public(step, name=None):
+    """Check that a preprocessing step keeps nothing learned from the rows.
+
+    Composite steps (``Pipeline``, ``ColumnTransformer``, ``FeatureUnion``)
+    are checked recursively, with their column selectors and options. A step
+    is public when it is stateless, when its state is given as constants
+    (``OneHotEncoder`` with explicit ``categories``,
+    :class:`~skforget.preprocessing.PublicScaler`, ...), when it is a
+    transformer fitted elsewhere and wrapped in
+    :class:`~sklearn.frozen.FrozenEstimator`, or when its class declares
+    itself public through ``__skforget_public__``.
+
+    Parameters
+    ----------
+    step : estimator, "passthrough" or None
+        The preprocessing to check (unfitted is fine: only its class and
+        parameters are read).
+    name : str, default=None
+        Its name in the error messages and the result (default: the class
+        name, lower case).
+
+    Returns
+    -------
+    public : tuple of (str, str)
+        One ``(path, how)`` pair per public leaf step, e.g.
+        ``("columntransformer/cat", "OneHotEncoder: categories given as
+        constants")``. :class:`~skforget.pipeline.ForgetPipeline` shows these
+        in its guarantee.
+
+    Raises
+    ------
+    DataDependentStepError
+        If a step learns from the rows; the message names the step, says what
+        it learns and what to use instead.
+
+    Examples
+    --------
+    >>> from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    >>> from skforget.preprocessing import check_public
+    >>> check_public(OneHotEncoder(categories=[["a", "b"]]))
+    (('onehotencoder', 'OneHotEncoder: categories given as constants'),)
+    >>> check_public(StandardScaler())
+    Traceback (most recent call last):
+    ...
+    skforget.exceptions.DataDependentStepError: Preprocessing step 'standardscaler' (StandardScaler) is not public: ...
+    """  # noqa: E501
+    out = []
+    _check(step, name or _name(step).lower(), out)
+    return tuple(out)
+
+
+def check_public_preprocessing(pipeline):
+    """:func:`check_public` of every step of a pipeline but the last."""
+    if pipeline.memory is not None:
+        raise DataDependentStepError(
+            "The pipeline's memory caches the fitted steps on disk, keyed by the "
+            "training rows; a deleted record would stay in the cache. Instead: "
+            "memory=None.")
+    out = []
+    for name, step in pipeline.steps[:-1]:
+        _check(step, name, out)
+    return tuple(out)

@@ -1,0 +1,79 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What a fit will do, said before it runs (``estimator.plan(X, y)``)."""
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class FitPlan:
+    """The public plan of one ``fit``, with its expected cost on this machine.
+
+    Returned by :meth:`NoisyGDClassifier.plan` and :meth:`NoisyGDRegressor.plan`.
+    Every field except the timings is a function of public numbers (sizes,
+    parameters, privacy targets), the same ones ``fit`` uses; the timings come
+    from one pass of the step loop over the rows, timed here.
+
+    Attributes
+    ----------
+    n_samples, n_features : int
+        Shape of the training data.
+    n_batches : int
+        Batches per pass (1: full-batch gradient descent).
+    batch_size : float
+        Rows per batch, ``n_samples / n_batches``.
+    passes : int
+        Passes over the data (epochs) the fit runs.
+    steps : int
+        Noisy gradient steps, ``passes * n_batches``.
+    learning_rate, regularization, noise_scale : float
+        ``eta``, ``lambda`` per sample and ``sigma``.
+    noise_factor : float
+        ``sigma^2`` over the full-batch noise for the same target.
+    edit_mode : {"continue", "retrain"}
+        How edits will be served: unlearning steps from the current model when
+        cheaper, or always by retraining from a fresh start (when the fit is
+        shorter than any deletion's unlearning; the noise then covers the fit
+        alone).
+    epsilon, delta : float
+        The DP target.
+    seconds_per_pass : float
+        One pass of the step loop over these rows, measured.
+    expected_seconds : float
+        ``passes * seconds_per_pass``: the training time to expect (validation
+        and the row map add about one more pass).
+    """
+
+    n_samples: int
+    n_features: int
+    n_batches: int
+    batch_size: float
+    passes: int
+    steps: int
+    learning_rate: float
+    regularization: float
+    noise_scale: float
+    noise_factor: float
+    edit_mode: str
+    epsilon: float
+    delta: float
+    seconds_per_pass: float
+    expected_seconds: float
+
+    def to_dict(self):
+        """Plain ``dict`` of the fields."""
+        return asdict(self)
+
+    def __str__(self):
+        batches = ("full batch" if self.n_batches == 1 else
+                   f"{self.n_batches} batches of about {self.batch_size:.0f} rows")
+        edits = ("edits retrain from a fresh start" if self.edit_mode == "retrain"
+                 else "edits run unlearning steps (or retrain when cheaper)")
+        return (
+            f"fit: {self.passes} passes over {self.n_samples} rows ({batches}, "
+            f"{self.steps} noisy steps), about {self.expected_seconds:.3g} s here "
+            f"({self.seconds_per_pass:.3g} s per pass); ({self.epsilon:.4g}, "
+            f"{self.delta:.3g})-DP target, sigma={self.noise_scale:.4g}, "
+            f"lambda={self.regularization:.4g}, learning_rate="
+            f"{self.learning_rate:.4g}; {edits}."
+        )

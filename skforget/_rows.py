@@ -1,0 +1,248 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The public row map: how every row enters training and prediction.
+
+Design
+------
+The privacy guarantee rests on two per-row facts, both for *every finite input*:
+
+1. after the row map, ``||[a_i x_i, s_b]|| <= R`` (the public row-norm bound), and
+2. every clipped per-record gradient has norm at most the bound ``G`` the
+   accountant uses (privacy-accounting.md, Lemma 2.1 and Section 10.2).
+
+Both are enforced here, by construction rather than by patching non-finite
+values afterwards:
+
+* Norms are computed in float64 with scaling (``row_norms_*`` in the kernel), so
+  a row with entries of 1e200 or 1e-200 gets its true norm, never ``inf`` or 0.
+* Rows over the bound are scaled by ``a_i = min(1, R' / ||x_i||)`` where
+  ``R' = R (1 - s)`` sits a few rounding errors inside the bound, so the mapped
+  row's exact norm cannot exceed ``R`` through rounding (``s`` covers the error
+  of a float64 norm of ``d`` terms).
+* A row whose factor ``a_i`` would be subnormal (norm above ``R' 2**500``, or not
+  finite as a double) loses precision when multiplied; such rows are replaced by
+  their exact projection in a copy (only they are rewritten, and only then is the
+  input copied), so the kernel never multiplies by a denormal factor.
+* The clip threshold on the loss derivative is ``tau_i = G' / ||x~_i||`` with
+  ``||x~_i|| = hypot(a_i ||x_i||, s_b)`` (no squaring, so no underflow for tiny
+  rows or a tiny intercept scaling), ``G'`` the gradient bound a few rounding
+  errors inside ``G``, capped at the largest double and 0 for an all-zero
+  augmented row (whose gradient is 0 anyway). It is never infinite, so no row
+  can skip clipping. The logistic losses are clamped at their natural bound too
+  (inactive for rows within the ball), so the per-record bound does not depend on
+  the projection's accuracy either.
+* CSR input is checked in one pass for sorted, unique, in-range column indices,
+  without trusting SciPy's cached ``has_canonical_format`` flag (a caller may edit
+  ``indices`` in place after it was cached). Duplicates are summed into a copy.
+  Mixed ``indices`` / ``indptr`` dtypes are unified.
+
+Everything here is a data-independent map applied to each row on its own, so it
+keeps differential privacy; nothing derived from the rows outlives the segment.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from skforget import _kernels
+
+#: Rows whose scale factor would fall below this are rewritten (see Design).
+_TINY_FACTOR = 2.0**-500
+_DBL_MAX = np.finfo(np.float64).max
+_EPS = np.finfo(np.float64).eps
+
+
+def rounding_margin(n_features):
+    """Relative margin ``s`` that keeps mapped rows and clipped gradients inside
+    their bounds despite float64 rounding: a norm of ``d`` terms is accurate to
+    about ``(d / 2 + 2) eps``; we keep ``(d + 16) eps`` and at least ``2**-44``."""
+    return max(2.0**-44, (n_features + 16) * _EPS)
+
+
+def canonical_csr(X, *, where="X"):
+    """Return ``X`` as CSR with sorted, unique, in-range indices of one dtype.
+
+    The structure is checked in one pass (never trusting SciPy's cached
+    ``has_canonical_format``); a matrix that needs fixing is copied, so the
+    caller's matrix is never modified.
+    """
+    X = X.tocsr() if X.format != "csr" else X
+    indices, indptr = X.indices, X.indptr
+    if indices.dtype != indptr.dtype or indices.dtype not in (np.int32, np.int64):
+        # The kernel reads both with one integer type; the copy is of the index
+        # arrays only.
+        dtype = np.int64
+        X = sp.csr_matrix((X.data, indices.astype(dtype), indptr.astype(dtype)),
+                          shape=X.shape, copy=False)
+        indices, indptr = X.indices, X.indptr
+    if indptr.shape[0] != X.shape[0] + 1:
+        raise ValueError(f"{where} is a CSR matrix whose indptr has "
+                         f"{indptr.shape[0]} entries; {X.shape[0] + 1} expected.")
+    code, row = _kernels.csr_structure_error(indices, indptr, X.shape[1])
+    if code == 2:
+        raise ValueError(
+            f"{where} is not a valid CSR matrix: row {row} has a column index out "
+            f"of range [0, {X.shape[1]}) or its indptr entries are malformed.")
+    if code == 1:
+        # Unsorted or duplicate indices. Duplicates add up in SciPy's semantics,
+        # so norms must be taken after summing them (a row holding 0.7 twice in
+        # one column is the value 1.4).
+        X = X.copy()
+        X.has_canonical_format = False
+        X.sum_duplicates()
+    return X
+
+
+def row_norms(X):
+    """Float64 L2 norms of the rows of dense or canonical CSR ``X`` (robust)."""
+    if sp.issparse(X):
+        return _kernels.row_norms_csr(X.data, X.indptr)
+    # Prediction accepts any layout; the kernel reads C-contiguous rows.
+    return _kernels.row_norms_dense(np.ascontiguousarray(X))
+
+
+def _project_rows_exactly(X, rows, radius):
+    """Copy of ``X`` in which ``rows`` are replaced by their projection onto the
+    ball of ``radius``, computed with a power-of-two prescaling so that no
+    intermediate over- or underflows. Used only for rows with extreme norms."""
+    X = X.copy()
+    for i in rows:
+        if sp.issparse(X):
+            lo, hi = X.indptr[i], X.indptr[i + 1]
+            x = np.asarray(X.data[lo:hi], dtype=np.float64)
+        else:
+            x = np.asarray(X[i], dtype=np.float64)
+        m = float(np.max(np.abs(x)))
+        _, e = math.frexp(m)
+        u = np.ldexp(x, -e)  # exact, entries in (-1, 1)
+        nu = float(np.sqrt(np.sum(u * u)))
+        v = u * (radius / nu)
+        if sp.issparse(X):
+            X.data[lo:hi] = v
+        else:
+            X[i] = v
+    return X
+
+
+def project_rows(X, data_norm, *, clip_rows=True, where="X"):
+    """Apply the public row-norm bound to every row.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d) or canonical CSR matrix
+        float32 or float64 rows.
+    data_norm : float
+        Public bound ``R_x`` on ``||x||``.
+    clip_rows : bool, default=True
+        Project rows over the bound; if False, rows over it by more than
+        ``1e-12`` relative raise an error naming the first one.
+    where : str
+        Name of the input in error messages.
+
+    Returns
+    -------
+    X : ndarray or CSR matrix
+        The input itself, or (only when some row has an extreme norm) a copy in
+        which those rows are already projected.
+    scale : ndarray of shape (n,)
+        Factors ``a_i`` with ``||a_i x_i|| <= data_norm`` in exact arithmetic.
+    norms : ndarray of shape (n,)
+        ``||a_i x_i||`` as computed (before rounding margin effects).
+    """
+    norms = row_norms(X)
+    n_features = X.shape[1]
+    if not clip_rows:
+        refused = ~(norms <= data_norm * (1.0 + 1e-12))
+        if np.any(refused):
+            i = int(np.flatnonzero(refused)[0])
+            raise ValueError(
+                f"Row {i} of {where} has L2 norm {norms[i]:.6g} > data_norm="
+                f"{data_norm!r} ({int(refused.sum())} row(s) in all). Scale the rows "
+                "with public constants (e.g. sklearn.preprocessing.Normalizer), raise "
+                "data_norm, or set clip_rows=True to project rows onto the ball of "
+                "radius data_norm.")
+    inner = data_norm * (1.0 - rounding_margin(n_features))
+    with np.errstate(divide="ignore", over="ignore"):
+        scale = np.minimum(1.0, inner / norms)
+    extreme = np.flatnonzero(~(scale >= _TINY_FACTOR))
+    if extreme.size:
+        X = _project_rows_exactly(X, extreme, inner)
+        fixed = row_norms(X[extreme]) if not sp.issparse(X) else \
+            row_norms(canonical_csr(X[extreme]))
+        norms[extreme] = fixed
+        with np.errstate(divide="ignore"):
+            scale[extreme] = np.minimum(1.0, inner / fixed)
+    return X, scale, scale * norms
+
+
+def augmented_norms(mapped_norms, intercept_scaling):
+    """``||[a_i x_i, s_b]||`` without squaring (no underflow for tiny values)."""
+    return np.hypot(mapped_norms, intercept_scaling)
+
+
+def clip_thresholds(aug_norms, bound, n_features):
+    """Finite thresholds ``tau_i`` on the loss derivative (Lemma 2.1).
+
+    ``tau_i = G' / ||x~_i||`` with ``G'`` a rounding margin inside ``bound``;
+    capped at the largest double (a row that small contributes at most
+    ``G'``) and 0 for an all-zero augmented row, whose gradient is 0 anyway.
+    """
+    inner = bound * (1.0 - rounding_margin(n_features + 1))
+    with np.errstate(divide="ignore", over="ignore"):
+        tau = np.where(aug_norms > 0, inner / aug_norms, 0.0)
+    return np.minimum(tau, _DBL_MAX)
+
+
+@dataclass(frozen=True)
+class Design:
+    """Training rows prepared for the kernel (lives for one fit or edit only).
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, d) or CSR matrix
+        The caller's rows, not copied when already float, C-contiguous or
+        canonical CSR, and free of extreme rows.
+    y : ndarray of shape (n,)
+        float64 targets: {0, 1} labels, class codes, or regression targets.
+    scale : ndarray of shape (n,)
+        Public row-norm factors ``a_i``.
+    tau : ndarray of shape (n,)
+        Finite clip thresholds on the loss derivative.
+    aug_norms : ndarray of shape (n,)
+        ``||[a_i x_i, s_b]||``.
+    intercept_scaling : float
+        Feature value ``s_b`` of the intercept coordinate (0 without intercept).
+    loss : str
+    """
+
+    X: object
+    y: np.ndarray
+    scale: np.ndarray
+    tau: np.ndarray
+    aug_norms: np.ndarray
+    intercept_scaling: float
+    loss: str
+
+    @property
+    def n_samples(self):
+        return self.X.shape[0]
+
+
+def make_design(X, y, *, loss, data_norm, intercept_scaling, gradient_bound,
+                clip_rows=True, where="X"):
+    """Map validated rows (float, C-contiguous or canonical CSR) for the kernel.
+
+    ``gradient_bound`` is the per-record bound the accountant assumes for
+    ``loss``: ``min(L, R)`` for the logistic losses (per output), ``L`` for the
+    squared loss, ``sqrt(2) R`` for the softmax (which is not clamped; its bound
+    follows from the projection).
+    """
+    X, scale, norms = project_rows(X, data_norm, clip_rows=clip_rows, where=where)
+    aug = augmented_norms(norms, intercept_scaling)
+    tau = clip_thresholds(aug, gradient_bound, X.shape[1])
+    return Design(X=X, y=np.ascontiguousarray(y, dtype=np.float64),
+                  scale=np.ascontiguousarray(scale, dtype=np.float64), tau=tau,
+                  aug_norms=aug, intercept_scaling=float(intercept_scaling),
+                  loss=loss)

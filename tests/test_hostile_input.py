@@ -1,0 +1,453 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""No finite input may make a privacy bound false (issue: soundness under
+hostile input).
+
+Two kinds of checks, both over a battery of hostile rows (huge, tiny, subnormal,
+overflowing norms, float32 extremes, rows a hair over the bound, CSR matrices
+with duplicates, unsorted or out-of-date canonical flags, mixed index dtypes):
+
+* per row: the clipped gradient the kernel computes never exceeds the
+  per-record bound the accountant assumes, at any parameter value;
+* coupling: two runs with the same seed on neighbouring databases (one record
+  hostile, one benign) stay within the deterministic distance the accountant
+  implies, ``||theta - theta'|| <= sum_k c^(T-k) eta S / N``, for fit and for
+  inserts and replaces served by ``partial_unlearn``.
+"""
+
+import copy
+import pickle
+import re
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skforget import (
+    EditRequest,
+    NoisyGDClassifier,
+    NoisyGDRegressor,
+    NotCertifiableError,
+    PrivacyLeakWarning,
+)
+from skforget import accounting as acc
+from skforget._solver import gradient_sum
+from skforget.accounting._plan import GROWTH_HEADROOM
+
+D = 3
+HUGE = np.finfo(np.float64).max
+HOSTILE_ROWS = {
+    "1e200": [1e200, 0.0, 0.0],
+    "overflowing norm": [HUGE, -HUGE, HUGE],
+    "1e-200": [1e-200, 0.0, 0.0],
+    "1e-170 mixed": [1e-170, -3e-171, 0.0],
+    "subnormal": [5e-324, 0.0, 0.0],
+    "a hair over the bound": list(np.array([0.6, 0.8, 0.0]) * (1 + 1e-13)),
+    "zero": [0.0, 0.0, 0.0],
+    "mixed scales": [1e200, 1e-200, 1.0],
+}
+HOSTILE_ROWS_F32 = {
+    "float32 max": [3.4e38, 3.4e38, -3.4e38],
+    "float32 subnormal": [1e-45, 0.0, 0.0],
+    "float32 at the bound": [0.6, 0.8, 0.0],
+}
+
+# name -> (factory, labels of the 24 base rows, benign target, hostile targets)
+CONFIGS = {
+    "logistic": (lambda **kw: NoisyGDClassifier(classes=[0, 1], **kw),
+                 np.arange(24) % 2, 0, [1]),
+    "logistic clip 0.1": (lambda **kw: NoisyGDClassifier(classes=[0, 1],
+                                                         clip_norm=0.1, **kw),
+                          np.arange(24) % 2, 0, [1]),
+    "ovr clip 0.1": (lambda **kw: NoisyGDClassifier(classes=[0, 1, 2],
+                                                    multi_class="ovr",
+                                                    clip_norm=0.1, **kw),
+                     np.arange(24) % 3, 0, [2]),
+    "multinomial": (lambda **kw: NoisyGDClassifier(classes=[0, 1, 2], **kw),
+                    np.arange(24) % 3, 0, [2]),
+    "squared": (lambda **kw: NoisyGDRegressor(**kw),
+                np.linspace(-0.5, 0.5, 24), 0.1, [1e6, -1e300]),
+}
+
+
+def _base_rows(dtype=np.float64):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(24, D))
+    X /= 1.5 * np.linalg.norm(X, axis=1, keepdims=True)
+    return X.astype(dtype)
+
+
+def _theta(est):
+    W, b = est._theta()
+    return np.concatenate([W.ravel(), b])
+
+
+def _per_row_gradient_norms(est, X, y, W, b):
+    """Norm of each row's clipped gradient, by running the kernel on the row."""
+    Xv, yv = est._validate_rows(X, y, reset=False, y_numeric=est._y_numeric)
+    y_enc, _, loss, _ = est._encode_targets(yv, fit=False)
+    design = est._design(Xv, y_enc, loss, where="X")
+    out = []
+    for i in range(design.n_samples):
+        one = type(design)(X=design.X[i:i + 1], y=design.y[i:i + 1],
+                           scale=design.scale[i:i + 1], tau=design.tau[i:i + 1],
+                           aug_norms=design.aug_norms[i:i + 1],
+                           intercept_scaling=design.intercept_scaling, loss=loss)
+        G, Gb = gradient_sum(one, W, b)
+        out.append(np.sqrt(np.sum(G * G, axis=1) + Gb * Gb))
+    return np.array(out)  # (n, K): per output
+
+
+def _fit_silently(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.fit(X, y)
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("row", [*HOSTILE_ROWS, *HOSTILE_ROWS_F32])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_no_row_escapes_its_gradient_bound(config, row, fit_intercept):
+    factory, labels, benign, hostile = CONFIGS[config]
+    dtype = np.float32 if row in HOSTILE_ROWS_F32 else np.float64
+    values = {**HOSTILE_ROWS, **HOSTILE_ROWS_F32}[row]
+    X = _base_rows(dtype)
+    X[0] = np.array(values, dtype=dtype)
+    y = labels.copy()
+    est = _fit_silently(factory(max_iter=2, random_state=0,
+                                fit_intercept=fit_intercept), X, y)
+    plan = est._plan
+    per_output = est._output_gradient_bound(plan.loss)
+    rng = np.random.default_rng(1)
+    for target in hostile:
+        y[0] = target
+        for scale in (0.0, 1.0, 1e3, 1e6):
+            K = est._theta()[0].shape[0]
+            W = scale * rng.standard_normal((K, D))
+            b = scale * rng.standard_normal(K)
+            norms = _per_row_gradient_norms(est, X, y, W, b)
+            assert np.all(np.isfinite(norms))
+            if plan.loss != "multinomial":
+                assert norms.max() <= per_output * (1 + 1e-12)
+            joint = np.sqrt(np.sum(norms**2, axis=1))
+            assert joint.max() <= plan.gradient_bound * (1 + 1e-12)
+
+
+def _fit_bound(est):
+    """Shared-noise distance the accountant allows after ``fit``: the unit's
+    drift enters only its batch's steps (one batch: every step)."""
+    plan = est._plan
+    return acc.shift_bound([plan.fit_segment()], lam=plan.lam, beta=plan.beta,
+                           sensitivity=plan.sensitivity, normaliser=plan.normaliser)
+
+
+def _edit_bound(est):
+    """The same for the last edit's segment, from a common start (the fitted
+    model, or the same fresh draw when the edit retrained)."""
+    plan, cert = est._plan, est.privacy_guarantee_.deletion
+    seg = plan.segment(cert.n_batches, cert.steps, cert.data_weight)
+    return acc.shift_bound([seg], lam=plan.lam, beta=plan.beta,
+                           sensitivity=plan.sensitivity, normaliser=plan.normaliser)
+
+
+def _assert_within(est_a, est_b, bound):
+    gap = np.linalg.norm(_theta(est_a) - _theta(est_b))
+    assert np.all(np.isfinite(_theta(est_a))) and np.all(np.isfinite(_theta(est_b)))
+    assert gap <= bound * (1 + 1e-9) + 1e-12, (gap, bound)
+    return gap
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("row", [*HOSTILE_ROWS, *HOSTILE_ROWS_F32])
+@pytest.mark.parametrize("batch_size", [None, 4])
+def test_coupling_fit_replace_one(config, row, batch_size):
+    # Same seed on neighbouring databases (record 0 benign vs hostile): the
+    # shared-noise runs stay within the accountant's coupling distance.
+    factory, labels, benign, hostile = CONFIGS[config]
+    dtype = np.float32 if row in HOSTILE_ROWS_F32 else np.float64
+    values = {**HOSTILE_ROWS, **HOSTILE_ROWS_F32}[row]
+    X0 = _base_rows(dtype)
+    X1 = X0.copy()
+    X1[0] = np.array(values, dtype=dtype)
+    y0 = labels.copy()
+    y0[0] = benign
+    for target in hostile:
+        y1 = labels.copy()
+        y1[0] = target
+        kw = dict(max_iter=25, random_state=3, batch_size=batch_size)
+        a = _fit_silently(factory(**kw), X0, y0)
+        b = _fit_silently(factory(**kw), X1, y1)
+        assert a._plan == b._plan
+        assert a._plan.n_batches == (1 if batch_size is None else 6)
+        _assert_within(a, b, _fit_bound(a))
+
+
+@pytest.mark.parametrize("config", ["logistic", "logistic clip 0.1", "ovr clip 0.1",
+                                    "squared"])
+@pytest.mark.parametrize("row", ["1e200", "overflowing norm", "subnormal",
+                                 "1e-170 mixed"])
+def test_coupling_fit_zero_out(config, row):
+    # Without an intercept a zero row is the null record of the zero-out
+    # relation (its clipped gradient is 0), so the pair is (null, hostile).
+    factory, labels, _, hostile = CONFIGS[config]
+    X0 = _base_rows()
+    X1 = X0.copy()
+    X0[0] = 0.0
+    X1[0] = HOSTILE_ROWS[row]
+    y = labels.copy()
+    y[0] = hostile[0]
+    kw = dict(max_iter=25, random_state=5, fit_intercept=False, relation="zero_out")
+    for batch_size in (None, 4):
+        a = _fit_silently(factory(batch_size=batch_size, **kw), X0, y)
+        b = _fit_silently(factory(batch_size=batch_size, **kw), X1, y)
+        _assert_within(a, b, _fit_bound(a))
+
+
+def test_coupling_fit_tiny_intercept_scaling():
+    # intercept_scaling below 1e-154 used to underflow the augmented norm of a
+    # zero row to 0 and leave its intercept gradient unclipped.
+    X0 = _base_rows()
+    X1 = X0.copy()
+    X1[0] = 0.0
+    y0 = np.linspace(-0.5, 0.5, 24)
+    y1 = y0.copy()
+    y1[0] = 1e300
+    kw = dict(max_iter=25, random_state=2, intercept_scaling=1e-160)
+    a = NoisyGDRegressor(**kw).fit(X0, y0)
+    b = NoisyGDRegressor(**kw).fit(X1, y1)
+    _assert_within(a, b, _fit_bound(a))
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("kind", ["insert", "replace"])
+@pytest.mark.parametrize("row", ["1e200", "overflowing norm", "1e-200",
+                                 "a hair over the bound"])
+@pytest.mark.parametrize("batch_size", [None, 4])
+def test_coupling_partial_unlearn(config, kind, row, batch_size):
+    # Records arriving through an edit go through the same row map: an edit
+    # that inserts (or replaces with) a hostile record stays within the
+    # coupling distance of the same edit with a benign record.
+    factory, labels, benign, hostile = CONFIGS[config]
+    X = _base_rows()
+    y = labels.copy()
+    model = _fit_silently(factory(max_iter=20, random_state=4,
+                                  batch_size=batch_size), X, y)
+    new_benign = _base_rows()[[3]]
+    new_hostile = np.array([HOSTILE_ROWS[row]])
+    for target in hostile:
+        results = []
+        for Xn, yn in ((new_benign, [benign]), (new_hostile, [target])):
+            est = copy.deepcopy(model)
+            if kind == "insert":
+                request = EditRequest(X, y, X_insert=Xn, y_insert=yn)
+            else:
+                request = EditRequest(X, y, replace=[5], X_replace=Xn, y_replace=yn)
+            est.partial_unlearn(request)
+            results.append(est)
+        a, b = results
+        assert a.privacy_guarantee_.deletion.steps == \
+            b.privacy_guarantee_.deletion.steps
+        _assert_within(a, b, _edit_bound(a))
+
+
+@pytest.mark.parametrize("config", ["logistic", "squared"])
+def test_coupling_after_growth_with_more_batches(config):
+    # Twelve insertions into 24 rows of 6 batches: the batches would outgrow
+    # the step size's headroom, so the edit runs more batches than the fit,
+    # with the fit's batch normaliser. One inserted record hostile or benign:
+    # the runs stay within the distance the accountant implies for that
+    # segment (the solver once divided by N / E' while the accountant assumed
+    # N / E, and such runs ended further apart than allowed).
+    factory, labels, benign, hostile = CONFIGS[config]
+    X, y = _base_rows(), labels.copy()
+    model = _fit_silently(factory(max_iter=20, random_state=4, batch_size=4,
+                                  max_edit_size=12), X, y)
+    assert model._plan.n_batches == 6
+    extra = _base_rows()[:12] * 0.9
+    y_extra = labels[:12].copy()
+    results = []
+    for row, target in ((extra[0], benign), (np.array(HOSTILE_ROWS["1e200"]),
+                                             hostile[0])):
+        Xi, yi = extra.copy(), y_extra.copy()
+        Xi[0], yi[0] = row, target
+        est = copy.deepcopy(model)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.partial_unlearn(EditRequest(X, y, X_insert=Xi, y_insert=yi))
+        results.append(est)
+    a, b = results
+    cert = a.privacy_guarantee_.deletion
+    assert cert.n_batches > model._plan.n_batches
+    assert cert.data_weight <= GROWTH_HEADROOM * (1 + 1e-12)
+    _assert_within(a, b, _edit_bound(a))
+
+
+def _csr_variants():
+    """CSR matrices equal (as SciPy sums them) to a dense matrix whose row 0 has
+    norm 1.4 > data_norm: each must be projected like the dense one."""
+    dense = _base_rows()
+    dense[0] = [1.4, 0.0, 0.0]
+    out = {}
+    base = sp.csr_matrix(dense)
+    # duplicates: row 0 stores 0.7 twice in column 0
+    data = np.r_[0.7, 0.7, base.data[1:]]
+    indices = np.r_[0, 0, base.indices[1:]].astype(np.int32)
+    indptr = np.r_[0, base.indptr[1:] + 1].astype(np.int32)
+    out["duplicates"] = sp.csr_matrix((data, indices, indptr), shape=dense.shape)
+    # a stale canonical flag: SciPy cached "canonical", then indices edited
+    stale = sp.csr_matrix((np.r_[0.7, 0.7, base.data[1:]],
+                           np.r_[0, 1, base.indices[1:]].astype(np.int32),
+                           indptr.copy()), shape=dense.shape)
+    assert stale.has_canonical_format
+    stale.indices[1] = 0
+    out["stale canonical flag"] = stale
+    # unsorted indices with an explicit zero
+    rows = [[(0, 1.4), (2, 0.0)]] + [list(enumerate(r)) for r in dense[1:]]
+    rows[1] = rows[1][::-1]
+    data = np.array([v for r in rows for _, v in r])
+    idx = np.array([j for r in rows for j, _ in r], dtype=np.int32)
+    ptr = np.cumsum([0] + [len(r) for r in rows]).astype(np.int32)
+    out["unsorted, explicit zero"] = sp.csr_matrix((data, idx, ptr), shape=dense.shape)
+    # int32 indices with int64 indptr
+    mixed = base.copy()
+    mixed.indptr = mixed.indptr.astype(np.int64)
+    mixed.indices = mixed.indices.astype(np.int32)
+    out["mixed index dtypes"] = mixed
+    return dense, out
+
+
+@pytest.mark.parametrize("variant", list(_csr_variants()[1]))
+def test_csr_structures_map_like_dense(variant):
+    dense, variants = _csr_variants()
+    Xs = variants[variant]
+    before = (Xs.data.copy(), Xs.indices.copy(), Xs.indptr.copy())
+    y = np.arange(24) % 2
+    kw = dict(classes=[0, 1], clip_norm=1.0, max_iter=15, random_state=0)
+    a = NoisyGDClassifier(**kw).fit(dense, y)
+    b = NoisyGDClassifier(**kw).fit(Xs, y)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(b.decision_function(Xs), a.decision_function(dense),
+                               rtol=1e-10, atol=1e-12)
+    # The caller's matrix is left as it was.
+    for old, new in zip(before, (Xs.data, Xs.indices, Xs.indptr), strict=True):
+        np.testing.assert_array_equal(old, new)
+
+
+def test_csr_out_of_range_index_is_refused_by_row():
+    X = sp.csr_matrix(_base_rows())
+    X.indices[4] = 7  # row 1, column 7 of 3
+    with pytest.raises(ValueError, match="row 1 has a column index out of range"):
+        NoisyGDClassifier(classes=[0, 1], max_iter=2).fit(X, np.arange(24) % 2)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_one_huge_record_cannot_make_multinomial_fit_fail(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(60, 4)) / 2
+    y = rng.integers(0, 3, 60)
+    X[rng.integers(60)] = 1e308
+    clf = NoisyGDClassifier(classes=[0, 1, 2], max_iter=50, random_state=seed)
+    clf.fit(X, y)
+    assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_))
+    assert np.all(np.isfinite(clf.predict_proba(X)))
+
+
+def test_prediction_on_hostile_rows_is_finite():
+    X = _base_rows()
+    y = np.arange(24) % 2
+    clf = NoisyGDClassifier(classes=[0, 1], max_iter=10, random_state=0).fit(X, y)
+    hostile = np.array(list(HOSTILE_ROWS.values()))
+    scores = clf.decision_function(hostile)
+    assert np.all(np.isfinite(scores))
+    # A huge row predicts like its direction at the bound.
+    np.testing.assert_allclose(scores[0], clf.decision_function([[1.0, 0, 0]])[0],
+                               rtol=1e-12)
+    f32 = np.array(list(HOSTILE_ROWS_F32.values()), dtype=np.float32)
+    assert np.all(np.isfinite(clf.decision_function(f32)))
+
+
+# --- the label set ---------------------------------------------------------------
+
+
+def test_public_classes_fix_the_model_shape():
+    X = _base_rows()
+    y = np.arange(24) % 2
+    y_rare = y.copy()
+    y_rare[0] = 2  # one record with a third label
+    kw = dict(classes=[0, 1, 2], max_iter=5, random_state=0)
+    a = NoisyGDClassifier(**kw).fit(X, y)
+    b = NoisyGDClassifier(**kw).fit(X, y_rare)
+    assert a.coef_.shape == b.coef_.shape == (3, D)
+    np.testing.assert_array_equal(a.classes_, [0, 1, 2])
+    assert a.privacy_guarantee_.label_set_public
+    # Without classes the shape follows the private labels, and fit says so.
+    with pytest.warns(PrivacyLeakWarning, match="label set was read") as record:
+        c = NoisyGDClassifier(max_iter=5, random_state=0).fit(X, y)
+    assert record[0].filename == __file__  # points at the caller's line
+    assert c.coef_.shape == (1, D) and not c.privacy_guarantee_.label_set_public
+    assert "label set was read" in str(c.privacy_guarantee_)
+
+
+def test_label_outside_public_classes_names_the_row():
+    X = _base_rows()
+    y = np.arange(24) % 2
+    y[7] = 5
+    clf = NoisyGDClassifier(classes=[0, 1])
+    with pytest.raises(ValueError, match=r"y\[7\]=.*5.* is not one of the classes"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "coef_")
+
+
+def test_public_classes_need_not_all_be_present():
+    X = _base_rows()
+    clf = NoisyGDClassifier(classes=[0, 1], max_iter=3, random_state=0)
+    clf.fit(X, np.zeros(24, dtype=int))
+    assert clf.coef_.shape == (1, D)
+
+
+# --- what leaves the estimator --------------------------------------------------
+
+
+def test_verbose_output_is_the_same_for_neighbouring_databases(capsys):
+    X0 = _base_rows()
+    X1 = X0.copy()
+    X1[0] = [1e200, 0, 0]
+    y = np.linspace(-0.5, 0.5, 24)
+    outputs = []
+    for X in (X0, X1):
+        NoisyGDRegressor(max_iter=30, verbose=1, random_state=0).fit(X, y)
+        out = capsys.readouterr().out
+        # Timings are public but differ from run to run.
+        outputs.append(re.sub(r"\d+\.\d+ s", "T s", out))
+    assert outputs[0] == outputs[1]
+    assert "step 30/30" in outputs[0]
+
+
+def test_data_dependent_radii_are_not_pickled():
+    X = _base_rows()
+    y = np.arange(24) % 2
+    clf = NoisyGDClassifier(classes=[0, 1], clip_norm=0.5, certify_k_max=2,
+                            max_iter=10, random_state=0).fit(X, y)
+    assert clf.certified_radius(1, data_dependent=True) > 0
+    blob = pickle.dumps(clf)
+    for radii in clf.certified_radii_.values():
+        assert np.asarray(radii).tobytes() not in blob
+    other = pickle.loads(blob)
+    assert not hasattr(other, "certified_radii_")
+    assert not hasattr(other, "contraction_factor_")
+    with pytest.raises(NotCertifiableError, match="never pickled"):
+        other.certified_radius(1, data_dependent=True)
+    np.testing.assert_array_equal(other.certified_radius(1), clf.certified_radius(1))
+    # The fitted model itself still has them (the caller may save them on purpose).
+    assert "remove" in clf.certified_radii_
+
+
+def test_a_plan_never_releases_pure_noise():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(10, 3)) / 2
+    y = np.arange(10) % 2
+    with pytest.warns(UserWarning, match="mostly noise"):
+        clf = NoisyGDClassifier(classes=[0, 1], epsilon=1e-3, C=10.0,
+                                random_state=0).fit(X, y)
+    assert clf._plan.noise_dominated and clf.n_iter_ >= 1
