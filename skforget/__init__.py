@@ -8,10 +8,13 @@ the result is indistinguishable from a model that never saw the removed records.
 """
 
 from skforget._classifier import NoisyGDClassifier
+from skforget._database import Database, DatabaseVersion
 from skforget._edits import EditRequest
 from skforget._regressor import NoisyGDRegressor
+from skforget._report import FitPlan
 from skforget.accounting import EditCertificate, PrivacyGuarantee
 from skforget.exceptions import (
+    DataDependentStepError,
     NotCertifiableError,
     PrivacyLeakWarning,
     UnlearningError,
@@ -20,8 +23,12 @@ from skforget.exceptions import (
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "DataDependentStepError",
+    "Database",
+    "DatabaseVersion",
     "EditCertificate",
     "EditRequest",
+    "FitPlan",
     "NoisyGDClassifier",
     "NoisyGDRegressor",
     "NotCertifiableError",

@@ -2,66 +2,39 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Shared machinery of the noisy-GD estimators: fit, partial_unlearn, margins."""
 
-import math
+import dataclasses
+import time
 import warnings
-from contextlib import contextmanager
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils.extmath import row_norms, safe_sparse_dot
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.base import _fit_context
+from sklearn.utils.validation import check_is_fitted
 
 from skforget import accounting
+from skforget._database import check_version, database_weights, unwrap_database
 from skforget._edits import EditRequest
-from skforget._solver import initial_draw, make_design, row_sq_norms, run_noisy_gd
+from skforget._linear import _atomic, _BasePrivateLinear
+from skforget._report import FitPlan
+from skforget._solver import initial_draw, run_segment
 from skforget._validation import (
     PRIVACY_CONSTRAINTS,
     check_delta,
     check_finite_params,
     resolve_deletion_epsilon,
-    row_scale,
     segment_rng,
+    user_stacklevel,
 )
 from skforget.exceptions import UnlearningError
 
-# Above this many planned steps, fit warns that training will be slow.
-_LONG_PLAN = 20_000
+# Above this many projected seconds, fit and partial_unlearn warn (once they
+# have timed the first block of steps) that the run will be long.
+_LONG_SECONDS = 60.0
 
 
-@contextmanager
-def _atomic(estimator):
-    """Restore every attribute of ``estimator`` if the block raises.
-
-    Fitted attributes are only ever replaced, never mutated in place, so a
-    shallow snapshot of ``__dict__`` is enough to undo a failed call exactly.
-    """
-    snapshot = dict(estimator.__dict__)
-    try:
-        yield
-    except BaseException:
-        estimator.__dict__.clear()
-        estimator.__dict__.update(snapshot)
-        raise
-
-
-class _BaseNoisyGD(BaseEstimator):
-    """Base class: subclasses define the loss, targets and regularisation."""
+class _BaseNoisyGD(_BasePrivateLinear):
+    """Noisy gradient descent: fit, partial_unlearn and their shared segment."""
 
     _parameter_constraints: dict = dict(PRIVACY_CONSTRAINTS)
-
-    # --- hooks for subclasses ------------------------------------------------
-    def _encode_targets(self, y, *, fit):
-        """Return ``(y_float, n_outputs, loss, new_attributes)``."""
-        raise NotImplementedError
-
-    def _regularization(self, n_samples):
-        """L2 strength ``lambda`` of the per-sample objective."""
-        raise NotImplementedError
-
-    def _set_coefficients(self, W, b):
-        """Store coefficients in the subclass's public layout."""
-        raise NotImplementedError
 
     def _start_tracking(self, design, plan, *, segment):
         """Optional per-step bookkeeping for one segment (fit is segment 0).
@@ -72,75 +45,57 @@ class _BaseNoisyGD(BaseEstimator):
         """
         return None
 
-    # --- shared helpers --------------------------------------------------------
-    def _intercept_scaling(self):
-        return float(self.intercept_scaling) if self.fit_intercept else 0.0
-
-    def _row_norm_bound(self):
-        """Public bound ``R`` on ``||[x, s_b]||`` (privacy-accounting.md, 10.2)."""
-        s_b = self._intercept_scaling()
-        return math.sqrt(self.data_norm**2 + s_b**2)
-
-    def _validate_rows(self, X, y="no_validation", *, reset, order="C", **kwargs):
-        """``validate_data`` for rows (and targets, if given), in the layouts the
-        kernel reads: float64 or float32, C-contiguous (unless ``order`` says
-        otherwise) or CSR.
-
-        A CSR matrix with duplicate entries is summed into a copy: its row norms
-        are computed from the stored entries, and a row holding 0.7 twice in one
-        column (the value 1.4) would otherwise pass the ``data_norm`` bound with
-        norm 0.99. The caller's matrix is never modified.
-        """
-        rows_only = isinstance(y, str) and y == "no_validation"
-        out = validate_data(self, X, y, reset=reset, accept_sparse="csr",
-                            dtype=[np.float64, np.float32], order=order, **kwargs)
-        X = out if rows_only else out[0]
-        if sp.issparse(X) and not X.has_canonical_format:
-            X = X.copy()
-            X.sum_duplicates()
-        return X if rows_only else (X, out[1])
-
-    def _design(self, X, y, loss, *, where):
-        sq = row_sq_norms(X)
-        scale = row_scale(sq, self.data_norm, self.clip_rows, where=where)
-        return make_design(X, y, scale=scale, sq_norms=sq, loss=loss,
-                           intercept_scaling=self._intercept_scaling(),
-                           clip_norm=self.clip_norm)
-
-    def _run_segment(self, design, W0, b0, *, plan, steps, segment, rng):
-        """Run one segment of the history (``fit`` or an edit) from ``(W0, b0)``.
+    def _run_segment(self, design, W0, b0, *, plan, steps, segment, rng,
+                     label="fit", n_batches=None, weight=None):
+        """Run one segment of the history (``fit``, an edit, or a retraining)
+        from ``(W0, b0)``: ``steps`` steps, a whole number of passes.
 
         Returns the new parameter and the attributes the certificate tracker
         recorded along the way (empty unless ``_start_tracking`` returned one).
         """
         tracker = self._start_tracking(design, plan, segment=segment)
-        W, b = run_noisy_gd(design, W0, b0, steps=steps,
-                            learning_rate=plan.learning_rate, lam=plan.lam,
-                            sigma=plan.sigma, normaliser=plan.normaliser, rng=rng,
-                            fit_intercept=self.fit_intercept, verbose=self.verbose,
-                            callback=None if tracker is None else tracker.step)
+        E = plan.n_batches if n_batches is None else n_batches
+        schedule = plan.segment(E, steps)  # the accountant's batch normaliser
+        W, b = run_segment(design, W0, b0, segment=schedule, lam=plan.lam,
+                           sigma=plan.sigma, normaliser=plan.normaliser, rng=rng,
+                           weight=weight,
+                           fit_intercept=self.fit_intercept, verbose=self.verbose,
+                           callback=None if tracker is None else tracker.step,
+                           label=label, on_projection=self._warn_if_long)
         return W, b, ({} if tracker is None else tracker.finish())
 
-    def _theta(self):
-        """Current parameter ``(W, b)`` in the solver's layout."""
-        W = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))
-        s_b = self._intercept_scaling()
-        intercept = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64))
-        b = intercept / s_b if s_b > 0 else np.zeros(W.shape[0])
-        return np.ascontiguousarray(W), b
+    @staticmethod
+    def _warn_if_long(label, projected_seconds, passes):
+        """Called by the solver once it has timed its first block of steps."""
+        if projected_seconds > _LONG_SECONDS:
+            warnings.warn(
+                f"This {label} will take about {projected_seconds:.0f} s on this "
+                f"machine ({passes} passes over the data). plan(X, y) shows the plan "
+                "before fitting; stronger regularisation (a smaller C, a larger "
+                "alpha), a larger batch count or max_iter shortens it.",
+                UserWarning, stacklevel=user_stacklevel())
 
     # --- fit -------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Train by full-batch noisy gradient descent.
+    def fit(self, X, y=None, sample_weight=None):
+        """Train by noisy (mini-batch) gradient descent.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or Database
             Training rows. Rows whose norm exceeds ``data_norm`` are projected
-            onto that ball (or rejected with ``clip_rows=False``).
+            onto that ball (or rejected with ``clip_rows=False``). A
+            :class:`~skforget.Database` (``y`` omitted) also sets
+            ``database_version_``: ``partial_unlearn`` then refuses requests
+            built on any other database or version.
         y : array-like of shape (n_samples,)
             Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            A weight per record (finite, nonnegative; part of the record, not
+            derived from the data), as in scikit-learn: the objective becomes
+            ``C * sum_i w_i loss_i + ||w||^2 / 2``. Weights above
+            ``max_sample_weight`` count as that bound (privacy-accounting.md,
+            Section 4.4). A :class:`~skforget.Database` carries its own.
 
         Returns
         -------
@@ -149,68 +104,196 @@ class _BaseNoisyGD(BaseEstimator):
             released coefficients satisfy.
         """
         with _atomic(self):
-            return self._fit(X, y)
+            sample_weight = database_weights(X, sample_weight)
+            X, y, self.database_version_ = unwrap_database(X, y)
+            return self._fit(X, y, sample_weight)
 
-    def _fit(self, X, y):
+    def _make_plan(self, X, y, sample_weight=None):
+        """Validate the inputs and plan the fit from public numbers only.
+
+        Returns ``(X, y_enc, loss, new_attrs, plan, label_set_public, weights)``.
+        """
         check_finite_params(self, ["epsilon", "deletion_epsilon", "data_norm",
                                    "clip_norm", "intercept_scaling", "learning_rate",
                                    *self._finite_extra])
         X, y = self._validate_rows(X, y, reset=True, y_numeric=self._y_numeric)
         y_enc, n_outputs, loss, new_attrs = self._encode_targets(y, fit=True)
+        # Goes into the guarantee, not onto the estimator.
+        label_set_public = new_attrs.pop("_label_set_public", True)
         n, d = X.shape
         delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
                  else float(self.delta))
         check_delta(delta, n)
+        n_params = n_outputs * (d + int(self.fit_intercept))
+        for name, value in new_attrs.items():  # classes_ for class_weight
+            setattr(self, name, value)
+        weights, bound = self._row_weights(y_enc, sample_weight, n_outputs)
+        lam = self._regularization_for(loss, n, n_params, n_outputs, delta)
+        if not self._auto_regularization():
+            lam /= bound  # C / alpha keep their meaning with weights (4.4)
+        self._check_conditioning(loss, n, lam)
+        batches = self._n_batches(n)
         plan = accounting.plan_training(
-            loss=loss, n_samples=n,
-            n_params=n_outputs * (d + int(self.fit_intercept)),
-            lam=self._regularization(n), row_norm=self._row_norm_bound(),
-            clip_norm=self.clip_norm, epsilon=float(self.epsilon), delta=delta,
+            loss=loss, n_samples=n, n_params=n_params, lam=lam,
+            row_norm=self._row_norm_bound(loss), clip_norm=self._clip_norm(loss),
+            epsilon=float(self.epsilon), delta=delta,
             deletion_epsilon=float(
                 resolve_deletion_epsilon(self.epsilon, self.deletion_epsilon)),
             max_edit_size=self.max_edit_size, relation=self.relation,
             group_size=self.group_size, learning_rate=self.learning_rate,
             recipe=self.recipe, fit_steps=self.max_iter,
-            n_classes=max(2, n_outputs),
+            n_classes=max(2, n_outputs), n_batches=batches,
+            fit_recipe="worst_case" if self.recipe == "cs23" else "typical",
+            n_features=d, data_norm=self.data_norm,
+            target_bound=self._target_bound(),
         )
-        if plan.fit_steps > _LONG_PLAN:
-            kappa = (plan.lam + plan.beta) / plan.lam
+        per_class = self._class_weights(max(2, n_outputs))
+        plan = dataclasses.replace(
+            plan, weight_bound=bound,
+            sample_weight_bound=(0.0 if sample_weight is None
+                                 else float(self.max_sample_weight)),
+            class_weights=() if per_class is None else tuple(map(float, per_class)))
+        return X, y_enc, loss, new_attrs, plan, label_set_public, weights
+
+    def plan(self, X, y=None):
+        """The plan ``fit(X, y)`` would run, and its expected time here.
+
+        Validates the inputs and plans the fit exactly as :meth:`fit` does (from
+        public numbers only), then times one pass of the step loop over the rows
+        on this machine. Nothing is trained and the estimator is not changed.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or Database
+            Training rows.
+        y : array-like of shape (n_samples,)
+            Targets.
+
+        Returns
+        -------
+        plan : FitPlan
+            Batches, passes, steps, noise, edit mode and the expected seconds.
+
+        Examples
+        --------
+        >>> from skforget import NoisyGDClassifier
+        >>> from skforget.datasets import load_dataset
+        >>> d = load_dataset("breast_cancer")
+        >>> p = NoisyGDClassifier(classes=[0, 1]).plan(d.data, d.target)
+        >>> p.passes == p.steps // p.n_batches and p.expected_seconds > 0
+        True
+        """
+        # Validation sets n_features_in_ and friends: put everything back.
+        snapshot = dict(self.__dict__)
+        try:
+            X, y, _ = unwrap_database(X, y)
+            X, y_enc, loss, _, plan, _, _ = self._make_plan(X, y)
+            design = self._design(X, y_enc, loss, where="X")
+        finally:
+            self.__dict__.clear()
+            self.__dict__.update(snapshot)
+        n_outputs = plan.n_params // (X.shape[1] + int(self.fit_intercept))
+        one_pass = plan.segment(plan.n_batches, plan.n_batches)
+        start = time.perf_counter()
+        run_segment(design, np.zeros((n_outputs, X.shape[1])), np.zeros(n_outputs),
+                    segment=one_pass, lam=plan.lam, sigma=plan.sigma,
+                    normaliser=plan.normaliser, rng=np.random.default_rng(0),
+                    fit_intercept=self.fit_intercept)
+        per_pass = time.perf_counter() - start
+        return FitPlan(
+            n_samples=X.shape[0], n_features=X.shape[1], n_batches=plan.n_batches,
+            batch_size=plan.batch_size, passes=plan.fit_epochs,
+            steps=plan.fit_steps, learning_rate=plan.learning_rate,
+            regularization=plan.lam, noise_scale=plan.sigma,
+            noise_factor=plan.noise_factor, edit_mode=plan.edit_mode,
+            epsilon=plan.epsilon, delta=plan.delta, seconds_per_pass=per_pass,
+            expected_seconds=per_pass * plan.fit_epochs)
+
+    def _n_batches(self, n_samples):
+        """Batches per pass from ``batch_size``: "auto" (public rule), None
+        (full batch), or rows per batch.
+
+        "auto" is full batch when data-dependent certificate tracking is on
+        (``certify_k_max > 0``), which follows full-batch gradients step by step.
+        """
+        if self.batch_size is None or self.recipe == "cs23":
+            return 1
+        if self.batch_size == "auto":
+            return 1 if getattr(self, "certify_k_max", 0) else "auto"
+        return max(1, min(n_samples, round(n_samples / self.batch_size)))
+
+    def _target_bound(self):
+        """Public bound on regression targets (1 for classifiers)."""
+        return 1.0
+
+    def _fit(self, X, y, sample_weight=None):
+        X, y_enc, loss, new_attrs, plan, label_set_public, weights = \
+            self._make_plan(X, y, sample_weight)
+        n, d = X.shape
+        n_outputs = plan.n_params // (d + int(self.fit_intercept))
+        if plan.noise_dominated and self.max_iter is None:
             warnings.warn(
-                f"The accounting plans {plan.fit_steps} noisy gradient steps "
-                f"(condition number {kappa:.0f}: lambda={plan.lam:.3g} per sample is "
-                f"small next to the curvature {plan.beta:.3g}). Training will be "
-                "slow; stronger "
-                "regularisation (a smaller C, a larger alpha) or max_iter shortens it.",
-                UserWarning, stacklevel=3)
+                f"At epsilon={self.epsilon!r} on {n} rows the privacy noise alone "
+                "exceeds the accounting's utility target, so the model will be "
+                f"mostly noise; fit runs {plan.fit_epochs} passes (one relaxation "
+                "time) rather than none. Raise epsilon, use more rows, or regularise "
+                "more.", UserWarning, stacklevel=user_stacklevel())
         design = self._design(X, y_enc, loss, where="X")
         rng = segment_rng(self.random_state, 0)
         W0, b0 = initial_draw(rng, (n_outputs, d), fit_intercept=self.fit_intercept,
                               init_variance=plan.init_variance)
         if self.verbose:
-            print(f"[skforget] fit: {plan.fit_steps} noisy steps, sigma="
-                  f"{plan.sigma:.4g}, learning_rate={plan.learning_rate:.4g}, "
-                  f"lambda={plan.lam:.4g}")
+            print(f"[skforget] fit: {plan.fit_epochs} passes of {plan.n_batches} "
+                  f"batch(es) of about {plan.batch_size:.0f} rows "
+                  f"({plan.fit_steps} noisy steps), sigma={plan.sigma:.4g}, "
+                  f"learning_rate={plan.learning_rate:.4g}, lambda={plan.lam:.4g}")
         W, b, tracked = self._run_segment(design, W0, b0, plan=plan,
-                                          steps=plan.fit_steps, segment=0, rng=rng)
+                                          steps=plan.fit_steps, segment=0, rng=rng,
+                                          weight=weights)
         guarantee = accounting.guarantee_after_fit(
-            plan, steps=plan.fit_steps, seeded=self.random_state is not None)
+            plan, steps=plan.fit_steps, seeded=self.random_state is not None,
+            label_set_public=label_set_public)
         new_attrs = {**new_attrs, **tracked}
         for name, value in new_attrs.items():
             setattr(self, name, value)
+        self._plan = plan  # before the coefficients: it fixes "auto" scalings
         self._set_coefficients(W, b)
-        self.n_iter_ = plan.fit_steps
-        self._plan = plan
+        self.n_iter_ = np.array([plan.fit_epochs], dtype=np.int32)
         self.privacy_guarantee_ = guarantee
         return self
+
+    def _edit_weights(self, plan, edits, y_enc):
+        """Row weights of the edited database, with the fit's public weighting
+        (a stateless model keeps no weights: the request carries them)."""
+        w_after = edits.sample_weight_after
+        if plan.sample_weight_bound and w_after is None:
+            raise UnlearningError(
+                "The model was fitted with sample weights, but the request carries "
+                "none: build it on a skforget.Database with sample_weight, or pass "
+                "EditRequest(..., sample_weight=...) and the new records' weights.")
+        if not plan.sample_weight_bound and w_after is not None:
+            raise UnlearningError(
+                "The request carries sample weights, but the model was fitted "
+                "without: fit with sample_weight to use them.")
+        weights = None
+        if w_after is not None:
+            weights = np.minimum(w_after, plan.sample_weight_bound)
+        if plan.class_weights:
+            factor = np.asarray(plan.class_weights)[y_enc.astype(np.intp)]
+            weights = factor if weights is None else weights * factor
+        return None if weights is None else \
+            np.ascontiguousarray(weights / plan.weight_bound, dtype=np.float64)
 
     # --- partial_unlearn -------------------------------------------------------
     def partial_unlearn(self, edits):
         """Serve an edit request with certified, stateless unlearning.
 
         Runs ``K_R`` noisy gradient steps on the edited database, starting from
-        the current coefficients (Chourasia and Shah 2023, Def. 5.1), then
-        swaps in the new coefficients and a new ``privacy_guarantee_`` whose
-        last :class:`~skforget.accounting.EditCertificate` certifies the
+        the current coefficients (Chourasia and Shah 2023, Def. 5.1), or, when
+        the accountant finds it no dearer, retrains from a fresh start on the
+        edited database (the removed records then have no influence at all);
+        then swaps in the new coefficients and a new ``privacy_guarantee_``
+        whose last :class:`~skforget.accounting.EditCertificate` certifies the
         removed records. The estimator keeps no training row and no other
         data-dependent state, so nothing about a deleted record can leak through
         later releases beyond the certified bound.
@@ -240,6 +323,8 @@ class _BaseNoisyGD(BaseEstimator):
     def _partial_unlearn(self, edits):
         plan = self._plan
         previous = self.privacy_guarantee_
+        # getattr: models pickled before databases had versions lack it.
+        check_version(edits.version, getattr(self, "database_version_", None))
         if edits.n_samples_before != previous.n_samples:
             raise UnlearningError(
                 f"The request names a database of {edits.n_samples_before} rows, but "
@@ -260,9 +345,11 @@ class _BaseNoisyGD(BaseEstimator):
                                            ensure_min_samples=0)
         y_enc, _, loss, _ = self._encode_targets(y_new, fit=False)
         n_new = X_new.shape[0]
+        weights = self._edit_weights(plan, edits, y_enc)
         try:
-            steps = accounting.plan_unlearning(plan, previous, n_samples=n_new,
-                                               edit_size=edits.size)
+            edit = accounting.plan_unlearning(
+                plan, previous, n_samples=n_new, n_deleted=edits.n_deleted,
+                n_replaced=edits.n_replaced, n_inserted=edits.n_inserted)
         except ValueError as exc:
             raise UnlearningError(str(exc)) from exc
         ratio = n_new / plan.normaliser
@@ -272,50 +359,37 @@ class _BaseNoisyGD(BaseEstimator):
                 f"{plan.normaliser} the model was fitted on; the fixed gradient "
                 "normaliser keeps the guarantee but shifts the objective. Refitting "
                 "is recommended.",
-                UserWarning, stacklevel=2)
+                UserWarning, stacklevel=user_stacklevel())
         design = self._design(X_new, y_enc, loss, where="the edited database")
         segment = len(previous.edits) + 1
         rng = segment_rng(self.random_state, segment)
-        W0, b0 = self._theta()
+        steps = edit.steps
+        if edit.retrained:
+            # Training afresh costs no more passes than unlearning would: a new
+            # initial draw and fresh noise, so the removed records have no
+            # influence at all on the new model.
+            W0, b0 = initial_draw(rng, self._theta()[0].shape,
+                                  fit_intercept=self.fit_intercept,
+                                  init_variance=plan.init_variance)
+        else:
+            W0, b0 = self._theta()
+        if self.verbose:
+            how = "retraining from a fresh start" if edit.retrained else "unlearning"
+            print(f"[skforget] partial_unlearn: {how}, {steps // edit.n_batches} "
+                  f"passes ({steps} noisy steps)")
         W, b, tracked = self._run_segment(design, W0, b0, plan=plan, steps=steps,
-                                          segment=segment, rng=rng)
+                                          segment=segment, rng=rng,
+                                          label="partial_unlearn",
+                                          n_batches=edit.n_batches, weight=weights)
         guarantee = accounting.guarantee_after_edit(
             plan, previous, steps=steps, n_samples=n_new, n_deleted=edits.n_deleted,
             n_replaced=edits.n_replaced, n_inserted=edits.n_inserted,
-            seeded=self.random_state is not None)
+            seeded=self.random_state is not None, retrained=edit.retrained,
+            data_weight=edit.data_weight, n_batches=edit.n_batches)
         for name, value in tracked.items():
             setattr(self, name, value)
         self._set_coefficients(W, b)
-        self.n_iter_ = steps
+        self.n_unlearn_iter_ = steps // edit.n_batches
         self.privacy_guarantee_ = guarantee
+        self.database_version_ = edits.version_after
         return self
-
-    def _check_new_targets(self, edits):
-        """Subclass hook: reject new records whose targets the model cannot use."""
-
-    # --- prediction ------------------------------------------------------------
-    def _margins(self, X, *, return_norms=False):
-        """``a(x) * (X @ coef.T) + intercept``: rows are mapped onto the
-        ``data_norm`` ball exactly as in training (a public, per-row map, the
-        same ``row_scale`` as ``fit``; at prediction over-norm rows are always
-        projected, never refused).
-
-        With ``return_norms`` also the norms ``||[a(x) x, s_b]||`` of the mapped
-        rows, which prediction certificates multiply their radius by.
-        """
-        check_is_fitted(self)
-        X = self._validate_rows(X, reset=False, order=None)
-        sq = row_norms(X, squared=True).astype(np.float64, copy=False)
-        scale = row_scale(sq, self.data_norm, clip_rows=True)
-        W, b = self._theta()
-        s_b = self._intercept_scaling()
-        Z = safe_sparse_dot(X, W.T.astype(X.dtype, copy=False), dense_output=True)
-        Z = Z * scale[:, None] + b * s_b
-        if not return_norms:
-            return Z
-        return Z, np.sqrt(scale**2 * sq + s_b**2)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags

@@ -4,18 +4,16 @@
 
 from numbers import Integral, Real
 
-import numpy as np
-from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 
 from skforget._base import _BaseNoisyGD
+from skforget._linear import _PrivateClassifierMixin
 from skforget.certify import MODES, CertifyMixin
-from skforget.exceptions import UnlearningError
 
 
-class NoisyGDClassifier(CertifyMixin, ClassifierMixin, _BaseNoisyGD):
+class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
+                        _BaseNoisyGD):
     """Logistic regression trained by noisy gradient descent, with certified deletion.
 
     A drop-in replacement for :class:`~sklearn.linear_model.LogisticRegression`
@@ -24,26 +22,48 @@ class NoisyGDClassifier(CertifyMixin, ClassifierMixin, _BaseNoisyGD):
     training record, and from which records can later be deleted, replaced or
     added with :meth:`partial_unlearn`: a few more noisy steps on the edited data
     make the model ``deletion_epsilon``-indistinguishable from one that never saw
-    the removed records, at a fraction of the cost of retraining.
+    the removed records, or, when that is no dearer, a retraining from a fresh
+    start removes them outright.
 
-    Training is full-batch noisy gradient descent: per-example gradients clipped
-    to ``clip_norm``, L2 regularisation on every coordinate including the
-    intercept, Gaussian initialisation and Gaussian noise, with the noise scale,
-    step size and step counts planned by :mod:`skforget.accounting` (Chourasia
-    and Shah 2023, with the tighter shifted-Rényi accounting of the skforget
-    spec). The guarantee assumes ``data_norm``, ``clip_norm`` and the label set
-    are public, i.e. chosen without looking at the training rows.
+    Training is noisy gradient descent over mini-batches in a fixed random order
+    (or full batches, ``batch_size=None``, the source paper's algorithm):
+    per-example gradients clipped to ``clip_norm``, L2 regularisation on every
+    coordinate including the intercept, Gaussian initialisation and Gaussian
+    noise, with the batch count, noise scale, step size and number of passes
+    planned by :mod:`skforget.accounting` from public numbers (Chourasia and
+    Shah 2023, with the shifted-Rényi accounting of the skforget spec). A fit
+    typically costs a few passes over the data. The guarantee assumes
+    ``data_norm``, ``clip_norm`` and the label set are public, i.e. chosen
+    without looking at the training rows.
 
     Read more in the :ref:`User Guide <privacy>`.
 
     Parameters
     ----------
-    C : float, default=0.1
+    classes : array-like of shape (n_classes,), default=None
+        The public label set. ``classes_`` is set to its sorted unique values,
+        so a label that no training record carries still gets its coefficients,
+        and a record with a label outside it is rejected (naming the row). None
+        reads the label set from the training labels: one record with a rare
+        label then changes the model's shape, which the guarantee does not cover
+        (fit warns with a :class:`~skforget.PrivacyLeakWarning` and the
+        guarantee says so).
+    class_weight : dict or "balanced", default=None
+        Public weight of each class, ``{class: weight}`` (missing classes weigh
+        1), multiplying the records' losses as in ``LogisticRegression``; e.g.
+        ``{c: 1 / (n_classes * p_c)}`` from public class frequencies ``p_c``
+        corrects for imbalance. The weights are divided by their largest, like
+        ``sample_weight`` (see ``max_sample_weight``), so they cost no extra
+        noise. "balanced" is refused: it would read the class counts from the
+        private labels.
+    C : float or "auto", default="auto"
         Inverse regularisation strength, as in ``LogisticRegression``: the
         objective is ``C * sum_i loss_i + ||w||^2 / 2`` (intercept included),
-        i.e. ``lambda = 1 / (C * n_samples)`` per sample. Differential privacy
-        needs more regularisation than the non-private default of 1.0: the noise
-        needed grows as ``lambda`` shrinks.
+        i.e. ``lambda = 1 / (C * n_samples)`` per sample. "auto" balances the
+        privacy noise against the regularisation bias from public numbers only
+        (``epsilon``, the sensitivity set by ``clip_norm``, the number of
+        parameters; privacy-accounting.md, Section 8.5); differential privacy
+        needs more regularisation than the non-private default of 1.0.
     multi_class : {"multinomial", "ovr"}, default="multinomial"
         Model for three classes or more: one softmax model (never clipped,
         sensitivity ``sqrt(2) R``), or one binary model per class trained jointly
@@ -61,6 +81,13 @@ class NoisyGDClassifier(CertifyMixin, ClassifierMixin, _BaseNoisyGD):
         one never seen. None means ``epsilon / 10``. Must not exceed ``epsilon``.
     max_edit_size : int, default=10
         Largest number of rows one edit request may name.
+    max_sample_weight : float, default=1.0
+        Public bound on ``sample_weight``: larger weights count as the bound.
+        Row weights are divided by it (times the largest class weight), so each
+        record's influence, hence the noise, is that of the unweighted model,
+        and ``C`` / ``alpha`` are scaled to keep their scikit-learn meaning
+        (privacy-accounting.md, Section 4.4). Set it to the largest weight a
+        record can have (2 for a record that counts twice).
     group_size : int, default=1
         Records per privacy unit (e.g. the rows one person owns).
     relation : {"replace", "zero_out"}, default="replace"
@@ -72,23 +99,38 @@ class NoisyGDClassifier(CertifyMixin, ClassifierMixin, _BaseNoisyGD):
         Project rows with a larger norm onto the ``data_norm`` ball (a per-row,
         data-independent map); if False, such rows raise an error (rows over
         the bound by rounding only, at most ``1e-12`` relative, are projected).
-    clip_norm : float, default=None
-        Per-example gradient clipping threshold. None: no clipping beyond the
-        natural bound of the logistic loss (``R`` binary, ``sqrt(2) R``
-        multinomial, ``R = sqrt(data_norm^2 + intercept_scaling^2)``). The
-        multinomial model is never clipped; values below its natural bound are
-        rejected.
+    clip_norm : float, "auto" or None, default="auto"
+        Per-example gradient clipping threshold. "auto" is ``0.5 * data_norm``
+        for each logistic output (binary and one-vs-rest; an eighth of the noise
+        variance of the natural bound with the default intercept) and no
+        clipping for the softmax. None: no clipping beyond the natural bound of
+        the logistic loss (``R`` binary, ``sqrt(2) R`` multinomial,
+        ``R = sqrt(data_norm^2 + intercept_scaling^2)``). The multinomial model
+        is never clipped; values below its natural bound are rejected.
     fit_intercept : bool, default=True
         Fit an intercept (an ordinary, regularised coordinate).
-    intercept_scaling : float, default=1.0
+    intercept_scaling : float or "auto", default="auto"
         Feature value of the intercept coordinate; ``intercept_`` is this value
-        times the coordinate.
+        times the coordinate, and the intercept's penalty is
+        ``lambda / intercept_scaling^2``. "auto" is ``0.1 * data_norm`` for the
+        multinomial model (whose unclipped sensitivity grows with it) and
+        ``data_norm`` otherwise.
     learning_rate : float, default=None
-        Step size; None for ``1 / (lambda + beta)``. Must not exceed
-        ``2 / (2 lambda + beta)``.
+        Step size; None for ``2 / (2 lambda + 1.1 beta)``, the largest the
+        contraction analysis allows with room for batches to grow by 10%. Must
+        not exceed ``2 / (2 lambda + beta)``.
     max_iter : int, default=None
-        Number of training steps; None for the accounting recipe ``K_A``. The
-        privacy guarantee holds for any value.
+        Passes over the data (epochs) of ``fit``; None for the accounting's
+        recipe (privacy-accounting.md, Section 8.4). With ``batch_size=None`` a
+        pass is one step. The privacy guarantee holds for any value.
+    batch_size : int, "auto" or None, default="auto"
+        Rows per mini-batch. "auto" chooses the number of batches from public
+        numbers (ten passes per relaxation time of the regulariser, batches of at
+        least 64 rows; full batch for small data or when ``certify_k_max > 0``);
+        None is full-batch noisy gradient descent. The order of the batches is a
+        random permutation drawn for each fit or edit, independent of the data.
+        The accountant covers the mini-batch schedule exactly
+        (privacy-accounting.md, Section 12).
     recipe : {"tight", "cs23"}, default="tight"
         Planning of noise and steps: the shifted-Rényi recipe, or the source
         paper's Theorem 5.1 (more noise, more steps; same reported accounting).
@@ -113,13 +155,19 @@ class NoisyGDClassifier(CertifyMixin, ClassifierMixin, _BaseNoisyGD):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Class labels (treated as public).
+        Class labels: the sorted ``classes`` if given, else those of ``y``.
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Coefficients.
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Intercepts.
-    n_iter_ : int
-        Noisy steps run by the last ``fit`` or ``partial_unlearn``.
+    n_iter_ : ndarray of shape (1,)
+        Passes over the data run by ``fit`` (as in ``LogisticRegression``).
+    n_unlearn_iter_ : int
+        Passes run by the last :meth:`partial_unlearn` (only after an edit).
+    database_version_ : DatabaseVersion or None
+        Version of the :class:`~skforget.Database` the model is current with
+        (None when fitted on plain arrays): :meth:`partial_unlearn` refuses a
+        request built on any other database or version.
     privacy_guarantee_ : PrivacyGuarantee
         What the current coefficients guarantee, with one certificate per edit.
     certified_radii_ : dict of str to ndarray
@@ -145,9 +193,11 @@ class NoisyGDClassifier(CertifyMixin, ClassifierMixin, _BaseNoisyGD):
     Notes
     -----
     The privacy figures are rho-coefficients of Rényi DP converted to
-    ``(epsilon, delta)`` (Balle et al. 2020, Thm 21); the deletion bound is
-    ``rho_inf * (1 - eta lambda) ** (2 K_R)`` (privacy amplification by
-    iteration, Feldman et al. 2018). Preprocessing fitted on the training rows
+    ``(epsilon, delta)`` (Balle et al. 2020, Thm 21), computed by privacy
+    amplification by iteration (Feldman et al. 2018): in closed form for full
+    batches (the deletion bound ``rho_inf * (1 - eta lambda) ** (2 K_R)``), and
+    by the exact optimal shift schedule for mini-batches
+    (privacy-accounting.md, Section 12). Preprocessing fitted on the training rows
     (e.g. a ``StandardScaler`` in a Pipeline) is outside the guarantee.
 
     References
@@ -160,7 +210,7 @@ class NoisyGDClassifier(CertifyMixin, ClassifierMixin, _BaseNoisyGD):
     >>> from skforget import NoisyGDClassifier
     >>> from skforget.datasets import load_dataset
     >>> data = load_dataset("breast_cancer")  # unit-norm rows, public scaling
-    >>> clf = NoisyGDClassifier(C=0.1, clip_norm=0.5, epsilon=1.0, random_state=0)
+    >>> clf = NoisyGDClassifier(classes=[0, 1], epsilon=1.0, random_state=0)
     >>> clf.fit(data.data, data.target).score(data.data, data.target) > 0.9
     True
     >>> print(clf.privacy_guarantee_)  # doctest: +ELLIPSIS
@@ -169,27 +219,35 @@ class NoisyGDClassifier(CertifyMixin, ClassifierMixin, _BaseNoisyGD):
 
     _parameter_constraints: dict = {
         **_BaseNoisyGD._parameter_constraints,
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "multi_class": [StrOptions({"multinomial", "ovr"})],
+        "classes": ["array-like", None],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
         "certify_k_max": [Interval(Integral, 0, None, closed="left")],
         "certify_modes": [StrOptions(set(MODES)), tuple, list],
+        "clip_norm": [Interval(Real, 0, None, closed="neither"), None,
+                      StrOptions({"auto"})],
     }
-    _y_numeric = False
     _finite_extra = ("C",)
 
-    def __init__(self, C=0.1, *, multi_class="multinomial", epsilon=1.0,
-                 delta="auto", deletion_epsilon=None,
-                 max_edit_size=10, group_size=1, relation="replace", data_norm=1.0,
-                 clip_rows=True, clip_norm=None, fit_intercept=True,
-                 intercept_scaling=1.0, learning_rate=None, max_iter=None,
-                 recipe="tight", random_state=None, verbose=0,
+    def __init__(self, C="auto", *, classes=None, class_weight=None,
+                 multi_class="multinomial", epsilon=1.0, delta="auto",
+                 deletion_epsilon=None,
+                 max_edit_size=10, max_sample_weight=1.0, group_size=1,
+                 relation="replace", data_norm=1.0,
+                 clip_rows=True, clip_norm="auto", fit_intercept=True,
+                 intercept_scaling="auto", learning_rate=None, max_iter=None,
+                 batch_size="auto", recipe="tight", random_state=None, verbose=0,
                  certify_k_max=0, certify_modes=("remove",)):
         self.C = C
+        self.classes = classes
+        self.class_weight = class_weight
         self.multi_class = multi_class
         self.epsilon = epsilon
         self.delta = delta
         self.deletion_epsilon = deletion_epsilon
         self.max_edit_size = max_edit_size
+        self.max_sample_weight = max_sample_weight
         self.group_size = group_size
         self.relation = relation
         self.data_norm = data_norm
@@ -199,6 +257,7 @@ class NoisyGDClassifier(CertifyMixin, ClassifierMixin, _BaseNoisyGD):
         self.intercept_scaling = intercept_scaling
         self.learning_rate = learning_rate
         self.max_iter = max_iter
+        self.batch_size = batch_size
         self.recipe = recipe
         self.random_state = random_state
         self.verbose = verbose
@@ -207,109 +266,3 @@ class NoisyGDClassifier(CertifyMixin, ClassifierMixin, _BaseNoisyGD):
 
     def _regularization(self, n_samples):
         return 1.0 / (self.C * n_samples)
-
-    def _encode_targets(self, y, *, fit):
-        if fit:
-            check_classification_targets(y)
-            classes = np.unique(y)
-            if len(classes) < 2:
-                raise ValueError(
-                    "This solver needs samples of at least 2 classes in the data, "
-                    f"but the data contains only one class: {classes[0]!r}.")
-        else:
-            classes = self.classes_
-        codes = np.searchsorted(classes, y)
-        codes = np.minimum(codes, len(classes) - 1)
-        unknown = classes[codes] != y
-        if np.any(unknown):
-            i = int(np.flatnonzero(unknown)[0])
-            raise UnlearningError(f"y[{i}]={y[i]!r} is not one of the classes seen "
-                                  f"at fit: {classes.tolist()}.")
-        if len(classes) == 2:
-            return codes.astype(np.float64), 1, "logistic", {"classes_": classes}
-        return (codes.astype(np.float64), len(classes), self.multi_class,
-                {"classes_": classes})
-
-    def _check_new_targets(self, edits):
-        new_targets = (("y_replace", edits.y_replace), ("y_insert", edits.y_insert))
-        for name, values in new_targets:
-            if values is None:
-                continue
-            values = np.asarray(values)
-            known = np.isin(values, self.classes_)
-            if not np.all(known):
-                k = int(np.flatnonzero(~known)[0])
-                raise UnlearningError(
-                    f"{name}[{k}]={values[k]!r} is not one of the classes seen at fit "
-                    f"({self.classes_.tolist()}); the label set is fixed (public).")
-
-    def _set_coefficients(self, W, b):
-        self.coef_ = W
-        self.intercept_ = b * self._intercept_scaling()
-
-    def decision_function(self, X):
-        """Signed distance to the decision boundary (log-odds for binary).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-        """
-        Z = self._margins(X)
-        return Z[:, 0] if Z.shape[1] == 1 else Z
-
-    def predict(self, X):
-        """Predicted class labels.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        scores = self.decision_function(X)
-        idx = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
-        return self.classes_[idx]
-
-    def predict_proba(self, X):
-        """Class probabilities.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            p = expit(scores)
-            return np.column_stack([1.0 - p, p])
-        if self.multi_class == "ovr":
-            p = expit(scores)
-            return p / p.sum(axis=1, keepdims=True)
-        return softmax(scores, axis=1)
-
-    def predict_log_proba(self, X):
-        """Logarithm of the class probabilities (computed stably).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-        """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return np.column_stack([log_expit(-scores), log_expit(scores)])
-        if self.multi_class == "ovr":
-            return np.log(self.predict_proba(X))
-        return log_softmax(scores, axis=1)

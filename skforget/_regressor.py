@@ -4,15 +4,16 @@
 
 from numbers import Integral, Real
 
-import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from skforget._base import _BaseNoisyGD
+from skforget._linear import _PrivateRegressorMixin
 from skforget.certify import MODES, CertifyMixin
 
 
-class NoisyGDRegressor(CertifyMixin, RegressorMixin, _BaseNoisyGD):
+class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
+                       _BaseNoisyGD):
     """Ridge-type regression by noisy gradient descent, with certified deletion.
 
     A drop-in replacement for :class:`~sklearn.linear_model.Ridge` whose
@@ -44,6 +45,13 @@ class NoisyGDRegressor(CertifyMixin, RegressorMixin, _BaseNoisyGD):
         Deletion target at the same ``delta``; None means ``epsilon / 10``.
     max_edit_size : int, default=10
         Largest number of rows one edit request may name.
+    max_sample_weight : float, default=1.0
+        Public bound on ``sample_weight``: larger weights count as the bound.
+        Row weights are divided by it (times the largest class weight), so each
+        record's influence, hence the noise, is that of the unweighted model,
+        and ``C`` / ``alpha`` are scaled to keep their scikit-learn meaning
+        (privacy-accounting.md, Section 4.4). Set it to the largest weight a
+        record can have (2 for a record that counts twice).
     group_size : int, default=1
         Records per privacy unit.
     relation : {"replace", "zero_out"}, default="replace"
@@ -62,9 +70,17 @@ class NoisyGDRegressor(CertifyMixin, RegressorMixin, _BaseNoisyGD):
     intercept_scaling : float, default=1.0
         Feature value of the intercept coordinate.
     learning_rate : float, default=None
-        Step size; None for ``1 / (lambda + beta)``.
+        Step size; None for ``2 / (2 lambda + 1.1 beta)``, the largest the
+        contraction analysis allows with room for batches to grow by 10%.
     max_iter : int, default=None
-        Number of training steps; None for the recipe ``K_A``.
+        Passes over the data (epochs) of ``fit``; None for the accounting's
+        recipe (privacy-accounting.md, Section 8.4). With ``batch_size=None`` a
+        pass is one step.
+    batch_size : int, "auto" or None, default="auto"
+        Rows per mini-batch. "auto" chooses the number of batches from public
+        numbers (full batch for small data or when ``certify_k_max > 0``);
+        None is full-batch noisy gradient descent (privacy-accounting.md,
+        Section 12).
     recipe : {"tight", "cs23"}, default="tight"
         Planning of noise and steps.
     random_state : int, RandomState instance or None, default=None
@@ -86,8 +102,13 @@ class NoisyGDRegressor(CertifyMixin, RegressorMixin, _BaseNoisyGD):
     ----------
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
-    n_iter_ : int
-        Noisy steps run by the last ``fit`` or ``partial_unlearn``.
+    n_iter_ : ndarray of shape (1,)
+        Passes over the data run by ``fit``.
+    n_unlearn_iter_ : int
+        Passes run by the last :meth:`partial_unlearn` (only after an edit).
+    database_version_ : DatabaseVersion or None
+        Version of the :class:`~skforget.Database` the model is current with
+        (None when fitted on plain arrays).
     privacy_guarantee_ : PrivacyGuarantee
         What the current coefficients guarantee, with one certificate per edit.
     certified_radii_ : dict of str to ndarray
@@ -121,24 +142,25 @@ class NoisyGDRegressor(CertifyMixin, RegressorMixin, _BaseNoisyGD):
 
     _parameter_constraints: dict = {
         **_BaseNoisyGD._parameter_constraints,
-        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "certify_k_max": [Interval(Integral, 0, None, closed="left")],
         "certify_modes": [StrOptions(set(MODES)), tuple, list],
     }
-    _y_numeric = True
     _finite_extra = ("alpha",)
 
     def __init__(self, alpha=10.0, *, epsilon=1.0, delta="auto", deletion_epsilon=None,
-                 max_edit_size=10, group_size=1, relation="replace", data_norm=1.0,
+                 max_edit_size=10, max_sample_weight=1.0, group_size=1,
+                 relation="replace", data_norm=1.0,
                  clip_rows=True, clip_norm=1.0, fit_intercept=True,
                  intercept_scaling=1.0, learning_rate=None, max_iter=None,
-                 recipe="tight", random_state=None, verbose=0,
+                 batch_size="auto", recipe="tight", random_state=None, verbose=0,
                  certify_k_max=0, certify_modes=("remove",)):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
         self.deletion_epsilon = deletion_epsilon
         self.max_edit_size = max_edit_size
+        self.max_sample_weight = max_sample_weight
         self.group_size = group_size
         self.relation = relation
         self.data_norm = data_norm
@@ -148,32 +170,9 @@ class NoisyGDRegressor(CertifyMixin, RegressorMixin, _BaseNoisyGD):
         self.intercept_scaling = intercept_scaling
         self.learning_rate = learning_rate
         self.max_iter = max_iter
+        self.batch_size = batch_size
         self.recipe = recipe
         self.random_state = random_state
         self.verbose = verbose
         self.certify_k_max = certify_k_max
         self.certify_modes = certify_modes
-
-    def _regularization(self, n_samples):
-        return self.alpha / n_samples
-
-    def _encode_targets(self, y, *, fit):
-        y = np.asarray(y, dtype=np.float64)
-        return y, 1, "squared", {}
-
-    def _set_coefficients(self, W, b):
-        self.coef_ = W[0].copy()
-        self.intercept_ = float(b[0] * self._intercept_scaling())
-
-    def predict(self, X):
-        """Predicted targets.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        return self._margins(X)[:, 0]

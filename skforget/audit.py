@@ -396,8 +396,8 @@ class AuditResult:
 
     Attributes
     ----------
-    mode : {"deletion", "dp"}
-        What was audited.
+    mode : {"deletion", "dp", "insert"}
+        What was audited ("insert": DP of a record inserted by an edit).
     epsilon_lower : float
         Empirical lower confidence bound on epsilon (see
         :class:`EmpiricalEpsilon`).
@@ -456,8 +456,9 @@ class AuditResult:
         }
 
     def __str__(self):
-        what = ("deletion of the canary" if self.mode == "deletion"
-                else "DP of a present canary")
+        what = {"deletion": "deletion of the canary",
+                "dp": "DP of a present canary",
+                "insert": "DP of a canary inserted by an edit"}[self.mode]
         lo, hi = self.epsilon_interval
         verdict = ("VIOLATION: the empirical bound exceeds the certificate"
                    if self.violated else "consistent with the certificate")
@@ -503,6 +504,14 @@ def _with_row(X, y, x, label):
 def _release(estimator, X, y, mode, seed):
     """One model of one world; returns it and the certified epsilon it carries."""
     model = clone(estimator).set_params(random_state=int(seed))
+    if mode == "insert":
+        # The audited record (last row) arrives through an edit: fit without it,
+        # then insert it; the model's DP figure after the edit covers it.
+        X0, y0 = X[:-1], np.asarray(y)[:-1]
+        model.fit(X0, y0)
+        model.partial_unlearn(EditRequest(X0, y0, X_insert=X[-1:],
+                                          y_insert=np.asarray(y)[-1:]))
+        return model, model.privacy_guarantee_.epsilon
     model.fit(X, y)
     if mode == "deletion":
         # The audited record (canary or stand-in) is always the last row.
@@ -629,7 +638,7 @@ _SHARED_PARAMS = """
     random_state : int or None, default=None
         Seed of the per-model seeds.
     n_jobs : int, default=None
-        Parallel workers (joblib); None for one.
+        Parallel workers (joblib); None for one.{extra}
 
     Returns
     -------
@@ -677,14 +686,17 @@ def audit_deletion(estimator, X, y, *, canary=None, reference="replace",
 
 
 def audit_dp(estimator, X, y, *, canary=None, reference="replace", n_trials=200,
-             statistic="margin", confidence=0.95, random_state=None, n_jobs=None):
+             statistic="margin", confidence=0.95, random_state=None, n_jobs=None,
+             via="fit"):
     """Audit the DP of a present record: canary in the data vs its stand-in.
 
     Both worlds are ``fit`` on ``X`` plus one record (the canary, or the
     stand-in), with no edit; the empirical lower bound is compared with the
     guarantee's ``epsilon`` (privacy-accounting.md, Section 6.1). Next to
     :func:`audit_deletion` it shows how much of the record's trace the
-    unlearning steps remove.
+    unlearning steps remove. With ``via="insert"`` the record arrives through
+    ``partial_unlearn`` instead (``fit`` on ``X``, then an edit inserting it),
+    and the figure compared is the guarantee after that edit.
 
     {params}
     See Also
@@ -704,18 +716,28 @@ def audit_dp(estimator, X, y, *, canary=None, reference="replace", n_trials=200,
     >>> res.mode, res.epsilon_lower <= res.epsilon_certified
     ('dp', True)
     """
-    return _audit(estimator, X, y, mode="dp", canary=canary, reference=reference,
-                  n_trials=n_trials, statistic=statistic, confidence=confidence,
+    if via not in ("fit", "insert"):
+        raise ValueError(f"via must be 'fit' or 'insert', got {via!r}.")
+    return _audit(estimator, X, y, mode="dp" if via == "fit" else "insert",
+                  canary=canary, reference=reference, n_trials=n_trials,
+                  statistic=statistic, confidence=confidence,
                   random_state=random_state, n_jobs=n_jobs)
 
 
-def _fill_doc(func):
+_VIA = """
+    via : {"fit", "insert"}, default="fit"
+        How the audited record enters the model: in the data given to ``fit``,
+        or inserted by a ``partial_unlearn`` after ``fit`` on ``X``."""
+
+
+def _fill_doc(func, extra=""):
     # Both audits take the same parameters; cleandoc makes the indentation of the
     # docstring and of the shared block agree on every Python version.
     if func.__doc__:  # None under python -OO
-        func.__doc__ = inspect.cleandoc(func.__doc__).replace(
-            "{params}", inspect.cleandoc(_SHARED_PARAMS) + "\n")
+        block = inspect.cleandoc(_SHARED_PARAMS.replace("{extra}", extra))
+        func.__doc__ = inspect.cleandoc(func.__doc__).replace("{params}",
+                                                              block + "\n")
 
 
 _fill_doc(audit_deletion)
-_fill_doc(audit_dp)
+_fill_doc(audit_dp, extra=_VIA)

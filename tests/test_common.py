@@ -20,19 +20,40 @@ DP_CONFLICTS = {
         "forces alpha=0.01 on 200 rows; at epsilon=1 the DP noise dominates "
         "(passes at epsilon=1e4)"),
 }
+# Weights cannot equal repeated rows exactly under DP: the noise, the batch
+# count and the normaliser are planned from the number of records, which
+# repeating rows changes, and weights above max_sample_weight count as the
+# bound. tests/test_weights.py checks the equivalence in the non-private limit.
+WEIGHT_CONFLICTS = {
+    f"check_sample_weight_equivalence_on_{kind}_data": (
+        "DP plans noise and batches from the number of records, which repeated "
+        "rows change (equivalence holds in the non-private limit: test_weights)")
+    for kind in ("dense", "sparse")
+}
+# 50 training rows of make_blobs (cluster_std=20) at epsilon=1: the noise
+# dominates; passes at epsilon=1e4 (the instance below) and the threshold
+# behaviour is tested in tests/test_weights.py.
+CLASS_WEIGHT_CONFLICT = {
+    "check_class_weight_classifiers": (
+        "50 training rows at epsilon=1: the DP noise dominates (passes at "
+        "epsilon=1e4)"),
+}
 
 ESTIMATORS = [
     NoisyGDClassifier(),
     NoisyGDClassifier(multi_class="ovr", clip_norm=0.5),
+    NoisyGDClassifier(epsilon=1e4),
     NoisyGDRegressor(),
     NoisyGDRegressor(epsilon=1e4),
 ]
 
 
 def _expected_failures(estimator):
-    if isinstance(estimator, NoisyGDRegressor) and estimator.epsilon < 100:
-        return DP_CONFLICTS
-    return {}
+    failures = dict(WEIGHT_CONFLICTS)
+    if estimator.epsilon < 100:
+        failures.update(DP_CONFLICTS if isinstance(estimator, NoisyGDRegressor)
+                        else CLASS_WEIGHT_CONFLICT)
+    return failures
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures,

@@ -3,6 +3,7 @@
 """Behaviour of NoisyGDClassifier and NoisyGDRegressor."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from skforget import (
     PrivacyLeakWarning,
 )
 from skforget import accounting as acc
+from skforget._rows import rounding_margin
 
 
 @pytest.mark.parametrize("Est,data", [(NoisyGDClassifier, "binary_data"),
@@ -52,7 +54,12 @@ def test_fitted_attributes_binary(binary_data):
     assert isinstance(g, acc.PrivacyGuarantee)
     assert g.epsilon <= 1.0 and g.delta == 1e-5 and g.relation == "replace"
     assert g.normaliser == 300 and g.n_samples == 300
-    assert g.regularization == pytest.approx(1 / (0.1 * 300))
+    # C="auto": the public default of privacy-accounting.md, Section 8.5.
+    rho = acc.epsilon_to_rho(epsilon=1.0, delta=1e-5)
+    assert g.regularization == pytest.approx(acc.default_regularization(
+        sensitivity=2 * 0.5, n_params=9, rho=rho, n_samples=300))
+    assert NoisyGDClassifier(C=0.1, random_state=0).fit(X, y) \
+        .privacy_guarantee_.regularization == pytest.approx(1 / (0.1 * 300))
     assert clf.decision_function(X).shape == (300,)
     proba = clf.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
@@ -73,7 +80,8 @@ def test_fitted_attributes_multiclass(multiclass_data, multi_class):
     np.testing.assert_array_equal(clf.predict(X),
                                   clf.classes_[clf.decision_function(X).argmax(1)])
     assert clf.score(X, y) > 0.6
-    expected_G = (np.sqrt(2) * np.sqrt(2) if multi_class == "multinomial"
+    # intercept_scaling="auto": 0.1 for the softmax (R^2 = 1 + 0.01), 1 otherwise.
+    expected_G = (np.sqrt(2) * np.sqrt(1.01) if multi_class == "multinomial"
                   else np.sqrt(3) * 0.5)
     assert clf.privacy_guarantee_.gradient_bound == pytest.approx(expected_G)
 
@@ -151,19 +159,21 @@ def test_float32_close_to_float64(binary_data):
 def test_no_copy_of_float_c_contiguous_input(binary_data, monkeypatch):
     X, y = binary_data
     seen = []
-    from skforget import _solver
+    from skforget import _kernels
 
-    original = _solver.gradient_sum
+    original = _kernels.run_steps_dense
 
-    def spy(design, *args, **kwargs):
-        seen.append(design.X)
-        return original(design, *args, **kwargs)
+    def spy(X, *args, **kwargs):
+        seen.append(X)
+        return original(X, *args, **kwargs)
 
-    monkeypatch.setattr(_solver, "gradient_sum", spy)
+    monkeypatch.setattr(_kernels, "run_steps_dense", spy)
     for Xin in (X, X.astype(np.float32)):
-        seen.clear()
-        NoisyGDClassifier(random_state=0, max_iter=2).fit(Xin, y)
-        assert seen and all(np.shares_memory(s, Xin) for s in seen)
+        for batch_size in (None, 32):
+            seen.clear()
+            NoisyGDClassifier(random_state=0, max_iter=2,
+                              batch_size=batch_size).fit(Xin, y)
+            assert seen and all(np.shares_memory(s, Xin) for s in seen)
 
 
 def test_rows_over_data_norm_are_projected_or_rejected(binary_data):
@@ -180,11 +190,13 @@ def test_rows_over_data_norm_are_projected_or_rejected(binary_data):
 
 
 def test_prediction_maps_rows_exactly_as_training(binary_data):
-    # fit and decision_function share one row map (row_scale): a row that
+    # fit and decision_function share one row map (skforget._rows): a row that
     # rounding puts a hair over data_norm is projected by both (the bound holds
     # row by row) without clip_rows=False refusing it, and rows far over the
-    # bound are projected at prediction even with clip_rows=False.
+    # bound are projected at prediction even with clip_rows=False. Rows land a
+    # rounding margin inside the ball, so rounding cannot push them out.
     X, y = binary_data
+    inner = 1.0 - rounding_margin(X.shape[1])
     unit = X / np.linalg.norm(X, axis=1, keepdims=True)
     edge = unit * (1.0 + 1e-13)
     a = NoisyGDClassifier(random_state=0, clip_rows=False).fit(edge, y)
@@ -192,12 +204,13 @@ def test_prediction_maps_rows_exactly_as_training(binary_data):
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-11)
     coef, intercept = a.coef_.ravel(), a.intercept_[0]
     norms = np.linalg.norm(edge, axis=1)
-    projected = (edge @ coef) / norms + intercept
+    projected = inner * (edge @ coef) / norms + intercept
     np.testing.assert_allclose(a.decision_function(edge), projected, rtol=1e-14)
     assert not np.allclose(a.decision_function(edge), edge @ coef + intercept,
                            rtol=1e-15, atol=0)
     np.testing.assert_allclose(a.decision_function(5.0 * unit),
-                               unit @ coef + intercept, rtol=1e-12)
+                               inner * (unit @ coef) + intercept, rtol=1e-12,
+                               atol=1e-14)
     with pytest.raises(ValueError, match="Row 0 of X has L2 norm"):
         NoisyGDClassifier(clip_rows=False).fit(unit * (1.0 + 1e-9), y)
 
@@ -328,11 +341,13 @@ def test_max_iter_overrides_the_recipe(binary_data):
 
 def test_guarantee_is_computed_by_the_accountant(binary_data):
     X, y = binary_data
-    clf = NoisyGDClassifier(epsilon=0.5, clip_norm=0.7, random_state=0).fit(X, y)
+    clf = NoisyGDClassifier(C=0.1, epsilon=0.5, clip_norm=0.7, classes=[0, 1],
+                            random_state=0).fit(X, y)
     plan = acc.plan_training(
         loss="logistic", n_samples=300, n_params=9, lam=1 / (0.1 * 300),
         row_norm=np.sqrt(2), clip_norm=0.7, epsilon=0.5, delta=1e-5,
-        deletion_epsilon=0.05, max_edit_size=10)
+        deletion_epsilon=0.05, max_edit_size=10, n_batches="auto",
+        fit_recipe="typical", n_features=8, data_norm=1.0)
     assert clf._plan == plan
     assert clf.privacy_guarantee_ == acc.guarantee_after_fit(
         plan, steps=plan.fit_steps, seeded=True)
@@ -345,12 +360,19 @@ def test_verbose_prints_progress(binary_data, capsys):
     assert "noisy steps" in out and "step" in out
 
 
-def test_very_long_plans_warn(binary_data, monkeypatch):
+def test_long_runs_warn_with_the_expected_time(binary_data, monkeypatch):
+    # The solver times its first block of steps and the estimator warns, at the
+    # caller's line, when the projection is long.
     X, y = binary_data
     from skforget import _base
 
-    # Skip the millions of steps such a plan asks for: only the warning matters.
-    monkeypatch.setattr(_base, "run_noisy_gd", lambda design, W, b, **kw: (W, b))
-    with pytest.warns(UserWarning, match="smaller C"):
-        clf = NoisyGDClassifier(C=1000.0, random_state=0).fit(X, y)
-    assert clf.n_iter_ > _base._LONG_PLAN
+    monkeypatch.setattr(_base, "_LONG_SECONDS", -1.0)
+    with pytest.warns(UserWarning, match=r"take about \d+ s on this machine") as rec:
+        NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=3).fit(X, y)
+    long = [w for w in rec if "on this machine" in str(w.message)]
+    assert len(long) == 1 and long[0].filename == __file__
+    assert "3 passes over the data" in str(long[0].message)
+    monkeypatch.setattr(_base, "_LONG_SECONDS", 1e9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=3).fit(X, y)

@@ -21,8 +21,11 @@ from skforget.datasets import load_dataset
 
 # --- statelessness -------------------------------------------------------------
 
-PUBLIC_FITTED = {"coef_", "intercept_", "n_iter_", "n_features_in_",
-                 "privacy_guarantee_", "_plan"}
+# database_version_: the database's random token and edit count (public, not
+# derived from the rows), None when fitted on plain arrays.
+PUBLIC_FITTED = {"coef_", "intercept_", "n_iter_", "n_unlearn_iter_",
+                 "n_features_in_", "privacy_guarantee_", "database_version_",
+                 "_plan"}
 
 
 def _assert_no_row_in(blob, X):
@@ -49,7 +52,10 @@ def test_pickles_hold_no_training_row(binary_data, dtype):
     private = {k for k in vars(clf) if k.startswith("_")}
     assert private == {"_plan"}
     plan_values = [getattr(clf._plan, f) for f in clf._plan.__dataclass_fields__]
-    assert all(v is None or isinstance(v, (int, float, str)) for v in plan_values)
+    # Plan fields are public scalars or the user's own class weights.
+    assert all(v is None or isinstance(v, (int, float, str))
+               or (isinstance(v, tuple) and all(isinstance(c, float) for c in v))
+               for v in plan_values)
     g = clf.privacy_guarantee_.to_dict()
     flat = [v for v in g.values() if not isinstance(v, list)]
     flat += [v for e in g["edits"] for v in e.values()] + g["references"]
@@ -112,19 +118,17 @@ def test_failure_mid_way_changes_nothing(binary_data, monkeypatch, where):
     X, y = binary_data
     clf = _fitted(binary_data)
     before = pickle.dumps(clf)
-    from skforget import _base
+    from skforget import _base, _kernels, _solver
 
     calls = {"n": 0}
-    real_run = _base.run_noisy_gd
+    real_steps = _kernels.run_steps_dense
 
-    def failing_run(*args, **kwargs):
-        def callback(t, W, b, G, Gb):
-            calls["n"] += 1
-            if t == 2:
-                raise (KeyboardInterrupt if where == "interrupt"
-                       else RuntimeError("boom"))
-        kwargs["callback"] = callback
-        return real_run(*args, **kwargs)
+    def failing_steps(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise (KeyboardInterrupt if where == "interrupt"
+                   else RuntimeError("boom"))
+        return real_steps(*args, **kwargs)
 
     def failing_guarantee(*args, **kwargs):
         raise RuntimeError("accountant failed")
@@ -132,7 +136,9 @@ def test_failure_mid_way_changes_nothing(binary_data, monkeypatch, where):
     if where == "accountant":
         monkeypatch.setattr(_base.accounting, "guarantee_after_edit", failing_guarantee)
     else:
-        monkeypatch.setattr(_base, "run_noisy_gd", failing_run)
+        # One step per call into the kernel, so the failure is mid-segment.
+        monkeypatch.setattr(_solver, "_noise_chunk", lambda n_coords: 1)
+        monkeypatch.setattr(_kernels, "run_steps_dense", failing_steps)
     with pytest.raises((RuntimeError, KeyboardInterrupt)):
         clf.partial_unlearn(EditRequest(X, y, delete=[0]))
     assert pickle.dumps(clf) == before
@@ -148,7 +154,7 @@ def test_fifty_requests_in_a_row(binary_data):
     rng = np.random.default_rng(0)
     clf = NoisyGDClassifier(max_edit_size=3, random_state=1).fit(X, y)
     plan = clf._plan
-    n_steps, accuracy = [clf.n_iter_], []
+    n_steps, accuracy = [plan.fit_steps], []
     for i in range(50):
         n = len(X)
         kind = i % 3
@@ -162,7 +168,8 @@ def test_fifty_requests_in_a_row(binary_data):
             request = EditRequest(X, y, X_insert=X[:1] * 0.9, y_insert=y[:1])
         assert clf.partial_unlearn(request) is clf
         X, y = request.apply()
-        n_steps.append(clf.n_iter_)
+        n_steps.append(clf.n_unlearn_iter_ * plan.n_batches)
+        assert clf.privacy_guarantee_.deletion.steps == n_steps[-1]
         accuracy.append(clf.score(X, y))
         g = clf.privacy_guarantee_
         assert len(g.edits) == i + 1 and g.deletion.index == i + 1
@@ -171,13 +178,23 @@ def test_fifty_requests_in_a_row(binary_data):
         assert g.deletion.epsilon_deletion <= plan.deletion_epsilon + 1e-9
     g = clf.privacy_guarantee_
     assert [e.index for e in g.edits] == list(range(1, 51))
-    assert g.total_steps == sum(n_steps)
+    # The history since the last retraining (an edit served from a fresh start
+    # starts it again; privacy-accounting.md, 12.7).
+    start = max([0] + [i + 1 for i, e in enumerate(g.edits) if e.retrained])
+    assert g.total_steps == sum(n_steps[start:])
     assert [e.n_deleted for e in g.edits[:3]] == [2, 0, 0]
     assert [e.n_replaced for e in g.edits[:3]] == [0, 1, 0]
     assert [e.n_inserted for e in g.edits[:3]] == [0, 0, 1]
-    # The adaptive figure grows with the releases an adaptive requester saw.
-    adaptive = [e.rho_adaptive for e in g.edits]
-    assert all(b > a for a, b in zip(adaptive[:-1], adaptive[1:], strict=True))
+    # The adaptive figure grows with the releases an adaptive requester saw
+    # (compared within one kind of edit: a deleted record is certified against
+    # the null record, a replaced one against its replacement, 4x the Rényi
+    # figure; an insertion removes nothing and certifies nothing).
+    for kind in (0, 1):
+        adaptive = [e.rho_adaptive for e in g.edits[kind::3]]
+        assert all(b > a for a, b in zip(adaptive[:-1], adaptive[1:], strict=True))
+    assert all(e.rho_adaptive == 0 and e.rho_deletion == 0 for e in g.edits[2::3])
+    assert all(r.rho_adaptive > d.rho_adaptive
+               for d, r in zip(g.edits[0::3], g.edits[1::3], strict=False))
     # Single releases fluctuate with the DP noise (n = 300); the stream keeps the
     # accuracy of a fresh private fit (about 0.78 here) on average.
     assert np.mean(accuracy) > 0.7
@@ -356,13 +373,16 @@ def test_accuracy_after_deleting_one_percent_matches_retraining(name, params, se
 
 def test_guarantee_after_unlearning_matches_the_accountant(binary_data):
     X, y = binary_data
-    clf = NoisyGDClassifier(random_state=0).fit(X, y)
+    clf = NoisyGDClassifier(C=0.1, random_state=0).fit(X, y)
     before = clf.privacy_guarantee_
     request = EditRequest(X, y, delete=[1, 2, 3])
     clf.partial_unlearn(request)
     plan = clf._plan
-    steps = acc.plan_unlearning(plan, before, n_samples=297, edit_size=3)
-    assert clf.n_iter_ == steps
+    edit = acc.plan_unlearning(plan, before, n_samples=297, n_deleted=3)
+    steps = edit.steps
+    assert not edit.retrained
+    assert clf.n_unlearn_iter_ == steps // plan.n_batches
+    assert clf.n_iter_.tolist() == [plan.fit_epochs]  # the fit's, unchanged
     assert clf.privacy_guarantee_ == acc.guarantee_after_edit(
         plan, before, steps=steps, n_samples=297, n_deleted=3, n_replaced=0,
         n_inserted=0, seeded=True)

@@ -1,0 +1,486 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What every private linear estimator of skforget shares, whatever its solver.
+
+Rows enter through one door (``_validate_rows``, then the public row map of
+:mod:`skforget._rows`), coefficients are kept in one layout (``_theta``), and
+predictions go through the same row map as training (``_margins``). The
+classification and regression mixins hold the target encoding (the public label
+set) and the prediction methods. Solvers (noisy gradient descent, output
+perturbation) subclass :class:`_BasePrivateLinear` and implement ``fit`` and
+``partial_unlearn``.
+"""
+
+import math
+import warnings
+from contextlib import contextmanager
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit, log_expit, log_softmax, softmax
+from sklearn.base import BaseEstimator
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from skforget import accounting
+from skforget._rows import augmented_norms, canonical_csr, make_design, project_rows
+from skforget._validation import user_stacklevel
+from skforget.exceptions import PrivacyLeakWarning, UnlearningError
+
+
+def check_sample_weight(sample_weight, n):
+    """``sample_weight`` as float64: one finite, nonnegative weight per row
+    (the error names the row)."""
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim != 1 or w.shape[0] != n:
+        raise ValueError(f"sample_weight must be 1-D with one weight per row of X "
+                         f"({n}), got shape {w.shape}.")
+    bad = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"sample_weight[{i}]={float(w[i])!r} is not a finite, "
+                         "nonnegative weight.")
+    if n and not np.any(w > 0):
+        raise ValueError("sample_weight is zero for every row: there is nothing to "
+                         "fit (as in scikit-learn, all-zero weights are refused).")
+    return w
+
+
+@contextmanager
+def _atomic(estimator):
+    """Restore every attribute of ``estimator`` if the block raises.
+
+    Fitted attributes are only ever replaced, never mutated in place, so a
+    shallow snapshot of ``__dict__`` is enough to undo a failed call exactly.
+    """
+    snapshot = dict(estimator.__dict__)
+    try:
+        yield
+    except BaseException:
+        estimator.__dict__.clear()
+        estimator.__dict__.update(snapshot)
+        raise
+
+
+class _BasePrivateLinear(BaseEstimator):
+    """Rows, coefficients and margins of a private linear model.
+
+    Subclasses (through the mixins below) define the targets and the
+    regularisation; solver subclasses define ``fit`` and ``partial_unlearn``.
+    """
+
+    # --- hooks for subclasses ------------------------------------------------
+    def _encode_targets(self, y, *, fit):
+        """Return ``(y_float, n_outputs, loss, new_attributes)``."""
+        raise NotImplementedError
+
+    def _regularization(self, n_samples):
+        """L2 strength ``lambda`` of the per-sample objective."""
+        raise NotImplementedError
+
+    def _set_coefficients(self, W, b):
+        """Store coefficients in the subclass's public layout."""
+        raise NotImplementedError
+
+    def _check_new_targets(self, edits):
+        """Subclass hook: reject new records whose targets the model cannot use."""
+
+    # --- shared helpers --------------------------------------------------------
+    def _intercept_scaling(self, loss=None):
+        """Feature value ``s_b`` of the intercept coordinate (0 without one).
+
+        "auto" is ``0.1 * data_norm`` for the softmax, ``data_norm`` otherwise:
+        the unclipped softmax's sensitivity and smoothness grow with
+        ``R^2 = data_norm^2 + s_b^2`` (the intercept would take half of both at
+        ``s_b = data_norm``), while the clipped losses' sensitivity does not
+        depend on it and imbalanced binary data need a lightly penalised
+        intercept (its penalty is ``lambda / s_b^2``). ``loss`` defaults to the
+        fitted model's.
+        """
+        if not self.fit_intercept:
+            return 0.0
+        s_b = self.intercept_scaling
+        if isinstance(s_b, str) and s_b == "auto":
+            loss = self._plan.loss if loss is None else loss
+            return (0.1 if loss == "multinomial" else 1.0) * float(self.data_norm)
+        return float(s_b)
+
+    def _row_norm_bound(self, loss=None):
+        """Public bound ``R`` on ``||[x, s_b]||`` (privacy-accounting.md, 10.2)."""
+        R = math.hypot(self.data_norm, self._intercept_scaling(loss))
+        if not math.isfinite(R * R):
+            raise ValueError(
+                f"data_norm={self.data_norm!r} and intercept_scaling="
+                f"{self.intercept_scaling!r} give a row-norm bound whose square "
+                "overflows; rescale the rows with a public constant instead.")
+        return R
+
+    def _check_conditioning(self, loss, n_samples, lam=None):
+        """Refuse regularisation so weak next to the curvature that a noisy step
+        cannot contract in float64 (``1 - eta lam`` rounds to 1), naming the
+        parameters at fault."""
+        lam = self._regularization(n_samples) if lam is None else lam
+        beta = accounting.smoothness(loss=loss, row_norm=self._row_norm_bound(loss))
+        kappa = (lam + beta) / lam
+        if not kappa < 1e12:
+            name = self._regularization_name
+            raise ValueError(
+                f"{name}={getattr(self, name)!r} on {n_samples} rows gives lambda="
+                f"{lam:.3g} per sample, while data_norm={self.data_norm!r} gives a "
+                f"curvature bound of {beta:.3g}: the condition number {kappa:.3g} is "
+                "too large for noisy gradient descent to contract in float64. Scale "
+                "the rows to a public data_norm near 1 or regularise more.")
+
+    def _auto_regularization(self):
+        value = getattr(self, self._regularization_name)
+        return isinstance(value, str) and value == "auto"
+
+    def _regularization_for(self, loss, n_samples, n_params, n_outputs, delta):
+        """``lambda`` per sample: from ``C`` / ``alpha`` when given, else the
+        public default of :func:`skforget.accounting.default_regularization`."""
+        value = getattr(self, self._regularization_name)
+        if not (isinstance(value, str) and value == "auto"):
+            return self._regularization(n_samples)
+        G = accounting.gradient_bound(loss=loss, row_norm=self._row_norm_bound(loss),
+                                      clip_norm=self._clip_norm(loss),
+                                      n_classes=max(2, n_outputs))
+        S = accounting.sensitivity(gradient_bound=G, relation=self.relation,
+                                   group_size=self.group_size)
+        rho = accounting.epsilon_to_rho(epsilon=float(self.epsilon), delta=delta)
+        return accounting.default_regularization(
+            sensitivity=S, n_params=n_params, rho=rho, n_samples=n_samples,
+            data_norm=self.data_norm)
+
+    def _class_weights(self, n_classes):
+        """Per-class weights from ``class_weight`` (None: no class weights).
+
+        Classifiers override it; regressors have none.
+        """
+        return None
+
+    def _row_weights(self, y_enc, sample_weight, n_outputs):
+        """Per-row weights in [0, 1] for the kernel, and the public bound ``W``
+        they were divided by (privacy-accounting.md, Section 4.4).
+
+        A row's weight is ``min(sample_weight, max_sample_weight)`` times its
+        class's weight; dividing by ``W = max_sample_weight * max(class weight)``
+        (each factor only when in use) keeps every weight in [0, 1], so the
+        per-record gradient bound, the sensitivity and the smoothness are those
+        of the unweighted model, and the caller divides ``lambda`` by ``W`` so
+        that ``C`` / ``alpha`` keep their scikit-learn meaning
+        (``C sum_i w_i loss_i + ||w||^2 / 2``). Clipping a weight at the public
+        bound is a per-record map, like projecting a row onto ``data_norm``.
+
+        Returns ``(weights or None, W)``.
+        """
+        n = y_enc.shape[0]
+        weights, bound = None, 1.0
+        if sample_weight is not None:
+            bound = float(self.max_sample_weight)
+            weights = np.minimum(check_sample_weight(sample_weight, n), bound)
+        per_class = self._class_weights(max(2, n_outputs))
+        if per_class is not None:
+            factor = per_class[y_enc.astype(np.intp)]
+            weights = factor if weights is None else weights * factor
+            bound *= float(np.max(per_class))
+        if weights is None:
+            return None, 1.0
+        return np.ascontiguousarray(weights / bound, dtype=np.float64), bound
+
+    def _clip_norm(self, loss):
+        """The clipping threshold in force: ``clip_norm``, with "auto" resolved.
+
+        "auto" clips each logistic output at ``0.5 * data_norm`` (the measured
+        sweet spot: an eighth of the noise variance of the natural bound
+        ``sqrt(2) * data_norm`` with the default intercept, for a Huber-like cap
+        on badly fitted records); the softmax is never clipped (None).
+        """
+        L = self.clip_norm
+        if isinstance(L, str) and L == "auto":
+            return None if loss in ("multinomial", "squared") else \
+                0.5 * float(self.data_norm)
+        return L
+
+    def _output_gradient_bound(self, loss):
+        """Per-output bound on the clipped gradient the kernel enforces.
+
+        ``min(L, R)`` for each logistic output (``R`` when ``clip_norm`` is None:
+        the clamp is then inactive for rows within the ball), ``L`` for the
+        squared loss, ``sqrt(2) R`` for the softmax, which is never clamped.
+        """
+        R = self._row_norm_bound(loss)
+        L = self._clip_norm(loss)
+        if loss == "multinomial":
+            return math.sqrt(2.0) * R
+        if loss == "squared":
+            return float(L)
+        return R if L is None else min(float(L), R)
+
+    def _validate_rows(self, X, y="no_validation", *, reset, order="C", **kwargs):
+        """``validate_data`` for rows (and targets, if given), in the layouts the
+        kernel reads: float64 or float32, C-contiguous (unless ``order`` says
+        otherwise) or CSR.
+
+        A CSR matrix is checked for sorted, unique, in-range indices in one pass
+        (SciPy's cached canonical flag is not trusted) and duplicates are summed
+        into a copy: a row holding 0.7 twice in one column is the value 1.4 and
+        must not pass the ``data_norm`` bound with norm 0.99. The caller's matrix
+        is never modified.
+        """
+        rows_only = isinstance(y, str) and y == "no_validation"
+        out = validate_data(self, X, y, reset=reset, accept_sparse="csr",
+                            dtype=[np.float64, np.float32], order=order, **kwargs)
+        X = out if rows_only else out[0]
+        if sp.issparse(X):
+            X = canonical_csr(X)
+        return X if rows_only else (X, out[1])
+
+    def _design(self, X, y, loss, *, where):
+        return make_design(X, y, loss=loss, data_norm=self.data_norm,
+                           intercept_scaling=self._intercept_scaling(loss),
+                           gradient_bound=self._output_gradient_bound(loss),
+                           clip_rows=self.clip_rows, where=where)
+
+    def _theta(self):
+        """Current parameter ``(W, b)`` in the solver's layout."""
+        W = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))
+        s_b = self._intercept_scaling()
+        intercept = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64))
+        b = intercept / s_b if s_b > 0 else np.zeros(W.shape[0])
+        return np.ascontiguousarray(W), b
+
+    # --- prediction ------------------------------------------------------------
+    def _margins(self, X, *, return_norms=False):
+        """``a(x) * (X @ coef.T) + intercept``: rows are mapped onto the
+        ``data_norm`` ball exactly as in training (a public, per-row map, the
+        same row map as ``fit``; at prediction over-norm rows are always
+        projected, never refused).
+
+        With ``return_norms`` also the norms ``||[a(x) x, s_b]||`` of the mapped
+        rows, which prediction certificates multiply their radius by.
+        """
+        check_is_fitted(self)
+        X = self._validate_rows(X, reset=False, order=None)
+        X, scale, norms = project_rows(X, self.data_norm, clip_rows=True)
+        W, b = self._theta()
+        s_b = self._intercept_scaling()
+        Z = safe_sparse_dot(X, W.T.astype(X.dtype, copy=False), dense_output=True)
+        Z = np.asarray(Z, dtype=np.float64) * scale[:, None] + b * s_b
+        bad = np.flatnonzero(~np.all(np.isfinite(Z), axis=1))
+        if bad.size:
+            # float32 rows with entries near its largest value overflow X @ W in
+            # float32; their margins are recomputed in float64 from the mapped
+            # rows (rows with extreme norms were already projected in a copy).
+            rows = X[bad].toarray() if sp.issparse(X) else X[bad]
+            mapped = np.asarray(rows, dtype=np.float64) * scale[bad, None]
+            Z[bad] = mapped @ W.T + b * s_b
+        if not return_norms:
+            return Z
+        return Z, augmented_norms(norms, s_b)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class _PrivateClassifierMixin:
+    """Label encoding with a public label set, and the classifier's predictions.
+
+    The estimator defines ``classes``, ``C``, ``multi_class`` and
+    ``class_weight`` parameters.
+    """
+
+    def _class_weights(self, n_classes):
+        """``class_weight`` as one public weight per class code (None: unset).
+
+        "balanced" is refused: it would read the class counts from the private
+        labels (a rare class's count is itself private) and keep them in the
+        model after its records are deleted.
+        """
+        cw = getattr(self, "class_weight", None)
+        if cw is None:
+            return None
+        if isinstance(cw, str):
+            raise ValueError(
+                "class_weight='balanced' would read the class counts from the "
+                "private labels: a rare class's count is itself private, and the "
+                "weights would keep the influence of deleted records after "
+                "partial_unlearn. Pass public weights instead, e.g. from the "
+                "classes' public frequencies p_c: class_weight={c: 1 / (n_classes "
+                "* p_c)}.")
+        classes = self.classes_ if hasattr(self, "classes_") else None
+        out = np.ones(len(classes) if classes is not None else n_classes)
+        for key, value in cw.items():
+            if classes is None or key not in list(classes):
+                raise ValueError(f"class_weight names {key!r}, which is not one of "
+                                 f"the classes {list(classes)}.")
+            value = float(value)
+            if not (np.isfinite(value) and value > 0):
+                raise ValueError(f"class_weight[{key!r}]={value!r} must be a finite, "
+                                 "positive weight.")
+            out[list(classes).index(key)] = value
+        return out
+
+    _regularization_name = "C"
+    _y_numeric = False
+
+    def _regularization(self, n_samples):
+        return 1.0 / (self.C * n_samples)
+
+    def _label_set(self, y):
+        """``(classes, public)``: the public label set, or the one in ``y``."""
+        if self.classes is None:
+            classes = np.unique(y)
+            if len(classes) < 2:
+                raise ValueError(
+                    "This solver needs samples of at least 2 classes in the data, "
+                    f"but the data contains only one class: {classes[0]!r}.")
+            warnings.warn(
+                "The label set was read from the training labels, so one record "
+                "with a rare label changes the model's shape; the privacy "
+                "guarantee does not cover that. Pass the public label set as "
+                f"classes={classes.tolist()!r} if it is public.",
+                PrivacyLeakWarning, stacklevel=user_stacklevel())
+            return classes, False
+        classes = np.unique(np.asarray(self.classes))
+        if classes.ndim != 1 or len(classes) < 2:
+            raise ValueError("classes must list at least 2 distinct labels, got "
+                             f"{self.classes!r}.")
+        return classes, True
+
+    def _encode_targets(self, y, *, fit):
+        if fit:
+            check_classification_targets(y)
+            classes, public = self._label_set(y)
+            new_attrs = {"classes_": classes, "_label_set_public": public}
+            error = ValueError
+        else:
+            classes, new_attrs, error = self.classes_, {}, UnlearningError
+        codes = np.searchsorted(classes, y)
+        codes = np.minimum(codes, len(classes) - 1)
+        unknown = classes[codes] != y
+        if np.any(unknown):
+            i = int(np.flatnonzero(unknown)[0])
+            seen = "given in classes" if fit else "of the model"
+            raise error(f"y[{i}]={y[i]!r} is not one of the classes {seen}: "
+                        f"{classes.tolist()}.")
+        if len(classes) == 2:
+            return codes.astype(np.float64), 1, "logistic", new_attrs
+        return codes.astype(np.float64), len(classes), self.multi_class, new_attrs
+
+    def _check_new_targets(self, edits):
+        new_targets = (("y_replace", edits.y_replace), ("y_insert", edits.y_insert))
+        for name, values in new_targets:
+            if values is None:
+                continue
+            values = np.asarray(values)
+            known = np.isin(values, self.classes_)
+            if not np.all(known):
+                k = int(np.flatnonzero(~known)[0])
+                raise UnlearningError(
+                    f"{name}[{k}]={values[k]!r} is not one of the classes of the "
+                    f"model ({self.classes_.tolist()}); the label set is fixed at fit.")
+
+    def _set_coefficients(self, W, b):
+        self.coef_ = W
+        self.intercept_ = b * self._intercept_scaling()
+
+    def decision_function(self, X):
+        """Signed distance to the decision boundary (log-odds for binary).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        Z = self._margins(X)
+        return Z[:, 0] if Z.shape[1] == 1 else Z
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        idx = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[idx]
+
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p = expit(scores)
+            return np.column_stack([1.0 - p, p])
+        if self.multi_class == "ovr":
+            p = expit(scores)
+            return p / p.sum(axis=1, keepdims=True)
+        return softmax(scores, axis=1)
+
+    def predict_log_proba(self, X):
+        """Logarithm of the class probabilities (computed stably).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return np.column_stack([log_expit(-scores), log_expit(scores)])
+        if self.multi_class == "ovr":
+            return np.log(self.predict_proba(X))
+        return log_softmax(scores, axis=1)
+
+
+class _PrivateRegressorMixin:
+    """Targets and predictions of the squared-loss models (parameter ``alpha``)."""
+
+    _regularization_name = "alpha"
+    _y_numeric = True
+
+    def _regularization(self, n_samples):
+        return self.alpha / n_samples
+
+    def _encode_targets(self, y, *, fit):
+        y = np.asarray(y, dtype=np.float64)
+        return y, 1, "squared", {}
+
+    def _set_coefficients(self, W, b):
+        self.coef_ = W[0].copy()
+        self.intercept_ = float(b[0] * self._intercept_scaling())
+
+    def predict(self, X):
+        """Predicted targets.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self._margins(X)[:, 0]

@@ -1,0 +1,22 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The README's demo (``python -m skforget demo``) runs and tells the truth."""
+
+import re
+import warnings
+
+from skforget.__main__ import main
+
+
+def test_demo_runs_without_privacy_warnings_and_reports_passes(capsys):
+    with warnings.catch_warnings():
+        # The demo passes the public label set: no PrivacyLeakWarning may fire.
+        warnings.simplefilter("error")
+        assert main(["demo", "--seed", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "DP for every record present" in out
+    unlearn, retrain = map(int, re.search(
+        r"partial_unlearn: (\d+) passes .* retraining from scratch: (\d+) passes",
+        out).groups())
+    assert 0 < unlearn and 0 < retrain
+    assert "label set was read" not in out
