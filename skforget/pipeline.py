@@ -1,0 +1,278 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Pipelines that serve deletion requests on raw records.
+
+A :class:`ForgetPipeline` is a scikit-learn :class:`~sklearn.pipeline.Pipeline`
+whose preprocessing is public (checked when it is fitted) and whose last step
+is a skforget estimator. ``partial_unlearn`` takes a request on the *raw*
+records (a DataFrame, by ID), maps the database and the new records through
+the preprocessing, and lets the estimator unlearn: the user keeps one
+database and builds one request.
+"""
+
+import dataclasses
+from contextlib import contextmanager
+
+from sklearn.base import BaseEstimator
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from skforget._database import _describe, check_version, unwrap_database
+from skforget._edits import EditRequest
+from skforget._public import check_public_preprocessing
+from skforget.exceptions import UnlearningError
+
+__all__ = ["ForgetPipeline", "make_forget_pipeline"]
+
+
+def _final_estimator_has(attr):
+    def check(self):
+        # Raise the final step's own AttributeError when it lacks ``attr``.
+        getattr(self._final_estimator, attr)
+        return True
+
+    return check
+
+
+def _estimators_in(est, seen):
+    """``est`` and every estimator reachable through its parameters."""
+    if id(est) in seen or not isinstance(est, BaseEstimator):
+        return
+    seen[id(est)] = est
+    for value in est.get_params(deep=False).values():
+        if isinstance(value, list | tuple):
+            for item in value:
+                for part in (item if isinstance(item, tuple) else (item,)):
+                    _estimators_in(part, seen)
+        else:
+            _estimators_in(value, seen)
+
+
+@contextmanager
+def _atomic_tree(pipeline):
+    """Restore the pipeline and every step in it if the block raises.
+
+    scikit-learn's ``fit`` replaces fitted attributes rather than mutating
+    them, so shallow snapshots of every estimator's ``__dict__`` undo a
+    failed fit exactly (the same argument as for the estimators).
+    """
+    seen = {}
+    _estimators_in(pipeline, seen)
+    snapshots = [(est, dict(est.__dict__)) for est in seen.values()]
+    try:
+        yield
+    except BaseException:
+        for est, state in snapshots:
+            est.__dict__.clear()
+            est.__dict__.update(state)
+        raise
+
+
+class ForgetPipeline(Pipeline):
+    """A pipeline with public preprocessing that serves edits on raw records.
+
+    A :class:`~sklearn.pipeline.Pipeline` (same parameters, same methods)
+    whose last step is a skforget estimator, with two additions:
+
+    * ``fit`` first checks that every preprocessing step is public (keeps
+      nothing learned from the training rows, see
+      :func:`~skforget.preprocessing.check_public`) and refuses, with
+      :class:`~skforget.exceptions.DataDependentStepError`, a step that
+      learns from them: a scaler fitted on the rows would keep a deleted
+      person's contribution after the model forgot it.
+    * ``partial_unlearn(request)`` takes an :class:`~skforget.EditRequest` on
+      the raw records, maps the database and the new records through the
+      preprocessing, and has the final estimator unlearn. It exists only when
+      the final step has ``partial_unlearn``.
+
+    Fitted on a :class:`~skforget.Database` (``fit(database)``), the pipeline
+    keeps its :class:`~skforget.DatabaseVersion` and refuses requests built on
+    any other database or version. It keeps no training row: the public
+    steps hold only their constants, the estimator only its coefficients.
+
+    Parameters
+    ----------
+    steps : list of (str, estimator) tuples
+        Public transformers, then a skforget estimator.
+    transform_input : list of str, default=None
+        As in :class:`~sklearn.pipeline.Pipeline`.
+    memory : None
+        Must be None: a cache would keep the training rows on disk.
+    verbose : bool, default=False
+        As in :class:`~sklearn.pipeline.Pipeline`.
+
+    Attributes
+    ----------
+    public_preprocessing_ : tuple of (str, str)
+        Each preprocessing step (by path) and why it is public, as shown in
+        ``privacy_guarantee_``.
+    database_version_ : DatabaseVersion or None
+        Version of the database the pipeline serves (None: fitted on plain
+        arrays, only sizes are checked).
+    privacy_guarantee_ : PrivacyGuarantee
+        The final estimator's guarantee, with ``preprocessing`` set to
+        ``public_preprocessing_``.
+
+    See Also
+    --------
+    make_forget_pipeline : Build one from steps, naming them automatically.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.compose import ColumnTransformer
+    >>> from sklearn.preprocessing import OneHotEncoder
+    >>> from skforget import Database, EditRequest, NoisyGDClassifier
+    >>> from skforget.pipeline import ForgetPipeline
+    >>> from skforget.preprocessing import PublicScaler
+    >>> X = pd.DataFrame({"age": [25, 52, 38, 61, 44, 30],
+    ...                   "job": ["a", "b", "a", "b", "b", "a"]},
+    ...                  index=["p1", "p2", "p3", "p4", "p5", "p6"])
+    >>> y = [0, 1, 0, 1, 1, 0]
+    >>> prep = ColumnTransformer(
+    ...     [("job", OneHotEncoder(categories=[["a", "b"]]), ["job"]),
+    ...      ("age", PublicScaler(center=50, scale=50), ["age"])],
+    ...     sparse_threshold=0)
+    >>> clf = NoisyGDClassifier(classes=[0, 1], epsilon=100.0, random_state=0)
+    >>> pipe = ForgetPipeline([("prep", prep), ("clf", clf)])
+    >>> db = Database(X, y)
+    >>> pipe = pipe.fit(db)
+    >>> request = EditRequest(db, delete=["p2"], by="id")
+    >>> pipe = pipe.partial_unlearn(request)
+    >>> db = request.apply()               # the next version, kept by the owner
+    >>> db.ids.tolist()
+    ['p1', 'p3', 'p4', 'p5', 'p6']
+    >>> pipe.privacy_guarantee_.preprocessing[0]
+    ('prep/job', 'OneHotEncoder: categories given as constants')
+    """
+
+    def fit(self, X, y=None, **params):
+        """Check that the preprocessing is public, then fit like a Pipeline.
+
+        Parameters
+        ----------
+        X : DataFrame, array-like or Database
+            Raw training records; a :class:`~skforget.Database` (``y``
+            omitted) also sets ``database_version_``.
+        y : array-like of shape (n_samples,), default=None
+            Targets.
+        **params : dict
+            Passed on as by :meth:`sklearn.pipeline.Pipeline.fit`.
+
+        Returns
+        -------
+        self : ForgetPipeline
+        """
+        public = check_public_preprocessing(self)
+        X, y, version = unwrap_database(X, y)
+        with _atomic_tree(self):
+            super().fit(X, y, **params)
+            self.public_preprocessing_ = public
+            self.database_version_ = version
+        return self
+
+    @property
+    def privacy_guarantee_(self):
+        guarantee = self._final_estimator.privacy_guarantee_
+        check_is_fitted(self, "public_preprocessing_")
+        return dataclasses.replace(guarantee, preprocessing=self.public_preprocessing_)
+
+    def _preprocess(self, X):
+        for _, step in self.steps[:-1]:
+            if step is None or (isinstance(step, str) and step == "passthrough"):
+                continue
+            X = step.transform(X)
+        return X
+
+    def _preprocess_block(self, X, name, ids):
+        """Transform records; a failure names the first row (and ID) at fault."""
+        try:
+            return self._preprocess(X)
+        except Exception as exc:  # noqa: BLE001 - re-raised with the row named
+            error = exc
+        take = (lambda i: X.iloc[[i]]) if hasattr(X, "iloc") else (lambda i: X[[i]])
+        for i in range(X.shape[0]):
+            try:
+                self._preprocess(take(i))
+            except Exception as exc:  # noqa: BLE001
+                who = "" if ids is None else f" (ID {_describe(ids[i])})"
+                raise UnlearningError(f"{name} row {i}{who} cannot be preprocessed: "
+                                      f"{exc}") from exc
+        raise UnlearningError(f"{name} cannot be preprocessed: {error}") from error
+
+    @available_if(_final_estimator_has("partial_unlearn"))
+    def partial_unlearn(self, edits):
+        """Serve an edit request on raw records.
+
+        The database, the replacing and the inserted records are mapped
+        through the (public, fitted) preprocessing; the final estimator then
+        runs its ``partial_unlearn`` on the same positions. If anything fails
+        (a stale request, a record the preprocessing cannot map, the
+        estimator refusing the edit), the pipeline is left exactly as it was.
+
+        Parameters
+        ----------
+        edits : EditRequest
+            A request on the raw records the pipeline was fitted on (or those
+            returned by the previous request's ``apply()``).
+
+        Returns
+        -------
+        self : ForgetPipeline
+        """
+        check_is_fitted(self, "public_preprocessing_")
+        if not isinstance(edits, EditRequest):
+            raise TypeError("edits must be a skforget.EditRequest, got "
+                            f"{type(edits).__name__}.")
+        # Parameters may have been set since fit; the steps must still be public.
+        check_public_preprocessing(self)
+        check_version(edits.version, self.database_version_)
+        ids = edits._ids
+        Xt = self._preprocess_block(edits.X, "X", ids)
+        Xt_replace = Xt_insert = None
+        if edits.n_replaced:
+            Xt_replace = self._preprocess_block(
+                edits.X_replace, "X_replace",
+                None if ids is None else ids[edits.replace])
+        if edits.n_inserted:
+            Xt_insert = self._preprocess_block(edits.X_insert, "X_insert",
+                                               edits._new_ids)
+        inner = EditRequest(Xt, edits.y, delete=edits.delete, replace=edits.replace,
+                            X_replace=Xt_replace, y_replace=edits.y_replace,
+                            X_insert=Xt_insert, y_insert=edits.y_insert)
+        self._final_estimator.partial_unlearn(inner)
+        self.database_version_ = edits.version_after
+        return self
+
+
+def make_forget_pipeline(*steps, memory=None, transform_input=None, verbose=False):
+    """Build a :class:`ForgetPipeline` from steps, naming them automatically.
+
+    The counterpart of :func:`sklearn.pipeline.make_pipeline`.
+
+    Parameters
+    ----------
+    *steps : list of estimators
+        Public transformers, then a skforget estimator.
+    memory : None
+        Must be None (checked at fit).
+    transform_input : list of str, default=None
+    verbose : bool, default=False
+
+    Returns
+    -------
+    pipeline : ForgetPipeline
+
+    Examples
+    --------
+    >>> from sklearn.preprocessing import Normalizer
+    >>> from skforget import NoisyGDClassifier
+    >>> from skforget.pipeline import make_forget_pipeline
+    >>> make_forget_pipeline(Normalizer(), NoisyGDClassifier()).steps[0][0]
+    'normalizer'
+    """
+    plain = make_pipeline(*steps, memory=memory, transform_input=transform_input,
+                          verbose=verbose)
+    return ForgetPipeline(plain.steps, memory=memory, transform_input=transform_input,
+                          verbose=verbose)

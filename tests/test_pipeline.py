@@ -1,0 +1,443 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""ForgetPipeline: public preprocessing only, edits on raw records by ID."""
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.compose import ColumnTransformer, make_column_selector
+from sklearn.frozen import FrozenEstimator
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import FeatureUnion, Pipeline, make_pipeline
+from sklearn.preprocessing import (
+    FunctionTransformer,
+    KBinsDiscretizer,
+    Normalizer,
+    OneHotEncoder,
+    StandardScaler,
+)
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skforget import (
+    Database,
+    DataDependentStepError,
+    EditRequest,
+    NoisyGDClassifier,
+    NoisyGDRegressor,
+    UnlearningError,
+)
+from skforget.pipeline import ForgetPipeline, make_forget_pipeline
+from skforget.preprocessing import PublicScaler, check_public
+
+pd = pytest.importorskip("pandas")
+
+SECTORS = ["private", "public", "self", "without-pay"]
+CENTER, SCALE = [45.0, 40.0], [30.0, 40.0]
+
+
+def _people(n=150, seed=0):
+    """A raw table: one categorical and two numeric columns, indexed by person ID."""
+    rng = np.random.default_rng(seed)
+    sector = rng.choice(SECTORS[:3], size=n).astype(object)
+    sector[7] = "without-pay"                       # the only one in that sector
+    X = pd.DataFrame({"sector": sector,
+                      "age": rng.integers(18, 80, size=n).astype(float),
+                      "hours": rng.integers(5, 80, size=n).astype(float)},
+                     index=pd.Index([f"cust{i:05d}" for i in range(n)], name="id"))
+    score = (X["age"] - 45) / 30 + (X["sector"] == "public") - 0.5
+    y = pd.Series((score + 0.5 * rng.standard_normal(n) > 0).astype(int),
+                  index=X.index, name="label")
+    return X, y
+
+
+def _preprocessing():
+    return ColumnTransformer(
+        [("sector", OneHotEncoder(categories=[SECTORS]), ["sector"]),
+         ("numeric", PublicScaler(center=CENTER, scale=SCALE), ["age", "hours"])],
+        sparse_threshold=0)
+
+
+def _pipeline(estimator):
+    return ForgetPipeline([("prep", _preprocessing()), ("model", estimator)])
+
+
+ESTIMATORS = [NoisyGDClassifier(C=0.3, random_state=7, max_edit_size=5),
+              NoisyGDRegressor(alpha=3.0, random_state=7, max_edit_size=5)]
+
+
+# --- the pipeline equals the estimator on transformed data ----------------------
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=["classifier", "regressor"])
+def test_pipeline_deletes_by_id_and_equals_the_estimator_on_transformed_data(
+        estimator):
+    X, y = _people()
+    db = Database(X, y)
+    pipe = _pipeline(clone(estimator)).fit(db)
+    T = _preprocessing().fit(X)                      # public: same map, fitted apart
+    reference = clone(estimator).fit(T.transform(X), y.to_numpy())
+    np.testing.assert_array_equal(pipe[-1].coef_, reference.coef_)
+
+    new = pd.DataFrame({"sector": ["public"], "age": [33.0], "hours": [38.0]},
+                       index=["cust99999"])
+    request = EditRequest(db, delete=["cust00007", "cust00100"],
+                          replace=["cust00003"],
+                          X_replace=[["self", 70.0, 10.0]], y_replace=[1],
+                          X_insert=new, y_insert=[0], by="id")
+    pipe.partial_unlearn(request)
+    db1 = request.apply()
+    # The IDs survive the edit; the deleted people are gone.
+    expected = [i for i in X.index if i not in ("cust00007", "cust00100")]
+    assert db1.ids.tolist() == expected + ["cust99999"]
+    assert db1.X.loc["cust00003"].tolist() == ["self", 70.0, 10.0]
+    assert db1.y.index.equals(db1.X.index)
+
+    # Same seed: the estimator on the transformed data, edited by position.
+    positions = [X.index.get_loc("cust00007"), X.index.get_loc("cust00100")]
+    transformed_request = EditRequest(
+        T.transform(X), y.to_numpy(), delete=positions,
+        replace=[X.index.get_loc("cust00003")],
+        X_replace=T.transform(request.X_replace), y_replace=[1],
+        X_insert=T.transform(new), y_insert=[0])
+    # Editing then transforming gives the transformed edited database.
+    np.testing.assert_array_equal(transformed_request.apply()[0],
+                                  T.transform(db1.X))
+    np.testing.assert_array_equal(transformed_request.apply()[1], db1.y.to_numpy())
+    reference.partial_unlearn(transformed_request)
+    np.testing.assert_array_equal(pipe[-1].coef_, reference.coef_)
+    np.testing.assert_array_equal(pipe[-1].intercept_, reference.intercept_)
+    np.testing.assert_array_equal(pipe.predict(db1.X),
+                                  reference.predict(T.transform(db1.X)))
+
+    # A second request, by ID on the new version, keeps them equal.
+    request2 = EditRequest(db1, delete=["cust99999"], by="id")
+    pipe.partial_unlearn(request2)
+    reference.partial_unlearn(EditRequest(T.transform(db1.X), db1.y.to_numpy(),
+                                          delete=[len(expected)]))
+    np.testing.assert_array_equal(pipe[-1].coef_, reference.coef_)
+    assert pipe.database_version_ == request2.version_after
+    guarantee = pipe.privacy_guarantee_
+    assert len(guarantee.edits) == 2
+    assert guarantee.edits == reference.privacy_guarantee_.edits
+
+
+def test_deleting_the_only_member_of_a_category_leaves_no_trace_in_preprocessing():
+    X, y = _people()
+    db = Database(X, y)
+    pipe = _pipeline(NoisyGDClassifier(random_state=0)).fit(db)
+    encoder = pipe.named_steps["prep"].named_transformers_["sector"]
+    before = [list(c) for c in encoder.categories_]
+    request = EditRequest(db, delete=["cust00007"], by="id")   # the "without-pay" one
+    pipe.partial_unlearn(request)
+    # The category list is the public constant, not what the rows contained.
+    assert [list(c) for c in encoder.categories_] == before == [SECTORS]
+    assert "without-pay" not in set(request.apply().X["sector"])
+
+
+def test_guarantee_says_which_steps_were_public_and_how():
+    X, y = _people()
+    pipe = _pipeline(NoisyGDClassifier(random_state=0)).fit(X, y)
+    guarantee = pipe.privacy_guarantee_
+    assert guarantee.preprocessing == (
+        ("prep/sector", "OneHotEncoder: categories given as constants"),
+        ("prep/numeric", "PublicScaler: center and scale given as constants"),
+    )
+    assert pipe.public_preprocessing_ == guarantee.preprocessing
+    text = str(guarantee)
+    assert ("Preprocessing inside the guarantee, all public:\n"
+            "  prep/sector: OneHotEncoder: categories given as constants\n"
+            "  prep/numeric: PublicScaler: center and scale given as constants"
+            ) in text
+    assert json.loads(json.dumps(guarantee.to_dict()))["preprocessing"][0] == [
+        "prep/sector", "OneHotEncoder: categories given as constants"]
+    # The bare estimator's guarantee has no preprocessing, and says none.
+    bare = pipe[-1].privacy_guarantee_
+    assert bare.preprocessing == () and "Preprocessing" not in str(bare)
+    assert bare.epsilon == guarantee.epsilon
+
+
+# --- data-fitted preprocessing is refused ---------------------------------------
+
+class _Custom(TransformerMixin, BaseEstimator):
+    def fit(self, X, y=None):
+        self.mean_ = np.mean(X, axis=0)
+        return self
+
+    def transform(self, X):
+        return X - self.mean_
+
+
+class _DeclaredPublic(_Custom):
+    def __init__(self, offset=1.0):
+        self.offset = offset
+
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        return np.asarray(X, dtype=float) - self.offset
+
+    def __skforget_public__(self):
+        return f"offset {self.offset} given as a constant" if self.offset else None
+
+
+class _MyEncoder(OneHotEncoder):
+    pass
+
+
+def _ct(*parts, **kwargs):
+    kwargs.setdefault("sparse_threshold", 0)
+    return ColumnTransformer(list(parts), **kwargs)
+
+
+NUM = ["age", "hours"]
+CAT = ["sector"]
+REFUSED = [
+    (_ct(("sector", OneHotEncoder(categories=[SECTORS]), CAT),
+         ("num", StandardScaler(), NUM)),
+     r"'prep/num' \(StandardScaler\) is not public: it learns the mean and standard "
+     r"deviation.*Instead: skforget.preprocessing.PublicScaler\(center=..., "
+     r"scale=...\)"),
+    (_ct(("sector", OneHotEncoder(), CAT), ("num", PublicScaler(), NUM)),
+     r"'prep/sector' \(OneHotEncoder\) is not public: categories=\"auto\" learns "
+     r"the categories present.*Instead: give the categories as constants"),
+    (_ct(("sector", OneHotEncoder(categories=[SECTORS], min_frequency=2), CAT),
+         ("num", PublicScaler(), NUM)),
+     "min_frequency=2 counts how often each category occurs"),
+    (_ct(("sector", OneHotEncoder(categories=[SECTORS], max_categories=3), CAT),
+         ("num", PublicScaler(), NUM)),
+     "max_categories=3 counts"),
+    (_ct(("sector", OneHotEncoder(categories=[SECTORS]), CAT),
+         ("num", PublicScaler(), NUM), sparse_threshold=0.3),
+     r"'prep' \(ColumnTransformer\) is not public: sparse_threshold=0.3 chooses a "
+     r"sparse or dense output.*Instead: sparse_threshold=0"),
+    (_ct(("sector", OneHotEncoder(categories=[SECTORS]), CAT),
+         ("num", PublicScaler(), lambda X: ["age", "hours"])),
+     "the columns of 'num' are chosen by <lambda>, a function that may read the "
+     "rows"),
+    (_ct(("sector", OneHotEncoder(categories=[SECTORS]), CAT),
+         ("num", make_pipeline(SimpleImputer(), PublicScaler()), NUM)),
+     r"'prep/num/simpleimputer' \(SimpleImputer\) is not public: strategy=\"mean\" "
+     "computes the fill value"),
+    (_ct(("sector", OneHotEncoder(categories=[SECTORS]), CAT),
+         ("num", SimpleImputer(strategy="constant", fill_value=0.0), NUM)),
+     "keep_empty_features=False drops the features that are missing in every row"),
+    (_ct(("sector", OneHotEncoder(categories=[SECTORS]), CAT),
+         remainder=KBinsDiscretizer()),
+     r"'prep/remainder' \(KBinsDiscretizer\) is not public: it learns bin edges"),
+    (_ct(("sector", OneHotEncoder(categories=[SECTORS]), CAT),
+         ("num", FunctionTransformer(np.log1p, np.expm1), NUM)),
+     "with check_inverse=True, fit runs func and inverse_func on the rows"),
+    (_ct(("sector", OneHotEncoder(categories=[SECTORS]), CAT),
+         ("num", _Custom(), NUM)),
+     r"skforget cannot tell whether _Custom learns from the rows.*defining "
+     r"_Custom.__skforget_public__\(self\).*FrozenEstimator"),
+    (_ct(("sector", _MyEncoder(categories=[SECTORS]), CAT)),
+     "skforget cannot tell whether _MyEncoder learns"),
+    (_ct(("num", _DeclaredPublic(offset=0.0), NUM)),
+     r"_DeclaredPublic.__skforget_public__\(\) says this configuration learns from "
+     "the rows"),
+    (_ct(("num", FeatureUnion([("a", PublicScaler()), ("b", StandardScaler())]),
+          NUM)),
+     r"'prep/num/b' \(StandardScaler\)"),
+]
+
+
+@pytest.mark.parametrize("prep,message", REFUSED)
+def test_data_fitted_preprocessing_is_refused_and_nothing_changes(prep, message):
+    X, y = _people()
+    pipe = ForgetPipeline([("prep", prep), ("model", NoisyGDClassifier())])
+    params = pipe.get_params(deep=False)
+    with pytest.raises(DataDependentStepError, match=message):
+        pipe.fit(X, y)
+    assert not hasattr(pipe[-1], "coef_")
+    assert not hasattr(pipe, "public_preprocessing_")
+    assert not hasattr(prep, "transformers_")
+    assert pipe.get_params(deep=False) == params
+
+
+def test_pipeline_memory_is_refused():
+    X, y = _people()
+    pipe = ForgetPipeline([("prep", _preprocessing()), ("model", NoisyGDClassifier())],
+                          memory="/tmp/skforget-cache-should-not-exist")
+    with pytest.raises(DataDependentStepError, match="memory caches the fitted steps"):
+        pipe.fit(X, y)
+    with pytest.raises(DataDependentStepError, match="memory caches"):
+        check_public(make_pipeline(Normalizer(), memory="/tmp/x"))
+
+
+@pytest.mark.parametrize("prep,how", [
+    (_ct(("num", FrozenEstimator(StandardScaler().fit(pd.DataFrame(
+        {"age": [40.0, 50.0], "hours": [40.0, 30.0]}))), NUM)),
+     "FrozenEstimator(StandardScaler): fitted elsewhere and frozen; public if the "
+     "data it was fitted on is public"),
+    (_ct(("num", _DeclaredPublic(offset=2.0), NUM)),
+     "_DeclaredPublic: offset 2.0 given as a constant"),
+    (_ct(("num", make_pipeline(
+        SimpleImputer(strategy="constant", fill_value=0.0, keep_empty_features=True),
+        FunctionTransformer(np.log1p), Normalizer()), make_column_selector(
+        dtype_include=np.number))),
+     "SimpleImputer: constant fill_value=0.0, all features kept"),
+    (_ct(("cat", OneHotEncoder(categories=[SECTORS], drop="first"), CAT),
+         remainder="passthrough"),
+     "OneHotEncoder: categories given as constants, drop='first' of those lists"),
+])
+def test_public_preprocessing_is_accepted_and_described(prep, how):
+    X, y = _people()
+    pipe = ForgetPipeline([("prep", prep),
+                           ("model", NoisyGDClassifier(random_state=0))]).fit(X, y)
+    assert how in dict(pipe.public_preprocessing_).values()
+    request = EditRequest(X, y, delete=["cust00001"], by="id")
+    pipe.partial_unlearn(request)
+    assert len(pipe.privacy_guarantee_.edits) == 1
+
+
+def test_check_public_lists_every_leaf():
+    steps = check_public(make_pipeline(
+        FunctionTransformer(np.log1p), Normalizer(), "passthrough"))
+    assert steps == (
+        ("pipeline/functiontransformer",
+         "FunctionTransformer: stateless function log1p (assumed to map each row on "
+         "its own)"),
+        ("pipeline/normalizer",
+         "Normalizer: stateless (each row divided by its own norm)"),
+        ("pipeline/passthrough", "passthrough (values used as given)"),
+    )
+    with pytest.raises(DataDependentStepError, match="'scaler' .StandardScaler."):
+        check_public(StandardScaler(), name="scaler")
+
+
+def test_steps_set_after_fit_are_checked_again():
+    X, y = _people()
+    pipe = _pipeline(NoisyGDClassifier(random_state=0)).fit(X, y)
+    coef = pipe[-1].coef_.copy()
+    pipe.set_params(prep__numeric=StandardScaler())
+    with pytest.raises(DataDependentStepError, match="prep/numeric"):
+        pipe.partial_unlearn(EditRequest(X, y, delete=[0]))
+    np.testing.assert_array_equal(pipe[-1].coef_, coef)
+
+
+# --- the pipeline API -----------------------------------------------------------
+
+def test_partial_unlearn_exists_only_when_the_final_step_has_it():
+    assert hasattr(_pipeline(NoisyGDClassifier()), "partial_unlearn")
+    plain = ForgetPipeline([("prep", _preprocessing()), ("lr", LogisticRegression())])
+    assert not hasattr(plain, "partial_unlearn")
+    X, y = _people()
+    plain.fit(X, y)
+    assert plain.score(X, y) > 0.5
+    assert not hasattr(plain, "privacy_guarantee_")
+
+
+def test_make_forget_pipeline_names_steps_and_slices_like_pipeline():
+    pipe = make_forget_pipeline(_preprocessing(), NoisyGDClassifier())
+    assert isinstance(pipe, ForgetPipeline) and isinstance(pipe, Pipeline)
+    assert [name for name, _ in pipe.steps] == ["columntransformer",
+                                                "noisygdclassifier"]
+    assert isinstance(pipe[:1], ForgetPipeline)
+    assert clone(pipe).get_params()["memory"] is None
+
+
+def test_stale_request_is_refused_by_the_pipeline_whatever_its_size():
+    X, y = _people()
+    db0 = Database(X, y)
+    pipe = _pipeline(NoisyGDClassifier(random_state=0)).fit(db0)
+    first = EditRequest(db0, delete=["cust00002"], X_insert=X.iloc[[3]].set_axis(
+        ["cust77777"]), y_insert=[1], by="id")
+    pipe.partial_unlearn(first)
+    coef, version = pipe[-1].coef_.copy(), pipe.database_version_
+    for stale in (EditRequest(db0, delete=["cust00005"], by="id"),
+                  EditRequest(first.apply().X, first.apply().y, delete=[4])):
+        with pytest.raises(UnlearningError, match="stale|plain arrays"):
+            pipe.partial_unlearn(stale)
+        np.testing.assert_array_equal(pipe[-1].coef_, coef)
+        assert pipe.database_version_ == version
+
+
+def test_record_the_preprocessing_cannot_map_is_named_and_nothing_changes():
+    X, y = _people()
+    db = Database(X, y)
+    pipe = _pipeline(NoisyGDClassifier(random_state=0)).fit(db)
+    coef = pipe[-1].coef_.copy()
+    new = pd.DataFrame({"sector": ["public", "astronaut"], "age": [30.0, 40.0],
+                        "hours": [20.0, 30.0]}, index=["new1", "new2"])
+    request = EditRequest(db, X_insert=new, y_insert=[0, 1], by="id")
+    with pytest.raises(UnlearningError, match=r"X_insert row 1 \(ID 'new2'\) cannot "
+                                              "be preprocessed: .*astronaut"):
+        pipe.partial_unlearn(request)
+    np.testing.assert_array_equal(pipe[-1].coef_, coef)
+    assert pipe.database_version_ == db.version
+    # A row the preprocessing maps to NaN is named by the estimator's check.
+    nan_row = pd.DataFrame({"sector": ["self"], "age": [np.nan], "hours": [1.0]},
+                           index=["new3"])
+    with pytest.raises(UnlearningError, match="X_insert row 0 contains NaN"):
+        pipe.partial_unlearn(EditRequest(db, X_insert=nan_row, y_insert=[0]))
+    np.testing.assert_array_equal(pipe[-1].coef_, coef)
+
+
+def test_failed_fit_leaves_a_fitted_pipeline_as_it_was():
+    X, y = _people()
+    pipe = _pipeline(NoisyGDClassifier(random_state=0)).fit(X, y)
+    prep = pipe.named_steps["prep"]
+    fitted = prep.transformers_
+    coef, public = pipe[-1].coef_.copy(), pipe.public_preprocessing_
+    X_bad = X.rename(columns={"hours": "weekly_hours"})
+    with pytest.raises(ValueError):
+        pipe.fit(X_bad, np.full(len(X), np.nan))
+    assert pipe.named_steps["prep"].transformers_ is fitted
+    assert list(pipe.named_steps["prep"].feature_names_in_) == list(X.columns)
+    np.testing.assert_array_equal(pipe[-1].coef_, coef)
+    assert pipe.public_preprocessing_ == public
+
+
+def test_pickled_pipeline_holds_no_training_row_and_no_id():
+    X, y = _people()
+    X["age"] += 0.123456789                   # values that cannot appear by chance
+    db = Database(X, y)
+    pipe = _pipeline(NoisyGDClassifier(random_state=0)).fit(db)
+    request = EditRequest(db, delete=["cust00011"], by="id")
+    pipe.partial_unlearn(request)
+    blob = pickle.dumps(pipe)
+    for value in X["age"]:
+        assert np.float64(value).tobytes() not in blob
+    for person in X.index[:50]:
+        assert person.encode() not in blob
+    assert pickle.loads(blob).predict(X.iloc[:5]).shape == (5,)
+
+
+# --- PublicScaler ---------------------------------------------------------------
+
+@parametrize_with_checks([PublicScaler(), PublicScaler(center=0.5, scale=2.0)])
+def test_public_scaler_is_a_scikit_learn_transformer(estimator, check):
+    check(estimator)
+
+
+def test_public_scaler_maps_with_the_constants_only():
+    X = np.array([[10.0, 1.0], [30.0, 3.0]])
+    scaler = PublicScaler(center=[20.0, 0.0], scale=[10.0, 2.0]).fit(X)
+    np.testing.assert_allclose(scaler.transform(X), [[-1.0, 0.5], [1.0, 1.5]])
+    np.testing.assert_allclose(scaler.inverse_transform(scaler.transform(X)), X)
+    # Fitting on other rows gives the same map: nothing is learned from them.
+    other = PublicScaler(center=[20.0, 0.0], scale=[10.0, 2.0]).fit(X[::-1] * 7)
+    np.testing.assert_array_equal(other.transform(X), scaler.transform(X))
+    import scipy.sparse as sp
+
+    sparse = PublicScaler(scale=[10.0, 2.0]).fit(sp.csr_matrix(X))
+    np.testing.assert_allclose(sparse.transform(sp.csr_matrix(X)).toarray(),
+                               X / [10.0, 2.0])
+
+
+@pytest.mark.parametrize("params,message", [
+    (dict(scale=[1.0, 0.0]), r"scale\[1\]=0.0 must be positive and finite"),
+    (dict(scale=-2.0), "scale=-2.0 must be positive and finite"),
+    (dict(center=[1.0, np.inf]), r"center\[1\]=inf must be finite"),
+    (dict(center=[1.0, 2.0, 3.0]), "center has 3 entries but X has 2 features"),
+])
+def test_public_scaler_errors_name_the_parameter(params, message):
+    scaler = PublicScaler(**params)
+    with pytest.raises(ValueError, match=message):
+        scaler.fit(np.ones((3, 2)))
+    assert not hasattr(scaler, "scale_")
