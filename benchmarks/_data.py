@@ -21,7 +21,8 @@ from sklearn.utils import Bunch
 
 from skforget.datasets import load_dataset, public_scaling
 
-CLASSIFICATION = ("breast_cancer", "digits", "mnist5000", "adult", "synthetic")
+CLASSIFICATION = ("breast_cancer", "digits", "mnist5000", "adult", "synthetic",
+                  "planted1m")
 
 
 class MissingDataset(RuntimeError):
@@ -135,6 +136,23 @@ def make_synthetic(n_samples=200_000, n_features=100, *, task="classification",
                          "sphere (a per-row map)")
 
 
+def make_planted(n_samples=1_000_000, n_features=100, *, flip=0.1, random_state=0):
+    """The fast-training target problem (issue 12): rows uniform on the unit
+    sphere, labels from a planted unit-norm linear model with ``flip`` of them
+    flipped (Bayes accuracy ``1 - flip``). Split 80/20 by :func:`split`."""
+    rng = np.random.default_rng(random_state)
+    X = rng.standard_normal((n_samples, n_features))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    w = rng.standard_normal(n_features)
+    w /= np.linalg.norm(w)
+    y = (X @ w > 0).astype(int)
+    flipped = rng.random(n_samples) < flip
+    y[flipped] = 1 - y[flipped]
+    return _bunch(X, y, "planted1m", source="make_planted",
+                  public="none estimated: Gaussian rows projected on the unit "
+                         "sphere (a per-row map)")
+
+
 def load(name, *, max_samples=None, random_state=0):
     """Load a benchmark dataset by name, optionally subsampled (stratified)."""
     if name in ("breast_cancer", "digits"):
@@ -149,6 +167,9 @@ def load(name, *, max_samples=None, random_state=0):
         task = "classification" if name == "synthetic" else "regression"
         n = 200_000 if max_samples is None else max_samples
         return make_synthetic(n, task=task, random_state=random_state)
+    elif name == "planted1m":
+        n = 1_000_000 if max_samples is None else max_samples
+        return make_planted(n, random_state=random_state)
     else:
         raise ValueError(f"unknown dataset {name!r}")
     if max_samples is not None and data.n_samples > max_samples:
@@ -160,8 +181,11 @@ def load(name, *, max_samples=None, random_state=0):
     return data
 
 
-def split(data, *, test_size=0.25, random_state=0):
-    """Stratified train/test split (a plain one for regression)."""
+def split(data, *, test_size=None, random_state=0):
+    """Stratified train/test split (a plain one for regression): 75/25, or
+    80/20 for the planted problem (its specification)."""
+    if test_size is None:
+        test_size = 0.2 if data.name == "planted1m" else 0.25
     stratify = data.y if data.task == "classification" else None
     return train_test_split(data.X, data.y, test_size=test_size,
                             random_state=random_state, stratify=stratify)

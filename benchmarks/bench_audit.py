@@ -19,6 +19,12 @@ apart, giving an empirical lower confidence bound on epsilon:
 The canary points along the direction in which the data vary least, with the
 minority label, and has norm ``data_norm``: there the model forgets only
 through regularisation and noise (see :func:`skforget.audit.make_canary`).
+
+* **hostile canary**: the attack that broke an earlier build (a finite row of
+  1e200 whose squared norm overflowed and skipped clipping; 300 models per
+  world separated the worlds perfectly, empirical epsilon >= 3.52 against a
+  certified 0.99), against the default regressor and a one-vs-rest classifier
+  with ``clip_norm=0.1``, the record present at ``fit`` or inserted by an edit.
 """
 
 import sys
@@ -29,8 +35,9 @@ import numpy as np
 from _common import Section, md_table, pyplot, save_figure, scenario_main
 from bench_fit import CLASSIFIER_PARAMS
 
-from skforget import NoisyGDClassifier
+from skforget import NoisyGDClassifier, NoisyGDRegressor
 from skforget.audit import (
+    Canary,
     _epsilon_from_rates,
     audit_deletion,
     audit_dp,
@@ -39,6 +46,7 @@ from skforget.audit import (
 from skforget.exceptions import PrivacyLeakWarning
 
 DATASET = "breast_cancer"
+MODE_NAMES = {"dp": "DP", "deletion": "deletion", "insert": "DP after insert"}
 CONFIDENCE = 0.95
 
 
@@ -63,6 +71,24 @@ def audit_ceiling(n_eval, delta, confidence=CONFIDENCE):
     return float(_epsilon_from_rates(hi, hi, delta))
 
 
+def hostile_data():
+    """Small public-scale data and the hostile canaries of the attack."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (200, 2))
+    X /= 1.5 * np.linalg.norm(X, axis=1, keepdims=True)
+    y_reg = X @ np.array([0.5, -0.3]) + 0.05 * rng.standard_normal(200)
+    y_clf = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.2)
+    huge = np.array([1e200, 0.0])
+    benign = np.array([0.5, 0.0])
+    return [
+        ("regressor, row [1e200, 0], target 1e6", NoisyGDRegressor, {},
+         X, y_reg, Canary(x=huge, y=1e6, x_reference=benign, y_reference=0.0)),
+        ("one-vs-rest clip_norm=0.1, row [1e200, 0]", NoisyGDClassifier,
+         {"multi_class": "ovr", "clip_norm": 0.1, "classes": [0, 1, 2]},
+         X, y_clf, Canary(x=huge, y=2, x_reference=benign, y_reference=0)),
+    ]
+
+
 def run(*, smoke=False, out_dir=None, log=print):
     data = _data.load(DATASET)
     X, y = data.X, data.y
@@ -78,14 +104,26 @@ def run(*, smoke=False, out_dir=None, log=print):
     configs.append(("control: unlearner that does not forget (deletion_epsilon="
                     "0.1)", "deletion", epsilons[-1], LazyUnlearner,
                     {"deletion_epsilon": 0.1}))
+    configs = [(label, mode, eps, cls, extra, X, y, None)
+               for label, mode, eps, cls, extra in configs]
+    # The hostile-input attack: 300 models per world, as in the review.
+    for label, cls, extra, Xh, yh, canary in hostile_data():
+        for via in ("fit", "insert"):
+            configs.append((f"hostile canary ({via}): {label}", f"dp-{via}", 1.0,
+                            cls, extra, Xh, yh, canary))
     results, rows = [], []
-    for label, mode, eps, cls, extra in configs:
-        est = cls(epsilon=eps, **params, **extra)
-        audit = audit_dp if mode == "dp" else audit_deletion
+    for label, mode, eps, cls, extra, Xa, ya, canary in configs:
+        est = cls(epsilon=eps, **(params if canary is None else {}), **extra)
+        kw = dict(n_trials=n_trials if canary is None else (60 if smoke else 300),
+                  confidence=CONFIDENCE, random_state=0, n_jobs=2)
+        if canary is not None:
+            audit = audit_dp
+            kw.update(canary=canary, via=mode.split("-")[1])
+        else:
+            audit = audit_dp if mode == "dp" else audit_deletion
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", PrivacyLeakWarning)
-            res = audit(est, X, y, n_trials=n_trials, confidence=CONFIDENCE,
-                        random_state=0, n_jobs=2)
+            res = audit(est, Xa, ya, **kw)
         flagged = any(issubclass(w.category, PrivacyLeakWarning) for w in caught)
         rec = {"label": label, "epsilon_target": eps, "estimator": cls.__name__,
                **res.to_dict(), "warning_issued": flagged,
@@ -102,7 +140,7 @@ def run(*, smoke=False, out_dir=None, log=print):
         log(f"  audit {label} eps={eps:g}: empirical >= {res.epsilon_lower:.3g}, "
             f"certified {res.epsilon_certified:.3g}"
             + (" VIOLATION" if res.violated else ""))
-    genuine = [r for r in results if r["estimator"] == "NoisyGDClassifier"]
+    genuine = [r for r in results if r["estimator"] != LazyUnlearner.__name__]
     bug = [r for r in genuine if r["violated"]]
     ceiling = results[0]["ceiling"]
     md = [
@@ -117,6 +155,12 @@ def run(*, smoke=False, out_dir=None, log=print):
         md_table(["audited", "epsilon (target)", "certified epsilon",
                   "empirical epsilon >=", "estimate", "interval", "FPR", "FNR",
                   "verdict"], rows),
+        "",
+        "The hostile-canary rows audit the attack that broke an earlier build: "
+        "200 synthetic rows in 2-D with public scaling, the canary a finite row "
+        "[1e200, 0] (its squared norm overflows float64), 300 models per world "
+        "(60 in the smoke run). On that build the regressor row read empirical "
+        "epsilon >= 3.52 against a certified 0.99.",
         "",
         f"With {results[0]['n_trials'] // 2} evaluation models per world, no audit "
         f"of this size can show more than epsilon ~ {ceiling:.2g} even with zero "
@@ -136,14 +180,13 @@ def run(*, smoke=False, out_dir=None, log=print):
     plt = pyplot()
     if plt is not None and out_dir is not None:
         fig, ax = plt.subplots(figsize=(6.5, 3.8))
-        for mode, marker in (("dp", "o"), ("deletion", "s")):
+        for mode, marker in (("dp", "o"), ("deletion", "s"), ("insert", "^")):
             pts = [r for r in genuine if r["mode"] == mode]
             ax.errorbar([r["epsilon_certified"] for r in pts],
                         [r["epsilon_lower"] for r in pts],
                         marker=marker, ls="none",
-                        label=f"{'DP' if mode == 'dp' else 'deletion'}: "
-                              "empirical lower bound")
-        ctrl = [r for r in results if r["estimator"] != "NoisyGDClassifier"]
+                        label=f"{MODE_NAMES[mode]}: empirical lower bound")
+        ctrl = [r for r in results if r["estimator"] == LazyUnlearner.__name__]
         ax.plot([r["epsilon_certified"] for r in ctrl],
                 [r["epsilon_lower"] for r in ctrl], "rx", ms=9,
                 label="control (broken unlearner)")
