@@ -25,6 +25,7 @@ version = release = skforget.__version__
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "numpydoc",
@@ -54,11 +55,61 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
 
+# --- links to scikit-learn, NumPy, SciPy, pandas and Python ---------------------
+INTERSPHINX = {
+    "python": "https://docs.python.org/3/",
+    "sklearn": "https://scikit-learn.org/stable/",
+    "numpy": "https://numpy.org/doc/stable/",
+    "scipy": "https://docs.scipy.org/doc/scipy/",
+    "pandas": "https://pandas.pydata.org/docs/",
+}
+
+
+def _reachable(url, timeout=3.0):
+    """Whether the documentation host answers (CI builds have no network)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        socket.create_connection((urlsplit(url).hostname, 443), timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+def _intersphinx_mapping():
+    """Inventories to link against: online, or cached by an earlier build.
+
+    Offline, a project whose inventory is neither reachable nor cached is left
+    out, with a note, instead of failing the warnings-as-errors build: its
+    names are then shown as code without a link.
+    """
+    cache = HERE / "_build" / "doctrees" / "__intersphinx_cache__"
+    mapping, missing = {}, []
+    for name, url in INTERSPHINX.items():
+        if (cache / f"{name}_objects.inv").is_file() or _reachable(url):
+            mapping[name] = (url, None)
+        else:
+            missing.append(name)
+    if missing:
+        print(f"intersphinx: {', '.join(missing)} unreachable and not cached; "
+              "their names are not linked in this build.")
+    return mapping
+
+
+intersphinx_mapping = _intersphinx_mapping()
+intersphinx_timeout = 10
+
 # --- HTML ----------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"skforget {version}"
-html_static_path = []
+html_static_path = ["_static"]
+# Long code lines scroll inside their block, long names wrap in the right-hand
+# column, instead of running past the page.
+html_css_files = ["skforget.css"]
 html_show_sourcelink = False
+# "certify()" rather than "NoisyGDClassifier.certify()" in the page contents.
+toc_object_entries_show_parents = "hide"
 html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
@@ -78,7 +129,6 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "doc_module": ("skforget",),
     "backreferences_dir": "generated/backreferences",
-    "reference_url": {"skforget": None},
     "show_memory": False,
     "min_reported_time": 1,
     # A failing example fails the build: the gallery is the docs' smoke test.

@@ -37,7 +37,8 @@ X, X_test, y, y_test = train_test_split(
 model = NoisyGDClassifier(C=0.1, clip_norm=0.5, epsilon=1.0, max_edit_size=20,
                           random_state=0, certify_k_max=20)
 model.fit(X, y)
-print(f"test accuracy {model.score(X_test, y_test):.3f}, {model.n_iter_} steps")
+print(f"test accuracy {model.score(X_test, y_test):.3f}, "
+      f"{model.n_iter_[0]} passes over the data")
 for k in (1, 5, 20):
     mask = model.certify(X_test, k)
     print(f"k={k:2d}: radius {model.certified_radius(k):.3f}, "
@@ -85,7 +86,7 @@ request = EditRequest(X, y, delete=np.arange(20))
 model.partial_unlearn(request)
 X, y = request.apply()
 print(f"certified against deleting 20 records before the edit: {before:.1%}")
-print(f"after {model.n_iter_} unlearning steps, identical to the model that "
+print(f"after {model.n_unlearn_iter_} unlearning passes, identical to the model that "
       f"never saw them: {model.certify(X_test, 0).mean():.1%} "
       f"(radius {model.certified_radius(0):.3f})")
 

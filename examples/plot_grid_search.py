@@ -148,7 +148,7 @@ for bar, eps, note in zip(bars, spent, notes, strict=True):
     ax2.annotate(f"epsilon {eps:.2g}{note}",
                  (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                  ha="center", va="bottom")
-ax2.set_ylim(0.5, 1.1)
+ax2.set_ylim(0, 1.2)
 ax2.set_ylabel("test accuracy")
 fig.tight_layout()
 plt.show()

@@ -170,16 +170,21 @@ ax.axhline(bound_fixed, color="C2", ls="--",
 ax.axhline(bound_adaptive, color="C1", ls="-",
            label=f"bound, adaptive (epsilon {cert.epsilon_adaptive:.2f})")
 ax.axhline(0, color="grey", lw=0.5)
-ax.set_ylabel("adversary's advantage\nafter the deletion")
+ax.set_xlabel("who sent the edit before the deletion")
+ax.set_ylabel("adversary's advantage\n(TPR - FPR) after the deletion")
 ax.set_title("Noisy GD deletion, epsilon = 2")
+# The axis goes below 0 on purpose: a measured advantage can come out
+# negative by sampling error, and its error bar must show.
 ax.set_ylim(-0.1, 1.4 * bound_adaptive)
 ax.legend(loc="upper left")
 fig.tight_layout()
 plt.show()
 
 # %%
-# The blind requester leaves nothing to find: its advantage is zero up to
-# sampling error, within the non-adaptive certificate. The adaptive requester
+# The bars start at 0; the axis extends below it because a measured
+# advantage (TPR - FPR over a thousand trials) can be negative by sampling
+# error. The blind requester leaves nothing to find: its advantage is zero up
+# to that error, within the non-adaptive certificate. The adaptive requester
 # carries over what the first model revealed, so its advantage is clearly
 # *above* the non-adaptive figure, which was never meant to cover it, and
 # below the adaptive one. Unlike the median, what can be copied is limited by

@@ -5,6 +5,7 @@
 ORDER = [
     "plot_quick_start.py",
     "plot_gdpr_stream.py",
+    "plot_adult_pipeline.py",
     "plot_privacy_utility.py",
     "plot_grid_search.py",
     "plot_certificates.py",
