@@ -927,7 +927,8 @@ def _rho_present(plan, chain, c_bar):
     return rho, max(r_inf, rho)
 
 
-def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True):
+def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True,
+                        target_scale_public=True):
     """Guarantee of the model released by ``fit`` after ``steps`` steps.
 
     Every record present: ``R_q <= q rho`` at every order, with ``rho`` from
@@ -943,6 +944,9 @@ def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True):
         Whether the noise came from an integer seed.
     label_set_public : bool, default=True
         False when the label set was read from the training labels.
+    target_scale_public : bool, default=True
+        False when no public target scale was given and the targets were read
+        to decide whether to warn about their scale.
 
     Returns
     -------
@@ -968,6 +972,7 @@ def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True):
         normaliser=plan.normaliser, contraction=plan.contraction, fit_steps=T,
         total_steps=T, n_samples=plan.normaliser, edits=(), seeded=bool(seeded),
         recipe=plan.recipe, label_set_public=bool(label_set_public),
+        target_scale_public=bool(target_scale_public),
         n_batches=E, fit_data_weight=plan.fit_data_weight,
         noise_factor=plan.noise_factor,
     )
