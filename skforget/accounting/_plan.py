@@ -813,13 +813,19 @@ def _retrain_plan(plan, previous, n, E, weight):
             "held, and even a short fresh run on it would exceed epsilon="
             f"{plan.epsilon:g} (privacy-accounting.md, Section 12.7). Fit a new "
             "model on the edited data.")
-    while hi - low > 1:
-        mid = (low + hi) // 2
-        if within(mid):
-            low = mid
+    return run(_last_true(within, low, hi))
+
+
+def _last_true(pred, lo, hi):
+    """Largest ``m`` in ``[lo, hi)`` with ``pred(m)`` for a predicate that is
+    true at ``lo``, false at ``hi`` and monotone in between (bisection)."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if pred(mid):
+            lo = mid
         else:
             hi = mid
-    return run(low)
+    return lo
 
 
 def _edit_contraction(plan, previous, data_weight, retrained, n_batches):
@@ -895,13 +901,7 @@ def _cyclic_unlearn_epochs(plan, previous, E, weight, removed, n_replaced):
         if hi >= limit:
             raise _NoContinuation
         hi = min(hi * 2, limit)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return _last_true(lambda m: not ok(m), lo, hi) + 1
 
 
 def _dp_fields(plan, rho, rho_inf_value):
