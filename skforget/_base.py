@@ -61,7 +61,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
                            weight=weight,
                            fit_intercept=self.fit_intercept, verbose=self.verbose,
                            callback=None if tracker is None else tracker.step,
-                           label=label, on_projection=self._warn_if_long)
+                           label=label, on_projection=self._warn_if_long,
+                           n_jobs=self.n_jobs)
         return W, b, ({} if tracker is None else tracker.finish())
 
     @staticmethod
@@ -198,7 +199,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
         run_segment(design, np.zeros((n_outputs, X.shape[1])), np.zeros(n_outputs),
                     segment=one_pass, lam=plan.lam, sigma=plan.sigma,
                     normaliser=plan.normaliser, rng=np.random.default_rng(0),
-                    fit_intercept=self.fit_intercept)
+                    fit_intercept=self.fit_intercept, n_jobs=self.n_jobs)
         per_pass = time.perf_counter() - start
         return FitPlan(
             n_samples=X.shape[0], n_features=X.shape[1], n_batches=plan.n_batches,
