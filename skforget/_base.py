@@ -85,7 +85,10 @@ class _BaseNoisyGD(_BasePrivateLinear):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features) or Database
             Training rows. Rows whose norm exceeds ``data_norm`` are projected
-            onto that ball (or rejected with ``clip_rows=False``). A
+            onto that ball (or rejected with ``clip_rows=False``). C-contiguous
+            float64 or float32 rows (a :class:`numpy.memmap` included, for data
+            larger than memory) and canonical CSR are read in place, never
+            copied. A
             :class:`~skforget.Database` (``y`` omitted) also sets
             ``database_version_``: ``partial_unlearn`` then refuses requests
             built on any other database or version.
