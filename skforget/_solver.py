@@ -4,10 +4,14 @@
 
 The solver owns the randomness: the batch order, the initial draw and every
 noise vector come from one numpy Generator per segment, with shapes that depend
-only on public numbers, never on the data. It hands the Cython kernel a block
-of steps at a time (the kernel runs them without the GIL and without returning
-to Python) and returns arrays; the estimators own validation and fitted
-attributes.
+only on public numbers, never on the data. It does not care where the rows
+live: it asks a *row source* (the in-memory :class:`skforget._rows.Design`, or
+another object with the same calls) for ``n_samples`` and ``loss``, for the
+clipped gradient sum (``gradient_sum``) and to run a block of noisy steps
+(``run_steps``, handed the step sizes, the standard normals and the public
+batch layout); the in-memory source runs the block in the Cython kernel
+without the GIL and without returning to Python. It returns arrays; the
+estimators own validation and fitted attributes.
 """
 
 import math
@@ -15,7 +19,6 @@ import time
 
 import joblib
 import numpy as np
-import scipy.sparse as sp
 
 from skforget import _kernels
 from skforget.accounting import Segment, step_sizes
@@ -28,15 +31,6 @@ LOSS_CODES = {
 }
 
 
-#: Fewest rows a thread is given within one batch. A batch of ``m`` rows is
-#: summed by ``min(n_jobs, m // MIN_ROWS_PER_THREAD)`` threads (at least one):
-#: each step pays a few microseconds to start and join its threads, and much
-#: more when the cores are shared, while 8192 rows of 50 features take about half
-#: a millisecond on one core. A public rule: the split depends on the batch
-#: bounds and ``n_jobs`` only.
-MIN_ROWS_PER_THREAD = 8192
-
-
 def effective_n_jobs(n_jobs):
     """Threads that ``n_jobs`` asks for (None is 1, -1 all CPUs, joblib's rule)."""
     return 1 if n_jobs is None else max(1, int(joblib.effective_n_jobs(n_jobs)))
@@ -47,24 +41,13 @@ def gradient_sum(design, W, b, out_W=None, out_b=None, *, weight=None, n_jobs=1)
 
     Returns ``(G, Gb)`` with ``G`` shaped like ``W`` (K, d) and ``Gb`` like ``b``;
     ``Gb`` is the gradient with respect to the intercept coordinate. ``n_jobs``
-    threads sum ranges of rows (see :data:`MIN_ROWS_PER_THREAD`).
+    threads sum ranges of rows (see ``skforget._rows.MIN_ROWS_PER_THREAD``).
     """
     K, d = W.shape
     G = np.empty((K, d)) if out_W is None else out_W
     Gb = np.empty(K) if out_b is None else out_b
-    code = LOSS_CODES[design.loss]
-    X = design.X
-    wt = np.zeros(0) if weight is None else np.ascontiguousarray(weight, np.float64)
-    n_threads = effective_n_jobs(n_jobs)
-    if sp.issparse(X):
-        _kernels.clipped_gradient_csr(X.data, X.indices, X.indptr, design.y,
-                                      design.scale, design.tau, W, b,
-                                      design.intercept_scaling, code, G, Gb, wt,
-                                      n_threads, MIN_ROWS_PER_THREAD)
-    else:
-        _kernels.clipped_gradient_dense(X, design.y, design.scale, design.tau, W, b,
-                                        design.intercept_scaling, code, G, Gb, wt,
-                                        n_threads, MIN_ROWS_PER_THREAD)
+    design.gradient_sum(W, b, G, Gb, loss_code=LOSS_CODES[design.loss],
+                        weight=weight, n_threads=effective_n_jobs(n_jobs))
     return G, Gb
 
 
@@ -139,7 +122,7 @@ def run_segment(design, W, b, *, segment, lam, sigma, normaliser, rng,
     half second, with the projected duration of the whole segment.
 
     ``n_jobs`` threads sum each batch's clipped gradients over contiguous ranges
-    of its rows (at most one range per :data:`MIN_ROWS_PER_THREAD` rows), added
+    of its rows (at most one range per ``MIN_ROWS_PER_THREAD`` rows), added
     in a fixed order: the result depends on ``n_jobs`` only through the order of
     floating-point sums, and is reproducible for a given ``n_jobs``.
     """
@@ -154,11 +137,9 @@ def run_segment(design, W, b, *, segment, lam, sigma, normaliser, rng,
     order, bounds = _batch_layout(n, E, rng)
     inv_B = segment.inverse_batch_normaliser(normaliser)
     code = LOSS_CODES[design.loss]
-    wt = np.zeros(0) if weight is None else np.ascontiguousarray(weight, np.float64)
     if callback is not None and E != 1:
         raise ValueError("per-step tracking needs full-batch steps (n_batches=1)")
     chunk = 1 if callback is not None else _noise_chunk(K * (d + 1))
-    X = design.X
     start = time.perf_counter()
     last_report = start
     G = np.empty((K, d))
@@ -169,18 +150,10 @@ def run_segment(design, W, b, *, segment, lam, sigma, normaliser, rng,
         if callback is not None:
             gradient_sum(design, W, b, G, Gb, weight=weight, n_jobs=n_threads)
             callback(lo, W, b, G, Gb)
-        if sp.issparse(X):
-            _kernels.run_steps_csr(X.data, X.indices, X.indptr, design.y,
-                                   design.scale, design.tau, wt, order, bounds,
-                                   lo % E, etas[lo:hi], noise, sigma, lam, inv_B,
-                                   design.intercept_scaling, code, fit_intercept,
-                                   W, b, n_threads, MIN_ROWS_PER_THREAD)
-        else:
-            _kernels.run_steps_dense(X, design.y, design.scale, design.tau, wt,
-                                     order, bounds, lo % E, etas[lo:hi], noise,
-                                     sigma, lam, inv_B, design.intercept_scaling,
-                                     code, fit_intercept, W, b, n_threads,
-                                     MIN_ROWS_PER_THREAD)
+        design.run_steps(W, b, order=order, bounds=bounds, first_batch=lo % E,
+                         etas=etas[lo:hi], noise=noise, sigma=sigma, lam=lam,
+                         inv_B=inv_B, loss_code=code, fit_intercept=fit_intercept,
+                         weight=weight, n_threads=n_threads)
         now = time.perf_counter()
         if on_projection is not None and (now - start >= 0.5 or hi == T):
             on_projection(label, (now - start) / hi * T, T // E)

@@ -14,6 +14,7 @@ from skforget import (
     NoisyGDClassifier,
     NoisyGDRegressor,
     _kernels,
+    _rows,
     _solver,
 )
 
@@ -115,7 +116,7 @@ def test_gradient_sum_threads(sparse, monkeypatch):
     W = np.random.default_rng(2).standard_normal((3, 5))
     b = np.ones(3)
     G1, Gb1 = _solver.gradient_sum(design, W, b, weight=weight)
-    monkeypatch.setattr(_solver, "MIN_ROWS_PER_THREAD", 10)
+    monkeypatch.setattr(_rows, "MIN_ROWS_PER_THREAD", 10)
     G2, Gb2 = _solver.gradient_sum(design, W, b, weight=weight, n_jobs=3)
     np.testing.assert_allclose(G2, G1, rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(Gb2, Gb1, rtol=1e-12, atol=1e-13)
@@ -138,7 +139,7 @@ def _rel(a, b):
 @pytest.mark.parametrize("batch_size", [None, 300])
 def test_estimators_n_jobs_match_one_job(batch_size, monkeypatch):
     # A low threshold so that small data is split (the rule is tested above).
-    monkeypatch.setattr(_solver, "MIN_ROWS_PER_THREAD", 64)
+    monkeypatch.setattr(_rows, "MIN_ROWS_PER_THREAD", 64)
     X, y = _classification(1500, 6, 3)
     params = dict(classes=[0, 1, 2], epsilon=2.0, random_state=0,
                   batch_size=batch_size, max_iter=20)
@@ -154,7 +155,7 @@ def test_estimators_n_jobs_match_one_job(batch_size, monkeypatch):
 
 
 def test_regressor_csr_n_jobs(monkeypatch):
-    monkeypatch.setattr(_solver, "MIN_ROWS_PER_THREAD", 64)
+    monkeypatch.setattr(_rows, "MIN_ROWS_PER_THREAD", 64)
     rng = np.random.default_rng(0)
     X = sp.random(2000, 20, density=0.2, format="csr", random_state=0)
     y = np.clip(X @ rng.standard_normal(20) * 0.3, -1, 1)
