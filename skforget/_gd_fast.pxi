@@ -506,6 +506,21 @@ def _check_threads(Py_ssize_t n_threads, Py_ssize_t min_rows):
         raise ValueError("min_rows must be nonnegative")
 
 
+def _check_range(Py_ssize_t n, order, Py_ssize_t lo, Py_ssize_t hi):
+    # Positions lo..hi of order (or of the rows); every index is checked, since
+    # the loops trust them.
+    cdef Py_ssize_t m = order.shape[0] if order.shape[0] else n
+    if hi < 0:
+        hi = m
+    if not 0 <= lo <= hi <= m:
+        raise ValueError(f"lo={lo}, hi={hi} must satisfy 0 <= lo <= hi <= {m}")
+    if order.shape[0] and hi > lo:
+        part = np.asarray(order[lo:hi])
+        if part.min() < 0 or part.max() >= n:
+            raise ValueError("order holds a row index out of range")
+    return lo, hi
+
+
 cdef double *_alloc_buffers(Py_ssize_t p, Py_ssize_t stride) except NULL:
     cdef double *buf = <double *> calloc(p * stride, sizeof(double))
     if buf == NULL:
@@ -518,7 +533,9 @@ def clipped_gradient_dense(const floating[:, ::1] X, const double[::1] y,
                            const double[:, ::1] W, const double[::1] b, double s_b,
                            int loss, double[:, ::1] G, double[::1] Gb,
                            const double[::1] weight=np.zeros(0),
-                           Py_ssize_t n_threads=1, Py_ssize_t min_rows=0):
+                           Py_ssize_t n_threads=1, Py_ssize_t min_rows=0,
+                           const long long[::1] order=np.zeros(0, np.int64),
+                           Py_ssize_t lo=0, Py_ssize_t hi=-1):
     """Sum over rows of the clipped gradient, for dense C-contiguous ``X``.
 
     Fills ``G`` (K, n_features) with the coefficient part and ``Gb`` (K,) with the
@@ -526,21 +543,26 @@ def clipped_gradient_dense(const floating[:, ::1] X, const double[::1] y,
     multinomial and one-vs-rest losses ``y`` holds class codes in ``[0, K)``.
     ``weight`` (one entry per row, or empty for none) multiplies each row's
     clipped derivative. ``n_threads`` ranges of at least ``min_rows`` rows each
-    are summed in parallel (see the Design notes).
+    are summed in parallel (see the Design notes). With ``order`` (row indices)
+    only the rows ``order[lo:hi]`` are summed; without it, rows ``lo:hi``
+    (``hi=-1``: to the end).
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = W.shape[0], j
     _check_shapes(n, d, y, scale, tau, weight, W, b, loss)
     _check_threads(n_threads, min_rows)
+    lo, hi = _check_range(n, order, lo, hi)
     if G.shape[0] != K or G.shape[1] != d or Gb.shape[0] != K:
         raise ValueError("G and Gb must have the shapes of W and b")
-    cdef Py_ssize_t p = _threads_for(n, n_threads, min_rows), stride = _stride(K, d)
+    cdef Py_ssize_t p = _threads_for(hi - lo, n_threads, min_rows)
+    cdef Py_ssize_t stride = _stride(K, d)
+    cdef const long long *op = _opt_order(order)
     cdef double *buf = _alloc_buffers(p, stride)
     cdef const floating *Xp = &X[0, 0] if n and d else NULL
     cdef const double *Wp = &W[0, 0] if d else NULL
     cdef double *Gp = &G[0, 0] if d else NULL
     with nogil:
-        if n:
-            _dense_gradient(p, Xp, d, K, NULL, 0, n, &y[0], &scale[0], &tau[0],
+        if hi > lo:
+            _dense_gradient(p, Xp, d, K, op, lo, hi, &y[0], &scale[0], &tau[0],
                             _opt(weight), Wp, &b[0], s_b, loss, buf, stride)
         for j in range(K * d):
             Gp[j] = buf[j]
@@ -555,22 +577,27 @@ def clipped_gradient_csr(const floating[::1] data, const index_t[::1] indices,
                          const double[:, ::1] W, const double[::1] b, double s_b,
                          int loss, double[:, ::1] G, double[::1] Gb,
                          const double[::1] weight=np.zeros(0),
-                         Py_ssize_t n_threads=1, Py_ssize_t min_rows=0):
+                         Py_ssize_t n_threads=1, Py_ssize_t min_rows=0,
+                         const long long[::1] order=np.zeros(0, np.int64),
+                         Py_ssize_t lo=0, Py_ssize_t hi=-1):
     """CSR twin of :func:`clipped_gradient_dense` (canonical CSR expected)."""
     cdef Py_ssize_t n = indptr.shape[0] - 1, d = G.shape[1], K = W.shape[0], j
     _check_shapes(n, d, y, scale, tau, weight, W, b, loss)
     _check_threads(n_threads, min_rows)
+    lo, hi = _check_range(n, order, lo, hi)
     if G.shape[0] != K or Gb.shape[0] != K:
         raise ValueError("G and Gb must have the shapes of W and b")
-    cdef Py_ssize_t p = _threads_for(n, n_threads, min_rows), stride = _stride(K, d)
+    cdef Py_ssize_t p = _threads_for(hi - lo, n_threads, min_rows)
+    cdef Py_ssize_t stride = _stride(K, d)
+    cdef const long long *op = _opt_order(order)
     cdef double *buf = _alloc_buffers(p, stride)
     cdef const floating *dp = &data[0] if data.shape[0] else NULL
     cdef const index_t *ip = &indices[0] if indices.shape[0] else NULL
     cdef const double *Wp = &W[0, 0] if d else NULL
     cdef double *Gp = &G[0, 0] if d else NULL
     with nogil:
-        if n:
-            _csr_gradient(p, K, NULL, 0, n, d, dp, ip, &indptr[0], &y[0], &scale[0],
+        if hi > lo:
+            _csr_gradient(p, K, op, lo, hi, d, dp, ip, &indptr[0], &y[0], &scale[0],
                           &tau[0], _opt(weight), Wp, &b[0], s_b, loss, buf, stride)
         for j in range(K * d):
             Gp[j] = buf[j]

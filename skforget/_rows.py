@@ -204,6 +204,9 @@ def clip_thresholds(aug_norms, bound, n_features):
 MIN_ROWS_PER_THREAD = 8192
 
 
+_NO_ORDER = np.zeros(0, dtype=np.int64)
+
+
 def _weights(weight):
     return np.zeros(0) if weight is None else np.ascontiguousarray(weight, np.float64)
 
@@ -250,19 +253,22 @@ class Design:
     def n_samples(self):
         return self.X.shape[0]
 
-    def gradient_sum(self, W, b, G, Gb, *, loss_code, weight=None, n_threads=1):
-        """Fill ``G`` (K, d) and ``Gb`` (K,) with the sum over all rows of the
-        clipped gradients at ``(W, b)``, over up to ``n_threads`` row ranges."""
+    def gradient_sum(self, W, b, G, Gb, *, loss_code, weight=None, n_threads=1,
+                     order=None, lo=0, hi=-1):
+        """Fill ``G`` (K, d) and ``Gb`` (K,) with the sum of the clipped
+        gradients at ``(W, b)`` over all rows (or the rows ``order[lo:hi]``),
+        over up to ``n_threads`` row ranges."""
         X, wt = self.X, _weights(weight)
+        order = _NO_ORDER if order is None else order
         if sp.issparse(X):
             _kernels.clipped_gradient_csr(
                 X.data, X.indices, X.indptr, self.y, self.scale, self.tau, W, b,
                 self.intercept_scaling, loss_code, G, Gb, wt, n_threads,
-                MIN_ROWS_PER_THREAD)
+                MIN_ROWS_PER_THREAD, order, lo, hi)
         else:
             _kernels.clipped_gradient_dense(
                 X, self.y, self.scale, self.tau, W, b, self.intercept_scaling,
-                loss_code, G, Gb, wt, n_threads, MIN_ROWS_PER_THREAD)
+                loss_code, G, Gb, wt, n_threads, MIN_ROWS_PER_THREAD, order, lo, hi)
 
     def run_steps(self, W, b, *, order, bounds, first_batch, etas, noise, sigma,
                   lam, inv_B, loss_code, fit_intercept, weight=None, n_threads=1):
