@@ -1,0 +1,195 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Beyond one core and one machine: threads, memmap and Dask (issue 16).
+
+Three questions, each answered side by side in one run (interleaved rounds,
+medians):
+
+* ``n_jobs``: seconds per full-batch noisy step with ``n_jobs=2`` against
+  ``n_jobs=1``, on 2,000,000 x 50 dense rows and on a CSR set (1,000,000 x
+  2,000, 20 nonzeros per row). Target: ``n_jobs=2`` faster (ratio < 1).
+* ``numpy.memmap``: the same step on the rows read through a memory map (file
+  in the page cache) against the rows in memory. Expected: about 1.
+* Dask: the per-step overhead of the cluster row source on a 2-worker
+  ``LocalCluster`` (threads in this process, TCP on 127.0.0.1), measured on a
+  small database so that the gradient work is negligible: seconds per step on
+  the cluster minus seconds per step in memory. Target: <= 5 ms.
+
+The machine is shared: with another process busy on one of its two cores, a
+second thread mostly waits for it, so the ``n_jobs`` ratio is a floor on what
+two free cores give.
+"""
+
+import math
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from _common import Section, fmt_time, interleaved_times, md_table, scenario_main
+
+from skforget import _kernels
+from skforget._rows import make_design
+from skforget._solver import LOSS_CODES
+
+TARGET_THREADS = 1.0
+TARGET_DASK_MS = 5.0
+MAP = dict(loss="logistic", data_norm=1.0, intercept_scaling=1.0,
+           gradient_bound=0.5)
+
+
+def _dense(n, d, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.empty((n, d))
+    for lo in range(0, n, 200_000):  # bounded temporaries
+        hi = min(n, lo + 200_000)
+        X[lo:hi] = rng.standard_normal((hi - lo, d)) / math.sqrt(d)
+    return X, (rng.random(n) < 0.5).astype(float)
+
+
+def _csr(n, d, nnz_per_row, seed=0):
+    rng = np.random.default_rng(seed)
+    indptr = np.arange(0, (n + 1) * nnz_per_row, nnz_per_row, dtype=np.int64)
+    # Distinct sorted columns per row: a random offset plus a fixed stride.
+    stride = d // nnz_per_row
+    start = rng.integers(0, stride, n)
+    indices = (start[:, None] + stride * np.arange(nnz_per_row)[None, :]).ravel()
+    data = rng.standard_normal(n * nnz_per_row) / math.sqrt(nnz_per_row)
+    X = sp.csr_matrix((data, indices.astype(np.int64), indptr), shape=(n, d))
+    return X, (rng.random(n) < 0.5).astype(float)
+
+
+def _stepper(design, n_threads, steps, d):
+    """``steps`` full-batch noisy steps from a fixed start (a fresh copy)."""
+    n = design.n_samples
+    noise = np.random.default_rng(1).standard_normal((steps, 1, d + 1))
+    order, bounds = np.zeros(0, np.int64), np.array([0, n], np.int64)
+    etas = np.full(steps, 0.5)
+
+    def run():
+        W, b = np.zeros((1, d)), np.zeros(1)
+        design.run_steps(W, b, order=order, bounds=bounds, first_batch=0, etas=etas,
+                         noise=noise, sigma=0.01, lam=1e-3, inv_B=1.0 / n,
+                         loss_code=LOSS_CODES["logistic"], fit_intercept=True,
+                         n_threads=n_threads)
+    return run
+
+
+def _threads_case(name, X, y, *, steps, repeats, log):
+    design = make_design(X, y, **MAP)
+    d = X.shape[1]
+    t = interleaved_times({"1": _stepper(design, 1, steps, d),
+                           "2": _stepper(design, 2, steps, d)}, repeats=repeats)
+    one, two = (float(np.median(t[k])) / steps for k in ("1", "2"))
+    log(f"  {name}: n_jobs=1 {fmt_time(one)}/step, n_jobs=2 {fmt_time(two)}/step")
+    return {"case": name, "n_jobs_1": one, "n_jobs_2": two, "ratio": two / one}
+
+
+def _memmap_case(X, y, *, steps, repeats, log):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "rows.dat"
+        mm = np.memmap(path, dtype=X.dtype, mode="w+", shape=X.shape)
+        mm[:] = X
+        mm.flush()
+        del mm
+        mm = np.memmap(path, dtype=X.dtype, mode="r", shape=X.shape)
+        on_disk = make_design(mm, y, **MAP)
+        assert np.shares_memory(on_disk.X, mm)
+        in_memory = make_design(X, y, **MAP)
+        d = X.shape[1]
+        t = interleaved_times({"memory": _stepper(in_memory, 1, steps, d),
+                               "memmap": _stepper(on_disk, 1, steps, d)},
+                              repeats=repeats)
+        del on_disk, mm
+    mem, mapped = (float(np.median(t[k])) / steps for k in ("memory", "memmap"))
+    log(f"  memmap: in memory {fmt_time(mem)}/step, memmap {fmt_time(mapped)}/step")
+    return {"in_memory": mem, "memmap": mapped, "ratio": mapped / mem}
+
+
+def _dask_case(*, steps, repeats, log):
+    try:
+        import distributed
+    except ImportError:
+        return None
+    from skforget.distributed import ShardedDatabase
+
+    X, y = _dense(2000, 20)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+        host="127.0.0.1", dashboard_address=None)
+    client = distributed.Client(cluster)
+    try:
+        db = ShardedDatabase(X, y, client=client)
+        # What an estimator sends: the public row map and label encoding.
+        spec = dict(MAP, classes=None, error="fit", clip_rows=True)
+        cluster_rows = db._row_source(spec, loss="logistic", n_jobs=1)
+        in_memory = make_design(X, y, **MAP)
+        t = interleaved_times({"memory": _stepper(in_memory, 1, steps, 20),
+                               "cluster": _stepper(cluster_rows, 1, steps, 20)},
+                              repeats=repeats, warmup=2)
+        cluster_rows.release()
+        db.close()
+    finally:
+        client.close()
+        cluster.close()
+    mem, dist = (float(np.median(t[k])) / steps for k in ("memory", "cluster"))
+    overhead = dist - mem
+    log(f"  dask: {fmt_time(dist)}/step on 2 workers, {fmt_time(mem)} in memory")
+    return {"rows": X.shape[0], "workers": 2, "per_step": dist,
+            "in_memory_per_step": mem, "overhead_ms": overhead * 1e3}
+
+
+def run(smoke=False, out_dir=None, log=print):
+    if smoke:
+        n_dense, n_csr, steps, repeats, dask_steps = 100_000, 50_000, 3, 3, 20
+    else:
+        n_dense, n_csr, steps, repeats, dask_steps = 2_000_000, 1_000_000, 5, 7, 200
+    d_csr = 2000
+    log(f"  kernel build: {_kernels.kernel.__name__}, OpenMP "
+        f"{'on' if _kernels.kernel.openmp_enabled() else 'off'}")
+    X, y = _dense(n_dense, 50)
+    threads = [_threads_case(f"dense {n_dense} x 50", X, y, steps=steps,
+                             repeats=repeats, log=log)]
+    memmap = _memmap_case(X, y, steps=steps, repeats=repeats, log=log)
+    del X
+    Xs, ys = _csr(n_csr, d_csr, 20)
+    threads.append(_threads_case(f"CSR {n_csr} x {d_csr}, 20 nnz/row", Xs, ys,
+                                 steps=steps, repeats=repeats, log=log))
+    del Xs
+    dask = _dask_case(steps=dask_steps, repeats=repeats, log=log)
+
+    md = ["Seconds per full-batch noisy step (logistic loss), medians of "
+          f"{repeats} interleaved rounds of {steps} steps.", "",
+          md_table(["rows", "n_jobs=1", "n_jobs=2", "ratio 2/1 (target < 1)"],
+                   [[r["case"], fmt_time(r["n_jobs_1"]), fmt_time(r["n_jobs_2"]),
+                     f"{r['ratio']:.2f}"] for r in threads]), "",
+          md_table(["rows", "in memory", "numpy.memmap", "ratio"],
+                   [[f"dense {n_dense} x 50", fmt_time(memmap["in_memory"]),
+                     fmt_time(memmap["memmap"]), f"{memmap['ratio']:.2f}"]]), ""]
+    if dask is None:
+        md.append("Dask backend: not measured (dask[distributed] not installed).")
+    else:
+        md += [f"Dask backend, 2 workers (LocalCluster, threads, TCP on 127.0.0.1), "
+               f"{dask['rows']} x 20 rows, medians of {repeats} rounds of "
+               f"{dask_steps} steps:", "",
+               md_table(["per step on the cluster", "per step in memory",
+                         "overhead per step (target <= 5 ms)"],
+                        [[fmt_time(dask["per_step"]),
+                          fmt_time(dask["in_memory_per_step"]),
+                          f"{dask['overhead_ms']:.2f} ms"]])]
+    met_threads = all(r["ratio"] < TARGET_THREADS for r in threads)
+    met_dask = dask is None or dask["overhead_ms"] <= TARGET_DASK_MS
+    return Section("scale", "Threads, memmap and Dask (issue 16)", "\n".join(md),
+                   {"threads": threads, "memmap": memmap, "dask": dask,
+                    "targets": {"n_jobs_ratio_max": TARGET_THREADS,
+                                "dask_overhead_ms_max": TARGET_DASK_MS,
+                                "met_threads": met_threads, "met_dask": met_dask}})
+
+
+def main(argv=None):
+    return scenario_main(run, __doc__, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
