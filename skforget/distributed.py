@@ -245,6 +245,10 @@ class ShardedDatabase:
     def __init__(self, X, y, *, client=None):
         distributed = _distributed()
         self.client = client if client is not None else distributed.default_client()
+        if not (sp.issparse(X) or is_dask_collection(X)):
+            X = np.asarray(X)
+        if not is_dask_collection(y):
+            y = np.asarray(y)
         workers = sorted(self.client.scheduler_info()["workers"])
         if not workers:
             raise ValueError("the Dask cluster has no workers")

@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 from skforget._rows import make_design
-from skforget._solver import run_segment
+from skforget._solver import LOSS_CODES, run_segment
 from skforget.accounting import Segment
 
 MAP = dict(data_norm=1.0, intercept_scaling=1.0, gradient_bound=1.0)
@@ -74,3 +74,30 @@ def test_sharded_source_matches_in_memory(sparse, loss, K):
     assert shards.messages == 2 * 40
     for got, ref in zip(sharded, in_memory, strict=True):
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_gradient_over_part_of_an_order(sparse):
+    # What a shard computes for its part of a mini-batch.
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((200, 4)) * 0.7
+    y = rng.integers(0, 3, 200).astype(float)
+    if sparse:
+        X = sp.csr_matrix(X * (rng.random((200, 4)) < 0.5))
+    design = make_design(X, y, loss="multinomial", **MAP)
+    order = rng.permutation(200).astype(np.int64)
+    W, b = rng.standard_normal((3, 4)), rng.standard_normal(3)
+    G, Gb = np.empty((3, 4)), np.empty(3)
+    code = LOSS_CODES["multinomial"]
+    design.gradient_sum(W, b, G, Gb, loss_code=code, order=order, lo=50, hi=120)
+    rows = order[50:120]
+    part = make_design(X[rows], y[rows], loss="multinomial", **MAP)
+    G_ref, Gb_ref = np.empty((3, 4)), np.empty(3)
+    part.gradient_sum(W, b, G_ref, Gb_ref, loss_code=code)
+    np.testing.assert_allclose(G, G_ref, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(Gb, Gb_ref, rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="lo=150, hi=120"):
+        design.gradient_sum(W, b, G, Gb, loss_code=code, order=order, lo=150, hi=120)
+    with pytest.raises(ValueError, match="out of range"):
+        design.gradient_sum(W, b, G, Gb, loss_code=code, order=order + 1, lo=0,
+                            hi=200)
