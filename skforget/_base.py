@@ -206,6 +206,11 @@ class _BaseNoisyGD(_BasePrivateLinear):
         >>> p.passes == p.steps // p.n_batches and p.expected_seconds > 0
         True
         """
+        if isinstance(X, ShardedDatabase) or is_dask_collection(X):
+            raise TypeError(
+                "plan() times a pass over in-memory rows and cannot time a cluster. "
+                "The plan itself (passes, steps, noise) depends on the shape only: "
+                "call plan() on in-memory rows of the same shape to see it.")
         # Validation sets n_features_in_ and friends: put everything back.
         snapshot = dict(self.__dict__)
         try:

@@ -140,6 +140,9 @@ def run_segment(design, W, b, *, segment, lam, sigma, normaliser, rng,
     if callback is not None and E != 1:
         raise ValueError("per-step tracking needs full-batch steps (n_batches=1)")
     chunk = 1 if callback is not None else _noise_chunk(K * (d + 1))
+    # A source whose steps are slow rounds of messages (a cluster) asks for
+    # shorter blocks, so progress and the long-run warning still come early.
+    chunk = min(chunk, getattr(design, "max_steps_per_call", chunk))
     start = time.perf_counter()
     last_report = start
     G = np.empty((K, d))

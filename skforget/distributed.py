@@ -502,6 +502,10 @@ class _ClusterRows:
     shard order on the driver, so a fixed shard layout reproduces itself.
     """
 
+    #: Steps per run_steps call: each is a round of messages, so the solver's
+    #: progress report and long-run warning come after a few dozen of them.
+    max_steps_per_call = 64
+
     def __init__(self, actors, shard_sizes, spec, *, loss, n_jobs):
         self.loss = loss
         self._offsets = np.concatenate([[0], np.cumsum(shard_sizes)]).astype(np.int64)

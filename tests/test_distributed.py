@@ -208,6 +208,8 @@ def test_clear_errors(client):
             NoisyGDClassifier(classes=[0, 1]).fit(db, sample_weight=np.ones(600))
         with pytest.raises(ValueError, match="y is given twice"):
             NoisyGDClassifier(classes=[0, 1]).fit(db, y)
+        with pytest.raises(TypeError, match="plan"):
+            NoisyGDClassifier(classes=[0, 1]).plan(db)
         bad = ShardedDatabase(X, np.where(np.arange(600) == 450, 7, y),
                               client=client)
         try:
