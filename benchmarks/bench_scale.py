@@ -20,7 +20,10 @@ second thread mostly waits for it, so the ``n_jobs`` ratio is a floor on what
 two free cores give.
 """
 
+import json
 import math
+import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -140,30 +143,66 @@ def _dask_case(*, steps, repeats, log):
             "in_memory_per_step": mem, "overhead_ms": overhead * 1e3}
 
 
+def _threads_cases(n_dense, n_csr, d_csr, steps, repeats, log=print):
+    X, y = _dense(n_dense, 50)
+    out = [_threads_case(f"dense {n_dense} x 50", X, y, steps=steps,
+                         repeats=repeats, log=log)]
+    del X
+    Xs, ys = _csr(n_csr, d_csr, 20)
+    out.append(_threads_case(f"CSR {n_csr} x {d_csr}, 20 nnz/row", Xs, ys,
+                             steps=steps, repeats=repeats, log=log))
+    return out
+
+
+def _threads_in_subprocess(policy, params, log):
+    """The n_jobs cases in a fresh process whose OpenMP runtime starts with
+    ``OMP_WAIT_POLICY=policy`` (read once, when the runtime loads)."""
+    env = dict(os.environ)
+    env.pop("OMP_WAIT_POLICY", None)
+    if policy is not None:
+        env["OMP_WAIT_POLICY"] = policy
+    done = subprocess.run([sys.executable, __file__, "--threads-json",
+                           json.dumps(params)], env=env, capture_output=True,
+                          text=True, check=True)
+    rows = json.loads(done.stdout.strip().splitlines()[-1])
+    for r in rows:
+        r["omp_wait_policy"] = policy or "default"
+        log(f"  {r['case']} (OMP_WAIT_POLICY={r['omp_wait_policy']}): n_jobs=1 "
+            f"{fmt_time(r['n_jobs_1'])}/step, n_jobs=2 {fmt_time(r['n_jobs_2'])}/step")
+    return rows
+
+
 def run(smoke=False, out_dir=None, log=print):
     if smoke:
         n_dense, n_csr, steps, repeats, dask_steps = 100_000, 50_000, 3, 3, 20
     else:
         n_dense, n_csr, steps, repeats, dask_steps = 2_000_000, 1_000_000, 5, 7, 200
     d_csr = 2000
+    load_before = os.getloadavg()[0]
     log(f"  kernel build: {_kernels.kernel.__name__}, OpenMP "
-        f"{'on' if _kernels.kernel.openmp_enabled() else 'off'}")
+        f"{'on' if _kernels.kernel.openmp_enabled() else 'off'}; load average "
+        f"{load_before:.2f}")
+    params = dict(n_dense=n_dense, n_csr=n_csr, d_csr=d_csr, steps=steps,
+                  repeats=repeats)
+    threads = [r for policy in (None, "PASSIVE")
+               for r in _threads_in_subprocess(policy, params, log)]
     X, y = _dense(n_dense, 50)
-    threads = [_threads_case(f"dense {n_dense} x 50", X, y, steps=steps,
-                             repeats=repeats, log=log)]
     memmap = _memmap_case(X, y, steps=steps, repeats=repeats, log=log)
     del X
-    Xs, ys = _csr(n_csr, d_csr, 20)
-    threads.append(_threads_case(f"CSR {n_csr} x {d_csr}, 20 nnz/row", Xs, ys,
-                                 steps=steps, repeats=repeats, log=log))
-    del Xs
     dask = _dask_case(steps=dask_steps, repeats=repeats, log=log)
+    load_after = os.getloadavg()[0]
 
     md = ["Seconds per full-batch noisy step (logistic loss), medians of "
-          f"{repeats} interleaved rounds of {steps} steps.", "",
-          md_table(["rows", "n_jobs=1", "n_jobs=2", "ratio 2/1 (target < 1)"],
-                   [[r["case"], fmt_time(r["n_jobs_1"]), fmt_time(r["n_jobs_2"]),
-                     f"{r['ratio']:.2f}"] for r in threads]), "",
+          f"{repeats} interleaved rounds of {steps} steps. The machine is shared: "
+          f"1-minute load average {load_before:.2f} before the scenario and "
+          f"{load_after:.2f} after it, on {os.cpu_count()} cores. GNU OpenMP "
+          "spins while it waits by default; OMP_WAIT_POLICY=PASSIVE makes idle "
+          "threads sleep instead (each row from its own process).", "",
+          md_table(["rows", "OMP_WAIT_POLICY", "n_jobs=1", "n_jobs=2",
+                    "ratio 2/1 (target < 1)"],
+                   [[r["case"], r["omp_wait_policy"], fmt_time(r["n_jobs_1"]),
+                     fmt_time(r["n_jobs_2"]), f"{r['ratio']:.2f}"]
+                    for r in threads]), "",
           md_table(["rows", "in memory", "numpy.memmap", "ratio"],
                    [[f"dense {n_dense} x 50", fmt_time(memmap["in_memory"]),
                      fmt_time(memmap["memmap"]), f"{memmap['ratio']:.2f}"]]), ""]
@@ -182,6 +221,7 @@ def run(smoke=False, out_dir=None, log=print):
     met_dask = dask is None or dask["overhead_ms"] <= TARGET_DASK_MS
     return Section("scale", "Threads, memmap and Dask (issue 16)", "\n".join(md),
                    {"threads": threads, "memmap": memmap, "dask": dask,
+                    "load_average": [load_before, load_after],
                     "targets": {"n_jobs_ratio_max": TARGET_THREADS,
                                 "dask_overhead_ms_max": TARGET_DASK_MS,
                                 "met_threads": met_threads, "met_dask": met_dask}})
@@ -192,4 +232,8 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--threads-json":
+        rows = _threads_cases(**json.loads(sys.argv[2]), log=lambda *a: None)
+        print(json.dumps(rows))
+        sys.exit(0)
     sys.exit(main())
