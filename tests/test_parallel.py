@@ -173,3 +173,19 @@ def test_bad_n_jobs_is_refused(Est):
     X, y = _classification(50, 3, 2)
     with pytest.raises(InvalidParameterError, match="n_jobs"):
         Est(n_jobs=0).fit(X, y)
+
+
+def test_default_threshold_splits_large_full_batches():
+    # No monkeypatching: 2 x MIN_ROWS_PER_THREAD rows engage two threads.
+    n = 2 * _rows.MIN_ROWS_PER_THREAD + 10
+    X, y = _classification(n, 5, 2, seed=1)
+    params = dict(classes=[0, 1], random_state=0, batch_size=None, max_iter=4)
+    one = NoisyGDClassifier(n_jobs=1, **params).fit(X, y)
+    two = NoisyGDClassifier(n_jobs=2, **params).fit(X, y)
+    assert not np.array_equal(two.coef_, one.coef_)
+    assert _rel(two.coef_, one.coef_) < 1e-12
+    # Batches under the threshold stay on one thread: bit-identical.
+    params["batch_size"] = 1000
+    one = NoisyGDClassifier(n_jobs=1, **params).fit(X, y)
+    two = NoisyGDClassifier(n_jobs=2, **params).fit(X, y)
+    np.testing.assert_array_equal(two.coef_, one.coef_)
