@@ -66,7 +66,7 @@ def _stack(parts):
 def _rows_except(X, drop):
     keep = np.ones(X.shape[0], dtype=bool)
     keep[drop] = False
-    return X[keep] if sp.issparse(X) else X[keep]
+    return X[keep]  # a copy, for arrays and CSR alike
 
 
 class _Shard:
