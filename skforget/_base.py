@@ -96,7 +96,10 @@ class _BaseNoisyGD(_BasePrivateLinear):
             copied. A
             :class:`~skforget.Database` (``y`` omitted) also sets
             ``database_version_``: ``partial_unlearn`` then refuses requests
-            built on any other database or version.
+            built on any other database or version. A
+            :class:`~skforget.distributed.ShardedDatabase` (``y`` omitted) or
+            dask arrays are trained on where they live, on a Dask cluster
+            (:ref:`scaling`; classifiers then need the public ``classes``).
         y : array-like of shape (n_samples,)
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -398,10 +401,13 @@ class _BaseNoisyGD(_BasePrivateLinear):
 
         Parameters
         ----------
-        edits : EditRequest
+        edits : EditRequest or ShardedEditRequest
             Rows of the current database to delete or replace, and records to
             insert. After the call, ``edits.apply()`` returns the edited
-            database, which the caller keeps for the next request.
+            database, which the caller keeps for the next request. A
+            :class:`~skforget.distributed.ShardedEditRequest` (from
+            ``ShardedDatabase.edit``) is applied to the shards on the workers,
+            and only if the call succeeds.
 
         Returns
         -------
@@ -409,7 +415,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
         """
         check_is_fitted(self)
         if not isinstance(edits, EditRequest | ShardedEditRequest):
-            raise TypeError("edits must be a skforget.EditRequest, got "
+            raise TypeError("edits must be a skforget.EditRequest (or a "
+                            "ShardedEditRequest), got "
                             f"{type(edits).__name__}.")
         with _atomic(self):
             return self._partial_unlearn(edits)
