@@ -20,9 +20,9 @@ Targets (dense float64, 200000 x 100, one thread): ``kernel / X@w <= 1.0`` and
 
 With two threads BLAS splits its passes itself; the kernel runs on two row
 blocks from a thread pool (it releases the GIL) and the two partial sums are
-added. skforget's solver currently calls the kernel on one thread, so the
-two-thread kernel column is what row blocking *would* give. SciPy's CSR matvec
-is single-threaded whatever the thread limit.
+added. (The estimators' ``n_jobs`` now does this inside the kernel with
+OpenMP; ``bench_scale.py`` measures it.) SciPy's CSR matvec is
+single-threaded whatever the thread limit.
 """
 
 import sys

@@ -15,7 +15,7 @@ from skforget._database import check_version, database_weights, unwrap_database
 from skforget._edits import EditRequest
 from skforget._linear import _atomic, _BasePrivateLinear
 from skforget._report import FitPlan
-from skforget._solver import initial_draw, run_segment
+from skforget._solver import effective_n_jobs, initial_draw, run_segment
 from skforget._validation import (
     PRIVACY_CONSTRAINTS,
     check_delta,
@@ -23,6 +23,11 @@ from skforget._validation import (
     resolve_deletion_epsilon,
     segment_rng,
     user_stacklevel,
+)
+from skforget.distributed import (
+    ShardedDatabase,
+    ShardedEditRequest,
+    is_dask_collection,
 )
 from skforget.exceptions import UnlearningError
 
@@ -61,7 +66,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
                            weight=weight,
                            fit_intercept=self.fit_intercept, verbose=self.verbose,
                            callback=None if tracker is None else tracker.step,
-                           label=label, on_projection=self._warn_if_long)
+                           label=label, on_projection=self._warn_if_long,
+                           n_jobs=self.n_jobs)
         return W, b, ({} if tracker is None else tracker.finish())
 
     @staticmethod
@@ -84,10 +90,16 @@ class _BaseNoisyGD(_BasePrivateLinear):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features) or Database
             Training rows. Rows whose norm exceeds ``data_norm`` are projected
-            onto that ball (or rejected with ``clip_rows=False``). A
+            onto that ball (or rejected with ``clip_rows=False``). C-contiguous
+            float64 or float32 rows (a :class:`numpy.memmap` included, for data
+            larger than memory) and canonical CSR are read in place, never
+            copied. A
             :class:`~skforget.Database` (``y`` omitted) also sets
             ``database_version_``: ``partial_unlearn`` then refuses requests
-            built on any other database or version.
+            built on any other database or version. A
+            :class:`~skforget.distributed.ShardedDatabase` (``y`` omitted) or
+            dask arrays are trained on where they live, on a Dask cluster
+            (:ref:`scaling`; classifiers then need the public ``classes``).
         y : array-like of shape (n_samples,)
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -104,6 +116,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
             released coefficients satisfy.
         """
         with _atomic(self):
+            if isinstance(X, ShardedDatabase) or is_dask_collection(X):
+                return self._fit_sharded(X, y, sample_weight)
             sample_weight = database_weights(X, sample_weight)
             X, y, self.database_version_ = unwrap_database(X, y)
             return self._fit(X, y, sample_weight)
@@ -119,17 +133,30 @@ class _BaseNoisyGD(_BasePrivateLinear):
                                    *self._finite_extra])
         X, y = self._validate_rows(X, y, reset=True, y_numeric=self._y_numeric)
         y_enc, n_outputs, loss, new_attrs = self._encode_targets(y, fit=True)
+        plan, public, weights = self._plan_public(
+            X.shape, y_enc, n_outputs, loss, new_attrs, sample_weight)
+        return X, y_enc, loss, new_attrs, plan, public, weights
+
+    def _plan_public(self, shape, y_enc, n_outputs, loss, new_attrs, sample_weight):
+        """The plan from public numbers: the data's shape, the outputs and loss,
+        and (for the row weights only) the encoded targets, which a sharded
+        database does not bring to the driver (``y_enc`` None: no weights).
+
+        Returns ``(plan, public, weights)``, ``public`` the guarantee's flags of
+        what was read from the data.
+        """
         # Go into the guarantee, not onto the estimator.
         public = {"label_set_public": new_attrs.pop("_label_set_public", True),
                   "target_scale_public": new_attrs.pop("_target_scale_public", True)}
-        n, d = X.shape
+        n, d = shape
         delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
                  else float(self.delta))
         check_delta(delta, n)
         n_params = n_outputs * (d + int(self.fit_intercept))
         for name, value in new_attrs.items():  # classes_ for class_weight
             setattr(self, name, value)
-        weights, bound = self._row_weights(y_enc, sample_weight, n_outputs)
+        weights, bound = (None, 1.0) if y_enc is None else \
+            self._row_weights(y_enc, sample_weight, n_outputs)
         lam = self._regularization_for(loss, n, n_params, n_outputs, delta)
         if not self._auto_regularization():
             lam /= bound  # C / alpha keep their meaning with weights (4.4)
@@ -155,7 +182,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
             sample_weight_bound=(0.0 if sample_weight is None
                                  else float(self.max_sample_weight)),
             class_weights=() if per_class is None else tuple(map(float, per_class)))
-        return X, y_enc, loss, new_attrs, plan, public, weights
+        return plan, public, weights
 
     def plan(self, X, y=None):
         """The plan ``fit(X, y)`` would run, and its expected time here.
@@ -185,6 +212,11 @@ class _BaseNoisyGD(_BasePrivateLinear):
         >>> p.passes == p.steps // p.n_batches and p.expected_seconds > 0
         True
         """
+        if isinstance(X, ShardedDatabase) or is_dask_collection(X):
+            raise TypeError(
+                "plan() times a pass over in-memory rows and cannot time a cluster. "
+                "The plan itself (passes, steps, noise) depends on the shape only: "
+                "call plan() on in-memory rows of the same shape to see it.")
         # Validation sets n_features_in_ and friends: put everything back.
         snapshot = dict(self.__dict__)
         try:
@@ -200,7 +232,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
         run_segment(design, np.zeros((n_outputs, X.shape[1])), np.zeros(n_outputs),
                     segment=one_pass, lam=plan.lam, sigma=plan.sigma,
                     normaliser=plan.normaliser, rng=np.random.default_rng(0),
-                    fit_intercept=self.fit_intercept)
+                    fit_intercept=self.fit_intercept, n_jobs=self.n_jobs)
         per_pass = time.perf_counter() - start
         return FitPlan(
             n_samples=X.shape[0], n_features=X.shape[1], n_batches=plan.n_batches,
@@ -231,8 +263,11 @@ class _BaseNoisyGD(_BasePrivateLinear):
     def _fit(self, X, y, sample_weight=None):
         X, y_enc, loss, new_attrs, plan, public, weights = \
             self._make_plan(X, y, sample_weight)
-        n, d = X.shape
-        n_outputs = plan.n_params // (d + int(self.fit_intercept))
+        self._warn_noise_dominated(plan, X.shape[0])
+        design = self._design(X, y_enc, loss, where="X")
+        return self._fit_rows(design, plan, new_attrs, public, weights)
+
+    def _warn_noise_dominated(self, plan, n):
         if plan.noise_dominated and self.max_iter is None:
             warnings.warn(
                 f"At epsilon={self.epsilon!r} on {n} rows the privacy noise alone "
@@ -240,7 +275,75 @@ class _BaseNoisyGD(_BasePrivateLinear):
                 f"mostly noise; fit runs {plan.fit_epochs} passes (one relaxation "
                 "time) rather than none. Raise epsilon, use more rows, or regularise "
                 "more.", UserWarning, stacklevel=user_stacklevel())
-        design = self._design(X, y_enc, loss, where="X")
+
+    def _fit_sharded(self, X, y, sample_weight):
+        """``fit`` on a :class:`~skforget.distributed.ShardedDatabase` (or dask
+        arrays, sharded for the duration of the fit): the rows stay on the
+        workers; only public numbers reach the plan."""
+        if sample_weight is not None:
+            raise ValueError("sample_weight is not supported on a ShardedDatabase "
+                             "or dask arrays; fit on in-memory arrays to use it.")
+        if getattr(self, "class_weight", None) is not None:
+            raise ValueError("class_weight needs the class counts or codes of the "
+                             "rows, which stay on the workers: use class_weight=None "
+                             "with a ShardedDatabase or dask arrays.")
+        if self.certify_k_max:
+            raise ValueError(
+                "certify_k_max > 0 tracks the data-dependent certificate radius over "
+                "every row, which needs the rows in memory: fit on in-memory arrays, "
+                "or set certify_k_max=0 (certify() with the public radius works "
+                "with any input).")
+        check_finite_params(self, ["epsilon", "deletion_epsilon", "data_norm",
+                                   "clip_norm", "intercept_scaling", "learning_rate",
+                                   *self._finite_extra])
+        temporary = not isinstance(X, ShardedDatabase)
+        if temporary:
+            if y is None:
+                raise ValueError("y is required with dask arrays.")
+            db = ShardedDatabase(X, y)
+        else:
+            if y is not None:
+                raise ValueError("y is given twice: a ShardedDatabase holds its "
+                                 "targets, so fit with fit(database).")
+            db = X
+        try:
+            n_outputs, loss, new_attrs, classes = self._public_targets()
+            self.n_features_in_ = db.n_features
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+            plan, public, _ = self._plan_public(
+                db.shape, None, n_outputs, loss, new_attrs, None)
+            self._warn_noise_dominated(plan, db.n_samples)
+            spec = self._row_map_spec(loss, classes, "fit",
+                                      new_attrs.get("_target_scale", 1.0))
+            source = db._row_source(spec,
+                                    loss=loss, n_jobs=effective_n_jobs(self.n_jobs))
+            try:
+                self._fit_rows(source, plan, new_attrs, public, None)
+            finally:
+                source.release()
+            self.database_version_ = None if temporary else db.version
+            return self
+        finally:
+            if temporary:
+                db.close()
+
+    def _row_map_spec(self, loss, classes, error, target_scale=None):
+        """The public parameters a worker needs to map and encode its rows
+        (``target_scale``: the fit's, by default the fitted model's)."""
+        return {"loss": loss, "classes": classes, "error": error,
+                "target_scale": (self._output_scale() if target_scale is None
+                                 else float(target_scale)),
+                "data_norm": float(self.data_norm),
+                "intercept_scaling": self._intercept_scaling(loss),
+                "gradient_bound": self._output_gradient_bound(loss),
+                "clip_rows": bool(self.clip_rows)}
+
+    def _fit_rows(self, design, plan, new_attrs, public, weights):
+        """Train from a row source (in memory or on a cluster) and set the
+        fitted attributes."""
+        d = self.n_features_in_
+        n_outputs = plan.n_params // (d + int(self.fit_intercept))
         rng = segment_rng(self.random_state, 0)
         W0, b0 = initial_draw(rng, (n_outputs, d), fit_intercept=self.fit_intercept,
                               init_variance=plan.init_variance)
@@ -306,18 +409,22 @@ class _BaseNoisyGD(_BasePrivateLinear):
 
         Parameters
         ----------
-        edits : EditRequest
+        edits : EditRequest or ShardedEditRequest
             Rows of the current database to delete or replace, and records to
             insert. After the call, ``edits.apply()`` returns the edited
-            database, which the caller keeps for the next request.
+            database, which the caller keeps for the next request. A
+            :class:`~skforget.distributed.ShardedEditRequest` (from
+            ``ShardedDatabase.edit``) is applied to the shards on the workers,
+            and only if the call succeeds.
 
         Returns
         -------
         self : object
         """
         check_is_fitted(self)
-        if not isinstance(edits, EditRequest):
-            raise TypeError("edits must be a skforget.EditRequest, got "
+        if not isinstance(edits, EditRequest | ShardedEditRequest):
+            raise TypeError("edits must be a skforget.EditRequest (or a "
+                            "ShardedEditRequest), got "
                             f"{type(edits).__name__}.")
         with _atomic(self):
             return self._partial_unlearn(edits)
@@ -341,13 +448,34 @@ class _BaseNoisyGD(_BasePrivateLinear):
                 "smaller requests or fit with a larger max_edit_size."
             )
         self._check_new_targets(edits)
+        if isinstance(edits, ShardedEditRequest):
+            edits._stage()
+            try:
+                self._unlearn_rows(edits, plan, previous, None, None)
+            except BaseException:
+                edits._rollback()
+                raise
+            edits._commit()
+            return self
         X_new, y_new = edits.apply()
         X_new, y_new = self._validate_rows(X_new, y_new, reset=False,
                                            y_numeric=self._y_numeric,
                                            ensure_min_samples=0)
-        y_enc, _, loss, _ = self._encode_targets(y_new, fit=False)
-        n_new = X_new.shape[0]
-        weights = self._edit_weights(plan, edits, y_enc)
+        return self._unlearn_rows(edits, plan, previous, X_new, y_new)
+
+    def _unlearn_rows(self, edits, plan, previous, X_new, y_new):
+        """The unlearning segment on the edited rows: in memory (``X_new``,
+        ``y_new``), or staged on the shards of a sharded database (None)."""
+        sharded = X_new is None
+        if sharded:
+            if plan.class_weights or plan.sample_weight_bound:
+                raise UnlearningError("weighted models cannot be served on a "
+                                      "ShardedDatabase")
+            loss, n_new, weights = plan.loss, edits.n_samples_after, None
+        else:
+            y_enc, _, loss, _ = self._encode_targets(y_new, fit=False)
+            n_new = X_new.shape[0]
+            weights = self._edit_weights(plan, edits, y_enc)
         try:
             edit = accounting.plan_unlearning(
                 plan, previous, n_samples=n_new, n_deleted=edits.n_deleted,
@@ -362,7 +490,21 @@ class _BaseNoisyGD(_BasePrivateLinear):
                 "normaliser keeps the guarantee but shifts the objective. Refitting "
                 "is recommended.",
                 UserWarning, stacklevel=user_stacklevel())
-        design = self._design(X_new, y_enc, loss, where="the edited database")
+        if sharded:
+            design = edits.database._row_source(
+                self._row_map_spec(loss, getattr(self, "classes_", None), "unlearn"),
+                loss=loss, n_jobs=effective_n_jobs(self.n_jobs),
+                shard_sizes=edits.shard_sizes_after)
+        else:
+            design = self._design(X_new, y_enc, loss, where="the edited database")
+        try:
+            return self._unlearn_segment(edits, plan, previous, edit, design,
+                                         n_new, weights)
+        finally:
+            if sharded:
+                design.release()
+
+    def _unlearn_segment(self, edits, plan, previous, edit, design, n_new, weights):
         segment = len(previous.edits) + 1
         rng = segment_rng(self.random_state, segment)
         steps = edit.steps

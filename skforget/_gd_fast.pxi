@@ -37,8 +37,18 @@
 #   float64 whatever the input dtype.
 # * Everything runs without the GIL and draws no random numbers: the noise belongs
 #   to the solver, which owns the numpy Generator.
+# * n_threads > 1 splits each batch's positions into that many contiguous ranges,
+#   summed by OpenMP threads (prange) into private buffers that are then added
+#   in range order. The ranges depend only on the batch bounds and on n_threads
+#   (never on which thread ran them or how many OpenMP actually granted), so a
+#   run is reproducible for a given n_threads; it differs from one thread only
+#   in the order of the floating-point sums. A batch gets at most one range per
+#   min_rows positions, since a parallel region costs a few microseconds of
+#   synchronisation per step. Built without OpenMP, the ranges run one after
+#   the other and give the same numbers.
 
 from cython cimport floating
+from cython.parallel cimport prange
 from libc.math cimport exp, fabs, fmax, fmin, sqrt
 from libc.stdlib cimport calloc, free, malloc
 
@@ -90,6 +100,11 @@ cdef extern from *:
     #define SKF_SIGMOID4 0
     static inline void skf_sigmoid4(double *z) { (void)z; }
     #endif
+    #ifdef _OPENMP
+    #define SKF_OPENMP 1
+    #else
+    #define SKF_OPENMP 0
+    #endif
     #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
     static int skf_cpu_has_avx2_fma(void) {
         __builtin_cpu_init();
@@ -103,6 +118,7 @@ cdef extern from *:
     bint SKF_SIGMOID4
     void skf_sigmoid4(double *z) noexcept nogil
     int skf_cpu_has_avx2_fma() noexcept nogil
+    bint SKF_OPENMP
 
 # Loss codes, shared with skforget._solver.
 LOGISTIC = 0
@@ -121,6 +137,11 @@ cdef Py_ssize_t _PREFETCH_ROWS = 8
 def cpu_has_avx2_fma():
     """Whether this CPU can run the x86-64-v3 build of the kernel."""
     return bool(skf_cpu_has_avx2_fma())
+
+
+def openmp_enabled():
+    """Whether this build runs row ranges in parallel OpenMP threads."""
+    return bool(SKF_OPENMP)
 
 
 cdef inline double _sigmoid(double z) noexcept nogil:
@@ -381,37 +402,173 @@ cdef inline const long long *_opt_order(const long long[::1] a) noexcept nogil:
     return &a[0] if a.shape[0] else NULL
 
 
+cdef inline Py_ssize_t _threads_for(Py_ssize_t rows, Py_ssize_t n_threads,
+                                    Py_ssize_t min_rows) noexcept nogil:
+    # At most one range per min_rows positions: a function of public numbers.
+    cdef Py_ssize_t p = n_threads
+    if min_rows > 0 and rows // min_rows < p:
+        p = rows // min_rows
+    return p if p > 1 else 1
+
+
+cdef inline Py_ssize_t _stride(Py_ssize_t K, Py_ssize_t d) noexcept nogil:
+    # Doubles per range buffer: G (K d), Gb (K) and 4 K of margin scratch, rounded
+    # up to whole 64-byte lines plus one, so no two threads write the same line.
+    return ((K * (d + 1) + 4 * K + 7) // 8 + 1) * 8
+
+
+cdef inline void _sum_buffers(double *buf, Py_ssize_t stride, Py_ssize_t p,
+                              Py_ssize_t m) noexcept nogil:
+    # Range c's partial gradient is added after range c - 1's: a fixed order.
+    cdef Py_ssize_t c, j
+    cdef const double *src
+    for c in range(1, p):
+        src = buf + c * stride
+        for j in range(m):
+            buf[j] = buf[j] + src[j]
+
+
+cdef void _dense_range(Py_ssize_t c, Py_ssize_t p, const floating *X, Py_ssize_t d,
+                       Py_ssize_t K, const long long *order, Py_ssize_t lo,
+                       Py_ssize_t hi, const double *y, const double *scale,
+                       const double *tau, const double *wt, const double *W,
+                       const double *b, double s_b, int loss, double *buf,
+                       Py_ssize_t stride) noexcept nogil:
+    # Range c of p of the positions lo..hi, into buffer c.
+    cdef Py_ssize_t a = lo + (hi - lo) * c // p, e = lo + (hi - lo) * (c + 1) // p
+    cdef double *G = buf + c * stride
+    _zero(G, G + K * d, K, d)
+    if e > a:
+        _dense_rows(X, d, K, order, a, e, y, scale, tau, wt, W, b, s_b, loss, G,
+                    G + K * d, G + K * (d + 1))
+
+
+cdef void _dense_gradient(Py_ssize_t p, const floating *X, Py_ssize_t d,
+                          Py_ssize_t K, const long long *order, Py_ssize_t lo,
+                          Py_ssize_t hi, const double *y, const double *scale,
+                          const double *tau, const double *wt, const double *W,
+                          const double *b, double s_b, int loss, double *buf,
+                          Py_ssize_t stride) noexcept nogil:
+    """Clipped gradient sum of positions lo..hi over p ranges, left in buf
+    (G, then Gb); buf holds p buffers of stride doubles."""
+    cdef Py_ssize_t c
+    if p == 1:
+        _dense_range(0, 1, X, d, K, order, lo, hi, y, scale, tau, wt, W, b, s_b,
+                     loss, buf, stride)
+        return
+    for c in prange(p, num_threads=p, schedule="static", chunksize=1):
+        _dense_range(c, p, X, d, K, order, lo, hi, y, scale, tau, wt, W, b, s_b,
+                     loss, buf, stride)
+    _sum_buffers(buf, stride, p, K * (d + 1))
+
+
+cdef void _csr_range(Py_ssize_t c, Py_ssize_t p, Py_ssize_t K,
+                     const long long *order, Py_ssize_t lo, Py_ssize_t hi,
+                     Py_ssize_t d, const floating *data, const index_t *indices,
+                     const index_t *indptr, const double *y, const double *scale,
+                     const double *tau, const double *wt, const double *W,
+                     const double *b, double s_b, int loss, double *buf,
+                     Py_ssize_t stride) noexcept nogil:
+    cdef Py_ssize_t a = lo + (hi - lo) * c // p, e = lo + (hi - lo) * (c + 1) // p
+    cdef double *G = buf + c * stride
+    _zero(G, G + K * d, K, d)
+    if K == 1:
+        _csr_rows(1, order, a, e, d, data, indices, indptr, y, scale, tau, wt, W,
+                  b, s_b, loss, G, G + d, G + d + 1)
+    else:
+        _csr_rows(K, order, a, e, d, data, indices, indptr, y, scale, tau, wt, W,
+                  b, s_b, loss, G, G + K * d, G + K * (d + 1))
+
+
+cdef void _csr_gradient(Py_ssize_t p, Py_ssize_t K, const long long *order,
+                        Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t d,
+                        const floating *data, const index_t *indices,
+                        const index_t *indptr, const double *y, const double *scale,
+                        const double *tau, const double *wt, const double *W,
+                        const double *b, double s_b, int loss, double *buf,
+                        Py_ssize_t stride) noexcept nogil:
+    """CSR twin of _dense_gradient."""
+    cdef Py_ssize_t c
+    if p == 1:
+        _csr_range(0, 1, K, order, lo, hi, d, data, indices, indptr, y, scale, tau,
+                   wt, W, b, s_b, loss, buf, stride)
+        return
+    for c in prange(p, num_threads=p, schedule="static", chunksize=1):
+        _csr_range(c, p, K, order, lo, hi, d, data, indices, indptr, y, scale, tau,
+                   wt, W, b, s_b, loss, buf, stride)
+    _sum_buffers(buf, stride, p, K * (d + 1))
+
+
+def _check_threads(Py_ssize_t n_threads, Py_ssize_t min_rows):
+    if n_threads < 1:
+        raise ValueError("n_threads must be at least 1")
+    if min_rows < 0:
+        raise ValueError("min_rows must be nonnegative")
+
+
+def _check_range(Py_ssize_t n, order, Py_ssize_t lo, Py_ssize_t hi):
+    # Positions lo..hi of order (or of the rows); every index is checked, since
+    # the loops trust them.
+    cdef Py_ssize_t m = order.shape[0] if order.shape[0] else n
+    if hi < 0:
+        hi = m
+    if not 0 <= lo <= hi <= m:
+        raise ValueError(f"lo={lo}, hi={hi} must satisfy 0 <= lo <= hi <= {m}")
+    if order.shape[0] and hi > lo:
+        part = np.asarray(order[lo:hi])
+        if part.min() < 0 or part.max() >= n:
+            raise ValueError("order holds a row index out of range")
+    return lo, hi
+
+
+cdef double *_alloc_buffers(Py_ssize_t p, Py_ssize_t stride) except NULL:
+    cdef double *buf = <double *> calloc(p * stride, sizeof(double))
+    if buf == NULL:
+        raise MemoryError("could not allocate the kernel's gradient buffers")
+    return buf
+
+
 def clipped_gradient_dense(const floating[:, ::1] X, const double[::1] y,
                            const double[::1] scale, const double[::1] tau,
                            const double[:, ::1] W, const double[::1] b, double s_b,
                            int loss, double[:, ::1] G, double[::1] Gb,
-                           const double[::1] weight=np.zeros(0)):
+                           const double[::1] weight=np.zeros(0),
+                           Py_ssize_t n_threads=1, Py_ssize_t min_rows=0,
+                           const long long[::1] order=np.zeros(0, np.int64),
+                           Py_ssize_t lo=0, Py_ssize_t hi=-1):
     """Sum over rows of the clipped gradient, for dense C-contiguous ``X``.
 
     Fills ``G`` (K, n_features) with the coefficient part and ``Gb`` (K,) with the
     intercept part (``s_b`` times the summed clipped derivatives). For the
     multinomial and one-vs-rest losses ``y`` holds class codes in ``[0, K)``.
     ``weight`` (one entry per row, or empty for none) multiplies each row's
-    clipped derivative.
+    clipped derivative. ``n_threads`` ranges of at least ``min_rows`` rows each
+    are summed in parallel (see the Design notes). With ``order`` (row indices)
+    only the rows ``order[lo:hi]`` are summed; without it, rows ``lo:hi``
+    (``hi=-1``: to the end).
     """
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = W.shape[0]
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = W.shape[0], j
     _check_shapes(n, d, y, scale, tau, weight, W, b, loss)
+    _check_threads(n_threads, min_rows)
+    lo, hi = _check_range(n, order, lo, hi)
     if G.shape[0] != K or G.shape[1] != d or Gb.shape[0] != K:
         raise ValueError("G and Gb must have the shapes of W and b")
-    cdef double *zb = <double *> calloc(4 * K, sizeof(double))
-    if zb == NULL:
-        raise MemoryError("could not allocate the kernel's margin buffer")
+    cdef Py_ssize_t p = _threads_for(hi - lo, n_threads, min_rows)
+    cdef Py_ssize_t stride = _stride(K, d)
+    cdef const long long *op = _opt_order(order)
+    cdef double *buf = _alloc_buffers(p, stride)
+    cdef const floating *Xp = &X[0, 0] if n and d else NULL
+    cdef const double *Wp = &W[0, 0] if d else NULL
+    cdef double *Gp = &G[0, 0] if d else NULL
     with nogil:
-        _zero(&G[0, 0], &Gb[0], K, d)
-        if n and d:
-            _dense_rows(&X[0, 0], d, K, NULL, 0, n, &y[0], &scale[0], &tau[0],
-                        _opt(weight), &W[0, 0], &b[0], s_b, loss, &G[0, 0], &Gb[0],
-                        zb)
-        elif n:
-            _dense_rows(<const floating *> NULL, 0, K, NULL, 0, n, &y[0], &scale[0],
-                        &tau[0], _opt(weight), <const double *> NULL, &b[0], s_b,
-                        loss, <double *> NULL, &Gb[0], zb)
-    free(zb)
+        if hi > lo:
+            _dense_gradient(p, Xp, d, K, op, lo, hi, &y[0], &scale[0], &tau[0],
+                            _opt(weight), Wp, &b[0], s_b, loss, buf, stride)
+        for j in range(K * d):
+            Gp[j] = buf[j]
+        for j in range(K):
+            Gb[j] = buf[K * d + j]
+    free(buf)
 
 
 def clipped_gradient_csr(const floating[::1] data, const index_t[::1] indices,
@@ -419,29 +576,34 @@ def clipped_gradient_csr(const floating[::1] data, const index_t[::1] indices,
                          const double[::1] scale, const double[::1] tau,
                          const double[:, ::1] W, const double[::1] b, double s_b,
                          int loss, double[:, ::1] G, double[::1] Gb,
-                         const double[::1] weight=np.zeros(0)):
+                         const double[::1] weight=np.zeros(0),
+                         Py_ssize_t n_threads=1, Py_ssize_t min_rows=0,
+                         const long long[::1] order=np.zeros(0, np.int64),
+                         Py_ssize_t lo=0, Py_ssize_t hi=-1):
     """CSR twin of :func:`clipped_gradient_dense` (canonical CSR expected)."""
-    cdef Py_ssize_t n = indptr.shape[0] - 1, d = G.shape[1], K = W.shape[0]
+    cdef Py_ssize_t n = indptr.shape[0] - 1, d = G.shape[1], K = W.shape[0], j
     _check_shapes(n, d, y, scale, tau, weight, W, b, loss)
+    _check_threads(n_threads, min_rows)
+    lo, hi = _check_range(n, order, lo, hi)
     if G.shape[0] != K or Gb.shape[0] != K:
         raise ValueError("G and Gb must have the shapes of W and b")
-    cdef double *zrow = <double *> calloc(K, sizeof(double))
-    if zrow == NULL:
-        raise MemoryError("could not allocate the kernel's margin buffer")
+    cdef Py_ssize_t p = _threads_for(hi - lo, n_threads, min_rows)
+    cdef Py_ssize_t stride = _stride(K, d)
+    cdef const long long *op = _opt_order(order)
+    cdef double *buf = _alloc_buffers(p, stride)
     cdef const floating *dp = &data[0] if data.shape[0] else NULL
     cdef const index_t *ip = &indices[0] if indices.shape[0] else NULL
+    cdef const double *Wp = &W[0, 0] if d else NULL
+    cdef double *Gp = &G[0, 0] if d else NULL
     with nogil:
-        _zero(&G[0, 0] if d else NULL, &Gb[0], K, d)
-        if n:
-            if K == 1:
-                _csr_rows(1, NULL, 0, n, d, dp, ip, &indptr[0], &y[0], &scale[0],
-                          &tau[0], _opt(weight), &W[0, 0] if d else NULL, &b[0], s_b,
-                          loss, &G[0, 0] if d else NULL, &Gb[0], zrow)
-            else:
-                _csr_rows(K, NULL, 0, n, d, dp, ip, &indptr[0], &y[0], &scale[0],
-                          &tau[0], _opt(weight), &W[0, 0] if d else NULL, &b[0], s_b,
-                          loss, &G[0, 0] if d else NULL, &Gb[0], zrow)
-    free(zrow)
+        if hi > lo:
+            _csr_gradient(p, K, op, lo, hi, d, dp, ip, &indptr[0], &y[0], &scale[0],
+                          &tau[0], _opt(weight), Wp, &b[0], s_b, loss, buf, stride)
+        for j in range(K * d):
+            Gp[j] = buf[j]
+        for j in range(K):
+            Gb[j] = buf[K * d + j]
+    free(buf)
 
 
 def run_steps_dense(const floating[:, ::1] X, const double[::1] y,
@@ -450,38 +612,43 @@ def run_steps_dense(const floating[:, ::1] X, const double[::1] y,
                     const long long[::1] bounds, Py_ssize_t first_batch,
                     const double[::1] etas, const double[:, :, ::1] noise,
                     double sigma, double lam, double inv_B, double s_b, int loss,
-                    bint fit_intercept, double[:, ::1] W, double[::1] b):
+                    bint fit_intercept, double[:, ::1] W, double[::1] b,
+                    Py_ssize_t n_threads=1, Py_ssize_t min_rows=0):
     """Run ``len(etas)`` noisy steps in place on ``(W, b)``, without the GIL.
 
     Step ``t`` uses batch ``(first_batch + t) % E`` (``E = len(bounds) - 1``),
     whose rows are ``order[bounds[j]:bounds[j + 1]]`` (or the rows themselves
     when ``order`` is empty), at step size ``etas[t]`` with the standard normals
     ``noise[t]`` (shape ``(K, n_features + 1)``): the whole step loop of a
-    segment's chunk in one call, so no Python runs between steps.
+    segment's chunk in one call, so no Python runs between steps. Each batch is
+    summed over up to ``n_threads`` ranges of at least ``min_rows`` rows.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], K = W.shape[0]
-    cdef Py_ssize_t T = etas.shape[0], E = bounds.shape[0] - 1, t, j
+    cdef Py_ssize_t T = etas.shape[0], E = bounds.shape[0] - 1, t, j, p
     _check_shapes(n, d, y, scale, tau, weight, W, b, loss)
     _check_steps(n, order, bounds, etas, noise, K, d)
+    _check_threads(n_threads, min_rows)
     if T == 0:
         return
-    cdef double *G = <double *> calloc(K * (d + 1) + 4 * K, sizeof(double))
-    if G == NULL:
-        raise MemoryError("could not allocate the kernel's gradient buffer")
-    cdef double *Gb = G + K * d
-    cdef double *zb = Gb + K
+    cdef Py_ssize_t stride = _stride(K, d)
+    cdef Py_ssize_t p_max = min(n_threads, max(1, n))
+    cdef double *buf = _alloc_buffers(p_max, stride)
     cdef const floating *Xp = &X[0, 0] if n and d else NULL
+    cdef double *Wp = &W[0, 0] if d else NULL
+    cdef const long long *op = _opt_order(order)
+    cdef const double *wp = _opt(weight)
+    cdef const double *yp = &y[0] if n else NULL
+    cdef const double *sp = &scale[0] if n else NULL
+    cdef const double *tp = &tau[0] if n else NULL
     with nogil:
         for t in range(T):
             j = (first_batch + t) % E
-            _zero(G, Gb, K, d)
-            if bounds[j + 1] > bounds[j]:
-                _dense_rows(Xp, d, K, _opt_order(order), bounds[j], bounds[j + 1],
-                            &y[0], &scale[0], &tau[0], _opt(weight),
-                            &W[0, 0] if d else NULL, &b[0], s_b, loss, G, Gb, zb)
-            _noisy_update(&W[0, 0] if d else NULL, &b[0], G, Gb, &noise[t, 0, 0],
-                          K, d, etas[t], lam, inv_B, sigma, fit_intercept)
-    free(G)
+            p = _threads_for(bounds[j + 1] - bounds[j], p_max, min_rows)
+            _dense_gradient(p, Xp, d, K, op, bounds[j], bounds[j + 1], yp, sp, tp,
+                            wp, Wp, &b[0], s_b, loss, buf, stride)
+            _noisy_update(Wp, &b[0], buf, buf + K * d, &noise[t, 0, 0], K, d,
+                          etas[t], lam, inv_B, sigma, fit_intercept)
+    free(buf)
 
 
 def run_steps_csr(const floating[::1] data, const index_t[::1] indices,
@@ -491,37 +658,36 @@ def run_steps_csr(const floating[::1] data, const index_t[::1] indices,
                   const long long[::1] bounds, Py_ssize_t first_batch,
                   const double[::1] etas, const double[:, :, ::1] noise,
                   double sigma, double lam, double inv_B, double s_b, int loss,
-                  bint fit_intercept, double[:, ::1] W, double[::1] b):
+                  bint fit_intercept, double[:, ::1] W, double[::1] b,
+                  Py_ssize_t n_threads=1, Py_ssize_t min_rows=0):
     """CSR twin of :func:`run_steps_dense` (canonical CSR expected)."""
     cdef Py_ssize_t n = indptr.shape[0] - 1, d = W.shape[1], K = W.shape[0]
-    cdef Py_ssize_t T = etas.shape[0], E = bounds.shape[0] - 1, t, j
+    cdef Py_ssize_t T = etas.shape[0], E = bounds.shape[0] - 1, t, j, p
     _check_shapes(n, d, y, scale, tau, weight, W, b, loss)
     _check_steps(n, order, bounds, etas, noise, K, d)
+    _check_threads(n_threads, min_rows)
     if T == 0:
         return
-    cdef double *G = <double *> calloc(K * (d + 1) + K, sizeof(double))
-    if G == NULL:
-        raise MemoryError("could not allocate the kernel's gradient buffer")
-    cdef double *Gb = G + K * d
-    cdef double *zrow = Gb + K
+    cdef Py_ssize_t stride = _stride(K, d)
+    cdef Py_ssize_t p_max = min(n_threads, max(1, n))
+    cdef double *buf = _alloc_buffers(p_max, stride)
     cdef const floating *dp = &data[0] if data.shape[0] else NULL
     cdef const index_t *ip = &indices[0] if indices.shape[0] else NULL
     cdef double *Wp = &W[0, 0] if d else NULL
+    cdef const long long *op = _opt_order(order)
+    cdef const double *wp = _opt(weight)
+    cdef const double *yp = &y[0] if n else NULL
+    cdef const double *sp = &scale[0] if n else NULL
+    cdef const double *tp = &tau[0] if n else NULL
     with nogil:
         for t in range(T):
             j = (first_batch + t) % E
-            _zero(G, Gb, K, d)
-            if K == 1:
-                _csr_rows(1, _opt_order(order), bounds[j], bounds[j + 1], d, dp, ip,
-                          &indptr[0], &y[0], &scale[0], &tau[0], _opt(weight), Wp,
-                          &b[0], s_b, loss, G, Gb, zrow)
-            else:
-                _csr_rows(K, _opt_order(order), bounds[j], bounds[j + 1], d, dp, ip,
-                          &indptr[0], &y[0], &scale[0], &tau[0], _opt(weight), Wp,
-                          &b[0], s_b, loss, G, Gb, zrow)
-            _noisy_update(Wp, &b[0], G, Gb, &noise[t, 0, 0], K, d, etas[t], lam,
-                          inv_B, sigma, fit_intercept)
-    free(G)
+            p = _threads_for(bounds[j + 1] - bounds[j], p_max, min_rows)
+            _csr_gradient(p, K, op, bounds[j], bounds[j + 1], d, dp, ip, &indptr[0],
+                          yp, sp, tp, wp, Wp, &b[0], s_b, loss, buf, stride)
+            _noisy_update(Wp, &b[0], buf, buf + K * d, &noise[t, 0, 0], K, d,
+                          etas[t], lam, inv_B, sigma, fit_intercept)
+    free(buf)
 
 
 cdef inline double _scaled_norm(const floating *x, Py_ssize_t lo,

@@ -94,6 +94,11 @@ class _BasePrivateLinear(BaseEstimator):
         for a regressor fitted with a ``target_scale``)."""
         return 1.0
 
+    def _public_targets(self):
+        """``(n_outputs, loss, new_attributes, classes or None)`` from public
+        parameters alone, for rows whose targets stay on a cluster."""
+        raise NotImplementedError
+
     # --- shared helpers --------------------------------------------------------
     def _intercept_scaling(self, loss=None):
         """Feature value ``s_b`` of the intercept coordinate (0 without one).
@@ -363,6 +368,18 @@ class _PrivateClassifierMixin:
                              f"{self.classes!r}.")
         return classes, True
 
+    def _public_targets(self):
+        if self.classes is None:
+            raise ValueError(
+                "Training on a ShardedDatabase or dask arrays needs the public "
+                "label set: pass classes=[...] (the labels are not read from the "
+                "rows on the workers).")
+        classes, _ = self._label_set(None)
+        new_attrs = {"classes_": classes, "_label_set_public": True}
+        if len(classes) == 2:
+            return 1, "logistic", new_attrs, classes
+        return len(classes), self.multi_class, new_attrs, classes
+
     def _encode_targets(self, y, *, fit):
         if fit:
             check_classification_targets(y)
@@ -476,6 +493,12 @@ class _PrivateRegressorMixin:
 
     def _regularization(self, n_samples):
         return self.alpha / n_samples
+
+    def _public_targets(self):
+        # Rows on a cluster: the targets never reach the driver, so nothing is
+        # read for the scale check (the shards divide by the public scale).
+        scale = 1.0 if self.target_scale is None else float(self.target_scale)
+        return 1, "squared", {"_target_scale": scale}, None
 
     def _encode_targets(self, y, *, fit):
         """Targets divided by the public ``target_scale`` (the one of ``fit``

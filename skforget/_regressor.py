@@ -74,7 +74,9 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         they are, and the estimator checks whether most of them lie more than
         ten times beyond that reach: if so it warns (``PrivacyLeakWarning``),
         and either way the guarantee notes that the targets were read for this
-        check (``target_scale_public=False``).
+        check (``target_scale_public=False``). On a
+        :class:`~skforget.distributed.ShardedDatabase` the targets never reach
+        the driver: None then means 1 and nothing is checked.
     fit_intercept : bool, default=True
         Fit an intercept (regularised, unlike ``Ridge``: the guarantee needs
         strong convexity in every direction).
@@ -100,6 +102,17 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         the noise, so use None whenever the fitted models are released.
     verbose : int, default=0
         Print progress of the noisy gradient steps.
+    n_jobs : int or None, default=None
+        Threads that sum the clipped gradients of each batch, over contiguous
+        ranges of its rows (OpenMP in the compiled kernel; builds without
+        OpenMP run the ranges one after the other). None means 1, -1 all
+        CPUs (joblib's rule). A batch of ``m`` rows uses
+        ``min(n_jobs, m // 8192)`` threads (at least one), so mini-batches
+        smaller than that run on one thread: starting and joining threads costs
+        every step. The coefficients match ``n_jobs=1`` up to the order of
+        floating-point sums (about 1e-15 relative per step) and are
+        reproducible for a given ``n_jobs``; the privacy guarantee does not
+        depend on it.
     certify_k_max : int, default=0
         Largest budget ``k`` for which ``fit`` and ``partial_unlearn`` track the
         data-dependent radius of the prediction certificates (one extra pass
@@ -174,7 +187,7 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
                  relation="replace", data_norm=1.0, clip_rows=True, clip_norm=1.0,
                  target_scale=None, fit_intercept=True, intercept_scaling=1.0,
                  learning_rate=None, max_iter=None, batch_size="auto", recipe="tight",
-                 random_state=None, verbose=0, certify_k_max=0,
+                 random_state=None, verbose=0, n_jobs=None, certify_k_max=0,
                  certify_modes=("remove",)):
         self.alpha = alpha
         self.epsilon = epsilon
@@ -196,5 +209,6 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         self.recipe = recipe
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
         self.certify_k_max = certify_k_max
         self.certify_modes = certify_modes

@@ -195,9 +195,33 @@ def clip_thresholds(aug_norms, bound, n_features):
     return np.minimum(tau, _DBL_MAX)
 
 
+#: Fewest rows a thread is given within one batch. A batch of ``m`` rows is
+#: summed by ``min(n_jobs, m // MIN_ROWS_PER_THREAD)`` threads (at least one):
+#: each step pays a few microseconds to start and join its threads, and much
+#: more when the cores are shared, while 8192 rows of 50 features take about half
+#: a millisecond on one core. A public rule: the split depends on the batch
+#: bounds and ``n_jobs`` only.
+MIN_ROWS_PER_THREAD = 8192
+
+
+_NO_ORDER = np.zeros(0, dtype=np.int64)
+
+
+def _weights(weight):
+    return np.zeros(0) if weight is None else np.ascontiguousarray(weight, np.float64)
+
+
 @dataclass(frozen=True)
 class Design:
     """Training rows prepared for the kernel (lives for one fit or edit only).
+
+    The in-memory *row source* of the solver: it answers ``n_samples`` and
+    ``loss``, sums clipped gradients (:meth:`gradient_sum`) and runs blocks of
+    noisy steps (:meth:`run_steps`) with the noise, step sizes and batch
+    layout the solver hands it. Its public row map (scale factors and clip
+    thresholds) is computed by :func:`make_design`, once per segment. Another
+    row source (rows held elsewhere) answers the same calls and leaves the
+    generator, the noise and the accounting to the solver.
 
     Attributes
     ----------
@@ -228,6 +252,41 @@ class Design:
     @property
     def n_samples(self):
         return self.X.shape[0]
+
+    def gradient_sum(self, W, b, G, Gb, *, loss_code, weight=None, n_threads=1,
+                     order=None, lo=0, hi=-1):
+        """Fill ``G`` (K, d) and ``Gb`` (K,) with the sum of the clipped
+        gradients at ``(W, b)`` over all rows (or the rows ``order[lo:hi]``),
+        over up to ``n_threads`` row ranges."""
+        X, wt = self.X, _weights(weight)
+        order = _NO_ORDER if order is None else order
+        if sp.issparse(X):
+            _kernels.clipped_gradient_csr(
+                X.data, X.indices, X.indptr, self.y, self.scale, self.tau, W, b,
+                self.intercept_scaling, loss_code, G, Gb, wt, n_threads,
+                MIN_ROWS_PER_THREAD, order, lo, hi)
+        else:
+            _kernels.clipped_gradient_dense(
+                X, self.y, self.scale, self.tau, W, b, self.intercept_scaling,
+                loss_code, G, Gb, wt, n_threads, MIN_ROWS_PER_THREAD, order, lo, hi)
+
+    def run_steps(self, W, b, *, order, bounds, first_batch, etas, noise, sigma,
+                  lam, inv_B, loss_code, fit_intercept, weight=None, n_threads=1):
+        """Run ``len(etas)`` noisy steps in place on ``(W, b)`` in one kernel
+        call (see ``run_steps_dense``): batch ``(first_batch + t) % E`` is the
+        positions ``bounds[j]:bounds[j + 1]`` of ``order``."""
+        X, wt = self.X, _weights(weight)
+        if sp.issparse(X):
+            _kernels.run_steps_csr(
+                X.data, X.indices, X.indptr, self.y, self.scale, self.tau, wt,
+                order, bounds, first_batch, etas, noise, sigma, lam, inv_B,
+                self.intercept_scaling, loss_code, fit_intercept, W, b, n_threads,
+                MIN_ROWS_PER_THREAD)
+        else:
+            _kernels.run_steps_dense(
+                X, self.y, self.scale, self.tau, wt, order, bounds, first_batch,
+                etas, noise, sigma, lam, inv_B, self.intercept_scaling, loss_code,
+                fit_intercept, W, b, n_threads, MIN_ROWS_PER_THREAD)
 
 
 def make_design(X, y, *, loss, data_norm, intercept_scaling, gradient_bound,

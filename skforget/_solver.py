@@ -4,17 +4,21 @@
 
 The solver owns the randomness: the batch order, the initial draw and every
 noise vector come from one numpy Generator per segment, with shapes that depend
-only on public numbers, never on the data. It hands the Cython kernel a block
-of steps at a time (the kernel runs them without the GIL and without returning
-to Python) and returns arrays; the estimators own validation and fitted
-attributes.
+only on public numbers, never on the data. It does not care where the rows
+live: it asks a *row source* (the in-memory :class:`skforget._rows.Design`, or
+another object with the same calls) for ``n_samples`` and ``loss``, for the
+clipped gradient sum (``gradient_sum``) and to run a block of noisy steps
+(``run_steps``, handed the step sizes, the standard normals and the public
+batch layout); the in-memory source runs the block in the Cython kernel
+without the GIL and without returning to Python. It returns arrays; the
+estimators own validation and fitted attributes.
 """
 
 import math
 import time
 
+import joblib
 import numpy as np
-import scipy.sparse as sp
 
 from skforget import _kernels
 from skforget.accounting import Segment, step_sizes
@@ -27,25 +31,23 @@ LOSS_CODES = {
 }
 
 
-def gradient_sum(design, W, b, out_W=None, out_b=None, *, weight=None):
+def effective_n_jobs(n_jobs):
+    """Threads that ``n_jobs`` asks for (None is 1, -1 all CPUs, joblib's rule)."""
+    return 1 if n_jobs is None else max(1, int(joblib.effective_n_jobs(n_jobs)))
+
+
+def gradient_sum(design, W, b, out_W=None, out_b=None, *, weight=None, n_jobs=1):
     """Sum over rows of the clipped gradients at ``(W, b)``: one kernel pass.
 
     Returns ``(G, Gb)`` with ``G`` shaped like ``W`` (K, d) and ``Gb`` like ``b``;
-    ``Gb`` is the gradient with respect to the intercept coordinate.
+    ``Gb`` is the gradient with respect to the intercept coordinate. ``n_jobs``
+    threads sum ranges of rows (see ``skforget._rows.MIN_ROWS_PER_THREAD``).
     """
     K, d = W.shape
     G = np.empty((K, d)) if out_W is None else out_W
     Gb = np.empty(K) if out_b is None else out_b
-    code = LOSS_CODES[design.loss]
-    X = design.X
-    wt = np.zeros(0) if weight is None else np.ascontiguousarray(weight, np.float64)
-    if sp.issparse(X):
-        _kernels.clipped_gradient_csr(X.data, X.indices, X.indptr, design.y,
-                                      design.scale, design.tau, W, b,
-                                      design.intercept_scaling, code, G, Gb, wt)
-    else:
-        _kernels.clipped_gradient_dense(X, design.y, design.scale, design.tau, W, b,
-                                        design.intercept_scaling, code, G, Gb, wt)
+    design.gradient_sum(W, b, G, Gb, loss_code=LOSS_CODES[design.loss],
+                        weight=weight, n_threads=effective_n_jobs(n_jobs))
     return G, Gb
 
 
@@ -96,7 +98,7 @@ def _noise_chunk(n_coords):
 
 def run_segment(design, W, b, *, segment, lam, sigma, normaliser, rng,
                 fit_intercept, weight=None, verbose=0, callback=None, label="fit",
-                on_projection=None):
+                on_projection=None, n_jobs=1):
     """Run one segment (``fit``, or the steps of one edit) from ``(W, b)``.
 
     The segment's schedule (:class:`skforget.accounting.Segment`) is public:
@@ -118,9 +120,15 @@ def run_segment(design, W, b, *, segment, lam, sigma, normaliser, rng,
     data-dependent certificate bookkeeping). It does not change the model.
     ``on_projection(label, seconds, passes)`` is called once, after the first
     half second, with the projected duration of the whole segment.
+
+    ``n_jobs`` threads sum each batch's clipped gradients over contiguous ranges
+    of its rows (at most one range per ``MIN_ROWS_PER_THREAD`` rows), added
+    in a fixed order: the result depends on ``n_jobs`` only through the order of
+    floating-point sums, and is reproducible for a given ``n_jobs``.
     """
     W = np.array(W, dtype=np.float64, order="C", copy=True)
     b = np.array(b, dtype=np.float64, copy=True)
+    n_threads = effective_n_jobs(n_jobs)
     K, d = W.shape
     n = design.n_samples
     E = int(segment.n_batches)
@@ -129,11 +137,12 @@ def run_segment(design, W, b, *, segment, lam, sigma, normaliser, rng,
     order, bounds = _batch_layout(n, E, rng)
     inv_B = segment.inverse_batch_normaliser(normaliser)
     code = LOSS_CODES[design.loss]
-    wt = np.zeros(0) if weight is None else np.ascontiguousarray(weight, np.float64)
     if callback is not None and E != 1:
         raise ValueError("per-step tracking needs full-batch steps (n_batches=1)")
     chunk = 1 if callback is not None else _noise_chunk(K * (d + 1))
-    X = design.X
+    # A source whose steps are slow rounds of messages (a cluster) asks for
+    # shorter blocks, so progress and the long-run warning still come early.
+    chunk = min(chunk, getattr(design, "max_steps_per_call", chunk))
     start = time.perf_counter()
     last_report = start
     G = np.empty((K, d))
@@ -142,19 +151,12 @@ def run_segment(design, W, b, *, segment, lam, sigma, normaliser, rng,
         hi = min(T, lo + chunk)
         noise = rng.standard_normal((hi - lo, K, d + 1))
         if callback is not None:
-            gradient_sum(design, W, b, G, Gb, weight=weight)
+            gradient_sum(design, W, b, G, Gb, weight=weight, n_jobs=n_threads)
             callback(lo, W, b, G, Gb)
-        if sp.issparse(X):
-            _kernels.run_steps_csr(X.data, X.indices, X.indptr, design.y,
-                                   design.scale, design.tau, wt, order, bounds,
-                                   lo % E, etas[lo:hi], noise, sigma, lam, inv_B,
-                                   design.intercept_scaling, code, fit_intercept,
-                                   W, b)
-        else:
-            _kernels.run_steps_dense(X, design.y, design.scale, design.tau, wt,
-                                     order, bounds, lo % E, etas[lo:hi], noise,
-                                     sigma, lam, inv_B, design.intercept_scaling,
-                                     code, fit_intercept, W, b)
+        design.run_steps(W, b, order=order, bounds=bounds, first_batch=lo % E,
+                         etas=etas[lo:hi], noise=noise, sigma=sigma, lam=lam,
+                         inv_B=inv_B, loss_code=code, fit_intercept=fit_intercept,
+                         weight=weight, n_threads=n_threads)
         now = time.perf_counter()
         if on_projection is not None and (now - start >= 0.5 or hi == T):
             on_projection(label, (now - start) / hi * T, T // E)

@@ -39,6 +39,9 @@ PRIVACY_CONSTRAINTS = {
     "recipe": [StrOptions({"tight", "cs23"})],
     "random_state": ["random_state"],
     "verbose": ["verbose"],
+    # As in scikit-learn: a positive count, or -1, -2, ... for all CPUs but some.
+    "n_jobs": [Interval(Integral, 1, None, closed="left"),
+               Interval(Integral, None, -1, closed="right"), None],
 }
 
 

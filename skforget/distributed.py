@@ -1,0 +1,566 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Training and unlearning on rows held by a Dask cluster.
+
+A fit is a loop of one map (the clipped gradient sum over the rows) and a tiny
+update. :class:`ShardedDatabase` keeps the rows resident on the workers, one
+actor per worker holding that worker's contiguous share of the rows, and the
+estimators train on it through a *row source* (see ``skforget._solver``): at
+every step the driver sends the current coefficients to each actor (one message
+per worker) and gets back that shard's clipped gradient sum; the generator, the
+noise, the step sizes, the batch layout, the accounting and the update stay on
+the driver, and the estimator keeps no rows.
+
+What travels
+------------
+* Driver to worker, once per segment: the public row-map parameters
+  (``data_norm``, intercept scaling, gradient bound, the public label set) and,
+  with mini-batches, that shard's part of the segment's public row order.
+* Driver to worker, every step: the coefficients, ``K (d + 1)`` doubles.
+* Worker to driver, every step: the shard's gradient sum, ``K (d + 1)`` doubles.
+* Edits: each record to delete or replace is routed to the worker holding it
+  by the public shard sizes only; new records go to the last shard (so the
+  rows keep the order an :class:`~skforget.EditRequest` gives them).
+
+Every worker applies an edit to a staged copy and keeps the previous rows in a
+journal until the estimator has finished its unlearning steps: a failed or
+interrupted ``partial_unlearn`` rolls every shard back, leaving database and
+model as they were.
+
+Dask is an optional dependency (``pip install "skforget[dask]"``); it is
+imported when a :class:`ShardedDatabase` is created, not with this module.
+"""
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from skforget._database import DatabaseVersion
+from skforget.exceptions import UnlearningError
+
+__all__ = ["ShardedDatabase", "ShardedEditRequest"]
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "skforget.distributed needs Dask: pip install 'skforget[dask]'") from exc
+    return distributed
+
+
+def is_dask_collection(X):
+    """Whether ``X`` is a dask array (checked without importing dask)."""
+    return type(X).__module__.split(".")[0] == "dask"
+
+
+def _stack(parts):
+    if any(sp.issparse(p) for p in parts):
+        return sp.vstack([sp.csr_matrix(p) for p in parts], format="csr")
+    return np.concatenate([np.asarray(p) for p in parts]) if len(parts) > 1 \
+        else np.asarray(parts[0])
+
+
+def _rows_except(X, drop):
+    keep = np.ones(X.shape[0], dtype=bool)
+    keep[drop] = False
+    return X[keep]  # a copy, for arrays and CSR alike
+
+
+class _Shard:
+    """One worker's rows, resident in a Dask actor between calls.
+
+    All methods run on the worker. Positions are local to the shard; the row
+    map and the targets' encoding are computed here, from public parameters.
+    """
+
+    def __init__(self, X_parts, y_parts):
+        self.X = _stack(list(X_parts))
+        self.y = np.concatenate([np.asarray(p) for p in y_parts])
+        self._journal = None
+        self._design = None
+        self._order = None
+        self._bounds = None
+
+    def shape(self):
+        return self.X.shape
+
+    def prepare(self, offset, spec):
+        """Validate and map this shard's rows for one segment (rows
+        ``offset ...`` of the database, named so in errors)."""
+        from sklearn.utils import check_array
+
+        from skforget._rows import canonical_csr, make_design
+
+        where = f"the rows {offset}..{offset + self.X.shape[0] - 1} of the database"
+        X = check_array(self.X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                        order="C", ensure_min_samples=0, input_name="X")
+        if sp.issparse(X):
+            X = canonical_csr(X, where=where)
+        y = self._encode(self.y, spec["classes"], offset, spec["error"])
+        if spec["classes"] is None:
+            y = y / spec.get("target_scale", 1.0)  # the regressor's public scale
+        self._design = make_design(X, y, loss=spec["loss"], data_norm=spec["data_norm"],
+                                   intercept_scaling=spec["intercept_scaling"],
+                                   gradient_bound=spec["gradient_bound"],
+                                   clip_rows=spec["clip_rows"], where=where)
+        self._order = self._bounds = None
+
+    @staticmethod
+    def _encode(y, classes, offset, error):
+        if classes is None:
+            y = np.asarray(y, dtype=np.float64)
+            bad = ~np.isfinite(y)
+            if np.any(bad):
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"y[{offset + i}]={y[i].item()!r} is not finite.")
+            return y
+        classes = np.asarray(classes)
+        codes = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
+        unknown = classes[codes] != y
+        if np.any(unknown):
+            i = int(np.flatnonzero(unknown)[0])
+            label = np.asarray(y[i]).item()
+            raise (UnlearningError if error == "unlearn" else ValueError)(
+                f"y[{offset + i}]={label!r} is not one of the classes "
+                f"{classes.tolist()}.")
+        return codes.astype(np.float64)
+
+    def set_layout(self, order, bounds):
+        self._order = np.ascontiguousarray(order, dtype=np.int64)
+        self._bounds = np.asarray(bounds, dtype=np.int64)
+
+    def gradient(self, W, b, loss_code, batch, n_threads):
+        """This shard's clipped gradient sum (all rows, or its part of a batch)."""
+        G = np.empty_like(W)
+        Gb = np.empty_like(b)
+        if batch is None:
+            self._design.gradient_sum(W, b, G, Gb, loss_code=loss_code,
+                                      n_threads=n_threads)
+        else:
+            self._design.gradient_sum(W, b, G, Gb, loss_code=loss_code,
+                                      n_threads=n_threads, order=self._order,
+                                      lo=self._bounds[batch],
+                                      hi=self._bounds[batch + 1])
+        return G, Gb
+
+    def stage(self, delete, replace, X_replace, y_replace, X_insert, y_insert):
+        """Apply an edit, keeping the previous rows in the journal."""
+        if self._journal is not None:
+            raise UnlearningError("an edit is already staged on this shard")
+        X, y = self.X, self.y
+        kept = np.setdiff1d(np.arange(X.shape[0]), delete)
+        pos = np.searchsorted(kept, replace)
+        X_new, y_new = _rows_except(X, delete), np.delete(y, delete)
+        if len(replace):
+            if sp.issparse(X_new):
+                X_new = X_new.tolil()
+                X_new[pos] = X_replace
+                X_new = X_new.tocsr()
+            else:
+                X_new = np.array(X_new, copy=True)
+                X_new[pos] = X_replace
+            y_new = np.array(y_new, copy=True)
+            y_new[pos] = y_replace
+        if X_insert is not None and X_insert.shape[0]:
+            X_new = _stack([X_new, X_insert])
+            y_new = np.concatenate([y_new, np.asarray(y_insert, dtype=y_new.dtype)])
+        self._journal = (X, y)
+        self.X, self.y = X_new, y_new
+        self._design = None
+        return X_new.shape[0]
+
+    def commit(self):
+        self._journal = None
+
+    def rollback(self):
+        if self._journal is not None:
+            self.X, self.y = self._journal
+            self._journal = None
+        self._design = None
+
+    def release(self):
+        """Drop the segment's design (the map of the rows) once it is done."""
+        self._design = self._order = self._bounds = None
+
+    def rows(self):
+        return self.X, self.y
+
+
+def _results(futures):
+    return [f.result() for f in futures]
+
+
+class ShardedDatabase:
+    """Training records held on the workers of a Dask cluster.
+
+    The rows are split into contiguous shards, one per worker, each kept in
+    memory by an actor on that worker; the driver keeps only the public shard
+    sizes and the :class:`~skforget.DatabaseVersion`. Fit an estimator with
+    ``est.fit(database)`` and serve edits with
+    ``est.partial_unlearn(database.edit(...))``: the results equal those of the
+    same rows in memory, up to the order of floating-point sums.
+
+    Parameters
+    ----------
+    X : ndarray, sparse matrix or dask array of shape (n_samples, n_features)
+        Rows. A dask array's blocks are computed on the workers and never pass
+        through the driver.
+    y : array-like or dask array of shape (n_samples,)
+        Targets (class labels or regression targets).
+    client : distributed.Client, default=None
+        The cluster; None uses the current default client.
+
+    Attributes
+    ----------
+    shard_sizes : tuple of int
+        Rows per shard, in row order (public counts).
+    version : DatabaseVersion
+        Current version; a model fitted on the database serves requests built
+        on this version only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distributed import Client, LocalCluster
+    >>> from skforget import NoisyGDClassifier
+    >>> from skforget.distributed import ShardedDatabase
+    >>> cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+    ...                        protocol="tcp", host="127.0.0.1",
+    ...                        dashboard_address=None)
+    >>> client = Client(cluster)
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((400, 3)) / 3
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> db = ShardedDatabase(X, y, client=client)
+    >>> db.shard_sizes
+    (200, 200)
+    >>> clf = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(db)
+    >>> clf = clf.partial_unlearn(db.edit(delete=[5, 300]))
+    >>> db.n_samples
+    398
+    >>> db.close(); client.close(); cluster.close()
+    """
+
+    def __init__(self, X, y, *, client=None):
+        distributed = _distributed()
+        self.client = client if client is not None else distributed.default_client()
+        if not (sp.issparse(X) or is_dask_collection(X)):
+            X = np.asarray(X)
+        if not is_dask_collection(y):
+            y = np.asarray(y)
+        workers = sorted(self.client.scheduler_info()["workers"])
+        if not workers:
+            raise ValueError("the Dask cluster has no workers")
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}.")
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
+        if is_dask_collection(X):
+            groups = self._dask_groups(X, y, workers)
+        else:
+            groups = self._array_groups(X, y, workers)
+        futures = [self.client.submit(_Shard, xs, ys, workers=[w], actor=True,
+                                      allow_other_workers=False, pure=False)
+                   for w, (xs, ys) in zip(workers, groups, strict=False)]
+        self._actors = [f.result() for f in futures]
+        self._futures = futures  # keep the actors alive
+        self.n_features = int(X.shape[1])
+        self.shard_sizes = tuple(int(a.shape().result()[0]) for a in self._actors)
+        self.version = DatabaseVersion.new()
+        self._busy = False
+
+    def _array_groups(self, X, y, workers):
+        X = X.tocsr() if sp.issparse(X) else X
+        y = np.asarray(y)
+        cuts = np.linspace(0, X.shape[0], min(len(workers), X.shape[0]) + 1)
+        cuts = cuts.round().astype(np.int64)
+        return [([self.client.scatter(X[lo:hi], workers=[w], direct=True)],
+                 [self.client.scatter(y[lo:hi], workers=[w], direct=True)])
+                for w, lo, hi in zip(workers, cuts[:-1], cuts[1:], strict=False)]
+
+    def _dask_groups(self, X, y, workers):
+        if len(X.chunks[1]) != 1:
+            X = X.rechunk({1: -1})
+        if not is_dask_collection(y):
+            import dask.array as da
+
+            y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
+        elif y.chunks[0] != X.chunks[0]:
+            y = y.rechunk((X.chunks[0],))
+        x_blocks = self.client.compute(list(X.to_delayed().ravel()))
+        y_blocks = self.client.compute(list(y.to_delayed().ravel()))
+        # Block i goes to worker floor(first_row_i * workers / n): contiguous
+        # runs of blocks, cut from the block sizes only.
+        starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])
+        owner = (starts * len(workers)) // max(1, X.shape[0])
+        return [([x for x, o in zip(x_blocks, owner, strict=True) if o == k],
+                 [v for v, o in zip(y_blocks, owner, strict=True) if o == k])
+                for k in range(len(workers)) if np.any(owner == k)]
+
+    @property
+    def n_samples(self):
+        return int(sum(self.shard_sizes))
+
+    @property
+    def shape(self):
+        return (self.n_samples, self.n_features)
+
+    @property
+    def offsets(self):
+        """First row of each shard, and the total, from the public sizes."""
+        return np.concatenate([[0], np.cumsum(self.shard_sizes)]).astype(np.int64)
+
+    def edit(self, *, delete=None, replace=None, X_replace=None, y_replace=None,
+             X_insert=None, y_insert=None):
+        """A request to delete, replace or insert records, by position.
+
+        Returns a :class:`ShardedEditRequest` for ``partial_unlearn``; the
+        database changes only when that call succeeds.
+        """
+        return ShardedEditRequest(self, delete=delete, replace=replace,
+                                  X_replace=X_replace, y_replace=y_replace,
+                                  X_insert=X_insert, y_insert=y_insert)
+
+    def gather(self):
+        """Every row and target, collected on the driver (for checks only)."""
+        parts = _results([a.rows() for a in self._actors])
+        return _stack([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    def close(self):
+        """Release the actors and their rows."""
+        self._actors = []
+        for f in self._futures:
+            f.release()
+        self._futures = []
+
+    def __repr__(self):
+        return (f"ShardedDatabase(n_samples={self.n_samples}, n_features="
+                f"{self.n_features}, shards={len(self.shard_sizes)}, {self.version})")
+
+    # --- used by the estimators ------------------------------------------------
+    def _row_source(self, spec, *, loss, n_jobs, shard_sizes=None):
+        sizes = self.shard_sizes if shard_sizes is None else shard_sizes
+        return _ClusterRows(self._actors, sizes, spec, loss=loss, n_jobs=n_jobs)
+
+
+class ShardedEditRequest:
+    """Deletions, replacements and insertions on a :class:`ShardedDatabase`.
+
+    Built by :meth:`ShardedDatabase.edit`. Positions refer to the database's
+    current row order; each is routed to the shard holding it by the public
+    shard sizes. New records are appended to the last shard, so the edited
+    rows are in the order :meth:`skforget.EditRequest.apply` gives them.
+    """
+
+    _skforget_sharded = True
+    sample_weight_after = None
+
+    def __init__(self, database, *, delete=None, replace=None, X_replace=None,
+                 y_replace=None, X_insert=None, y_insert=None):
+        n, d = database.shape
+        self.database = database
+        self._delete = self._positions(delete, n, "delete")
+        self._replace = self._positions(replace, n, "replace")
+        both = np.intersect1d(self._delete, self._replace)
+        if both.size:
+            raise ValueError(f"Row {int(both[0])} is both deleted and replaced.")
+        self.X_replace, self.y_replace = self._records(
+            X_replace, y_replace, len(self._replace), d, "replace")
+        self.X_insert, self.y_insert = self._records(
+            X_insert, y_insert, None, d, "insert")
+        self.version = database.version
+        self.version_after = database.version.successor()
+        self._done = False
+
+    @staticmethod
+    def _positions(values, n, name):
+        if values is None:
+            return np.zeros(0, dtype=np.int64)
+        pos = np.asarray(values)
+        if pos.ndim != 1 or (pos.size and pos.dtype.kind not in "iu"):
+            raise ValueError(f"{name} must be a 1-D list of row positions.")
+        pos = pos.astype(np.int64)
+        bad = (pos < 0) | (pos >= n)
+        if np.any(bad):
+            raise ValueError(f"{name}[{int(np.flatnonzero(bad)[0])}]="
+                             f"{int(pos[bad][0])} is not a row of a database of "
+                             f"{n} rows.")
+        uniq, counts = np.unique(pos, return_counts=True)
+        if np.any(counts > 1):
+            raise ValueError(f"{name} names row {int(uniq[counts > 1][0])} twice.")
+        return np.sort(pos)
+
+    @staticmethod
+    def _records(X, y, n_expected, d, name):
+        if X is None and y is None:
+            if n_expected:
+                raise ValueError(f"X_{name} and y_{name} are needed for {name}.")
+            return None, None
+        if X is None or y is None:
+            raise ValueError(f"X_{name} and y_{name} must be given together.")
+        X = X.tocsr() if sp.issparse(X) else np.atleast_2d(np.asarray(X))
+        y = np.asarray(y).reshape(-1)
+        if X.shape[1] != d or X.shape[0] != y.shape[0] or (
+                n_expected is not None and X.shape[0] != n_expected):
+            raise ValueError(
+                f"X_{name} must have shape ({n_expected or y.shape[0]}, {d}) and "
+                f"y_{name} one entry per row; got {X.shape} and {y.shape}.")
+        values = X.data if sp.issparse(X) else X
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"X_{name} holds a value that is not finite.")
+        return X, y
+
+    @property
+    def n_deleted(self):
+        return len(self._delete)
+
+    @property
+    def n_replaced(self):
+        return len(self._replace)
+
+    @property
+    def n_inserted(self):
+        return 0 if self.X_insert is None else self.X_insert.shape[0]
+
+    @property
+    def size(self):
+        return self.n_deleted + self.n_replaced + self.n_inserted
+
+    @property
+    def n_samples_before(self):
+        return self.database.n_samples
+
+    @property
+    def n_samples_after(self):
+        return self.n_samples_before - self.n_deleted + self.n_inserted
+
+    def routes(self):
+        """Per shard: ``(delete, replace, replace_index)`` local positions, from
+        the public shard sizes only (``replace_index`` picks the new rows)."""
+        offsets = self.database.offsets
+        out = []
+        for s in range(len(self.database.shard_sizes)):
+            lo, hi = offsets[s], offsets[s + 1]
+            dl = self._delete[(self._delete >= lo) & (self._delete < hi)] - lo
+            sel = np.flatnonzero((self._replace >= lo) & (self._replace < hi))
+            out.append((dl, self._replace[sel] - lo, sel))
+        return out
+
+    # --- used by the estimators: stage, then commit or roll back --------------
+    def _stage(self):
+        db = self.database
+        if self._done:
+            raise UnlearningError("This request has already been served.")
+        if db._busy:
+            raise UnlearningError("Another edit is being served on this database.")
+        db._busy = True
+        last = len(db.shard_sizes) - 1
+        futures, sizes = {}, list(db.shard_sizes)
+        try:
+            for s, (dl, rp, sel) in enumerate(self.routes()):
+                if not (len(dl) or len(rp) or (s == last and self.n_inserted)):
+                    continue
+                Xr = None if not len(rp) else self.X_replace[sel]
+                yr = None if not len(rp) else self.y_replace[sel]
+                ins = s == last and self.n_inserted
+                futures[s] = db._actors[s].stage(
+                    dl, rp, Xr, yr, self.X_insert if ins else None,
+                    self.y_insert if ins else None)
+            for s, f in futures.items():
+                sizes[s] = int(f.result())
+        except BaseException:
+            self._rollback()
+            raise
+        self.shard_sizes_after = tuple(sizes)
+
+    def _commit(self):
+        db = self.database
+        _results([a.commit() for a in db._actors])
+        db.shard_sizes = self.shard_sizes_after
+        db.version = self.version_after
+        db._busy = False
+        self._done = True
+
+    def _rollback(self):
+        db = self.database
+        try:
+            _results([a.rollback() for a in db._actors])
+        finally:
+            db._busy = False
+
+    def __repr__(self):
+        return (f"ShardedEditRequest(n_samples={self.n_samples_before}, "
+                f"delete={self.n_deleted}, replace={self.n_replaced}, "
+                f"insert={self.n_inserted}, version={self.version.number})")
+
+
+class _ClusterRows:
+    """The solver's row source for a :class:`ShardedDatabase`.
+
+    Each call is one message per worker; the shards' partial sums are added in
+    shard order on the driver, so a fixed shard layout reproduces itself.
+    """
+
+    #: Steps per run_steps call: each is a round of messages, so the solver's
+    #: progress report and long-run warning come after a few dozen of them.
+    max_steps_per_call = 64
+
+    def __init__(self, actors, shard_sizes, spec, *, loss, n_jobs):
+        self.loss = loss
+        self._offsets = np.concatenate([[0], np.cumsum(shard_sizes)]).astype(np.int64)
+        self.n_samples = int(self._offsets[-1])
+        self._actors = actors
+        self._n_threads = n_jobs
+        self._layout = None
+        offsets = self._offsets
+        _results([a.prepare(int(offsets[s]), spec)
+                  for s, a in enumerate(self._actors)])
+
+    def release(self):
+        _results([a.release() for a in self._actors])
+
+    def _sum(self, W, b, G, Gb, loss_code, batch):
+        parts = _results([a.gradient(W, b, loss_code, batch, self._n_threads)
+                          for a in self._actors])
+        G[:] = parts[0][0]
+        Gb[:] = parts[0][1]
+        for g, gb in parts[1:]:
+            G += g
+            Gb += gb
+
+    def gradient_sum(self, W, b, G, Gb, *, loss_code, weight=None, n_threads=1):
+        if weight is not None:
+            raise ValueError("row weights are not supported on a ShardedDatabase")
+        self._sum(W, b, G, Gb, loss_code, None)
+
+    def _send_layout(self, order, bounds):
+        offsets = self._offsets
+        futures = []
+        for s, a in enumerate(self._actors):
+            lo, hi = offsets[s], offsets[s + 1]
+            mine = np.flatnonzero((order >= lo) & (order < hi))
+            futures.append(a.set_layout(order[mine] - lo,
+                                        np.searchsorted(mine, bounds)))
+        _results(futures)
+        self._layout = order
+
+    def run_steps(self, W, b, *, order, bounds, first_batch, etas, noise, sigma,
+                  lam, inv_B, loss_code, fit_intercept, weight=None, n_threads=1):
+        if weight is not None:
+            raise ValueError("row weights are not supported on a ShardedDatabase")
+        E = bounds.shape[0] - 1
+        if E > 1 and self._layout is not order:
+            self._send_layout(order, bounds)
+        K, d = W.shape
+        G, Gb = np.empty((K, d)), np.empty(K)
+        for t in range(etas.shape[0]):
+            eta = float(etas[t])
+            self._sum(W, b, G, Gb, loss_code, None if E == 1 else (first_batch + t) % E)
+            shrink, step = 1.0 - eta * lam, eta * inv_B
+            sd = math.sqrt(2.0 * eta) * sigma
+            W[:] = shrink * W - step * G + sd * noise[t, :, :d]
+            if fit_intercept:
+                b[:] = shrink * b - step * Gb + sd * noise[t, :, d]

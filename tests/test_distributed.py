@@ -1,0 +1,223 @@
+"""Training and unlearning on a Dask cluster (skforget.distributed).
+
+Dask is an optional extra (``skforget[dask]``, also in the ``test`` extra), so
+these tests are skipped only where it is not installed. A sharded database must
+give the in-memory results for the same seed and row order, up to the order of
+floating-point sums, and a failed edit must leave database and model as they
+were.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+from skforget import EditRequest, NoisyGDClassifier, NoisyGDRegressor  # noqa: E402
+from skforget.distributed import ShardedDatabase, _ClusterRows  # noqa: E402
+from skforget.exceptions import UnlearningError  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+        host="127.0.0.1", dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def _data(n=600, d=5, n_classes=2, sparse=False, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * 0.6  # some rows over data_norm=1
+    y = rng.integers(0, n_classes, n)
+    X[np.arange(n), y % d] += 1.0
+    if sparse:
+        X = sp.csr_matrix(X * (rng.random((n, d)) < 0.6))
+    return X, y
+
+
+def _rel(a, b):
+    return np.max(np.abs(np.asarray(a) - b)) / np.max(np.abs(b))
+
+
+CASES = [
+    (NoisyGDClassifier, dict(classes=[0, 1]), 2, False),
+    (NoisyGDClassifier, dict(classes=[0, 1, 2]), 3, True),
+    (NoisyGDClassifier, dict(classes=[0, 1, 2], multi_class="ovr"), 3, False),
+    # A public target scale: the shards divide by it, as fit does in memory (and
+    # the guarantees then agree: nothing is read to check the targets' scale).
+    (NoisyGDRegressor, dict(target_scale=2.0), 2, True),
+]
+
+
+@pytest.mark.parametrize("Est, params, n_classes, sparse", CASES)
+@pytest.mark.parametrize("batch_size", [None, 60])
+def test_fit_and_edits_match_in_memory(client, Est, params, n_classes, sparse,
+                                       batch_size):
+    X, y = _data(n_classes=n_classes, sparse=sparse)
+    db = ShardedDatabase(X, y, client=client)
+    try:
+        assert db.shard_sizes == (300, 300)
+        kw = dict(params, random_state=3, batch_size=batch_size, max_iter=8)
+        on_cluster = Est(**kw).fit(db)
+        in_memory = Est(**kw).fit(X, y)
+        assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+        assert _rel(on_cluster.intercept_, in_memory.intercept_) < 1e-12
+        assert on_cluster.database_version_ == db.version
+        assert on_cluster.privacy_guarantee_ == in_memory.privacy_guarantee_
+
+        new = dict(X_replace=X[7:8], y_replace=y[:1], X_insert=X[10:12],
+                   y_insert=y[:2])
+        on_cluster.partial_unlearn(db.edit(delete=[3, 450], replace=[299], **new))
+        request = EditRequest(X, y, delete=[3, 450], replace=[299], **new)
+        in_memory.partial_unlearn(request)
+        assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+        # The rows moved as EditRequest.apply() moves them, shard-locally.
+        X_new, y_new = request.apply()
+        X_got, y_got = db.gather()
+        X_got, X_new = (M.toarray() if sp.issparse(M) else M for M in (X_got, X_new))
+        np.testing.assert_array_equal(X_got, X_new)
+        np.testing.assert_array_equal(y_got, y_new)
+        assert db.shard_sizes == (299, 301)  # inserts join the last shard
+        assert on_cluster.database_version_ == db.version
+        assert db.version.number == 1
+    finally:
+        db.close()
+
+
+def test_reproducible_for_a_fixed_layout_and_keeps_no_rows(client):
+    X, y = _data()
+    db = ShardedDatabase(X, y, client=client)
+    try:
+        kw = dict(classes=[0, 1], random_state=0, batch_size=100, max_iter=5)
+        a = NoisyGDClassifier(**kw).fit(db)
+        b = NoisyGDClassifier(**kw).fit(db)
+        np.testing.assert_array_equal(a.coef_, b.coef_)
+        assert not any(isinstance(v, ShardedDatabase | _ClusterRows)
+                       for v in vars(a).values())
+        assert len(pickle.dumps(a)) < 20_000
+    finally:
+        db.close()
+
+
+def test_dask_arrays(client):
+    X, y = _data(n=800)
+    Xd = da.from_array(X, chunks=(200, 5))
+    yd = da.from_array(y, chunks=200)
+    kw = dict(classes=[0, 1], random_state=0, batch_size=None, max_iter=5)
+    on_cluster = NoisyGDClassifier(**kw).fit(Xd, yd)
+    in_memory = NoisyGDClassifier(**kw).fit(X, y)
+    assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+    assert on_cluster.database_version_ is None
+    db = ShardedDatabase(Xd, yd, client=client)
+    try:
+        assert db.shard_sizes == (400, 400)  # two blocks per worker, in order
+        np.testing.assert_array_equal(db.gather()[0], X)
+    finally:
+        db.close()
+
+
+def test_routing_uses_public_counts(client):
+    X, y = _data(n=10)
+    db = ShardedDatabase(X, y, client=client)
+    try:
+        request = db.edit(delete=[0, 6], replace=[4, 5], X_replace=X[:2],
+                          y_replace=y[:2], X_insert=X[:1], y_insert=y[:1])
+        (d0, r0, s0), (d1, r1, s1) = request.routes()
+        assert d0.tolist() == [0] and r0.tolist() == [4] and s0.tolist() == [0]
+        assert d1.tolist() == [1] and r1.tolist() == [0] and s1.tolist() == [1]
+        assert request.n_samples_after == 9
+        with pytest.raises(ValueError, match="delete"):
+            db.edit(delete=[10])
+        with pytest.raises(ValueError, match="twice"):
+            db.edit(delete=[1, 1])
+        with pytest.raises(ValueError, match="both deleted and replaced"):
+            db.edit(delete=[1], replace=[1], X_replace=X[:1], y_replace=y[:1])
+        with pytest.raises(ValueError, match="X_insert"):
+            db.edit(X_insert=X[:1, :3], y_insert=y[:1])
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("exc", [RuntimeError("worker lost"), KeyboardInterrupt()])
+def test_failed_unlearning_changes_nothing(client, monkeypatch, exc):
+    X, y = _data()
+    db = ShardedDatabase(X, y, client=client)
+    try:
+        clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
+                                max_iter=5).fit(db)
+        before = (clf.coef_.copy(), clf.privacy_guarantee_, db.version,
+                  db.shard_sizes)
+        real = _ClusterRows.run_steps
+        calls = []
+
+        def failing(self, W, b, **kw):
+            calls.append(1)
+            real(self, W, b, **{**kw, "etas": kw["etas"][:1],
+                                "noise": kw["noise"][:1]})
+            raise exc
+
+        monkeypatch.setattr(_ClusterRows, "run_steps", failing)
+        with pytest.raises(type(exc)):
+            clf.partial_unlearn(db.edit(delete=[1, 400], X_insert=X[:1],
+                                        y_insert=y[:1]))
+        assert calls
+        monkeypatch.undo()
+        np.testing.assert_array_equal(clf.coef_, before[0])
+        assert clf.privacy_guarantee_ == before[1]
+        assert (db.version, db.shard_sizes) == before[2:]
+        X_got, y_got = db.gather()
+        np.testing.assert_array_equal(X_got, X)
+        np.testing.assert_array_equal(y_got, y)
+        # The database still serves the next request.
+        clf.partial_unlearn(db.edit(delete=[1]))
+        assert db.n_samples == X.shape[0] - 1
+    finally:
+        db.close()
+
+
+def test_bad_targets_roll_back_and_stale_requests_are_refused(client):
+    X, y = _data()
+    db = ShardedDatabase(X, y, client=client)
+    try:
+        clf = NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=3).fit(db)
+        with pytest.raises(UnlearningError, match="not one of the classes"):
+            clf.partial_unlearn(db.edit(X_insert=X[:1], y_insert=[5]))
+        np.testing.assert_array_equal(db.gather()[1], y)
+        stale = db.edit(delete=[0])
+        clf.partial_unlearn(db.edit(delete=[2]))
+        with pytest.raises(UnlearningError, match="stale|version"):
+            clf.partial_unlearn(stale)
+        assert db.n_samples == X.shape[0] - 1
+    finally:
+        db.close()
+
+
+def test_clear_errors(client):
+    X, y = _data()
+    db = ShardedDatabase(X, y, client=client)
+    try:
+        with pytest.raises(ValueError, match="public label set"):
+            NoisyGDClassifier().fit(db)
+        with pytest.raises(ValueError, match="certify_k_max"):
+            NoisyGDClassifier(classes=[0, 1], certify_k_max=2).fit(db)
+        with pytest.raises(ValueError, match="sample_weight"):
+            NoisyGDClassifier(classes=[0, 1]).fit(db, sample_weight=np.ones(600))
+        with pytest.raises(ValueError, match="y is given twice"):
+            NoisyGDClassifier(classes=[0, 1]).fit(db, y)
+        with pytest.raises(TypeError, match="plan"):
+            NoisyGDClassifier(classes=[0, 1]).plan(db)
+        bad = ShardedDatabase(X, np.where(np.arange(600) == 450, 7, y),
+                              client=client)
+        try:
+            with pytest.raises(ValueError, match=r"y\[450\]=7"):
+                NoisyGDClassifier(classes=[0, 1]).fit(bad)
+        finally:
+            bad.close()
+    finally:
+        db.close()
