@@ -1,0 +1,209 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Output perturbation: fit by one certified solve plus Gaussian noise, delete by refit.
+
+The estimators share everything about rows, targets, weights and predictions
+with the noisy-GD estimators (:class:`~skforget._linear._BasePrivateLinear` and
+its mixins); only the release differs (privacy-accounting.md, Section 15):
+solve the clipped, L2-regularised objective to the public gradient tolerance
+``tau`` (:func:`skforget._erm.solve_certified`), then add ``N(0, sigma^2 I)``
+with ``sigma`` from :func:`skforget.accounting.output_perturbation_noise`. An
+edit is served by doing exactly that again on the edited database, with fresh
+noise: the new model's law depends on the edited data alone.
+"""
+
+from numbers import Integral, Real
+
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from skforget import accounting
+from skforget._database import database_weights, unwrap_database
+from skforget._edits import EditRequest
+from skforget._erm import CertificationError, solve_certified
+from skforget._linear import _atomic, _BasePrivateLinear
+from skforget._validation import (
+    PRIVACY_CONSTRAINTS,
+    check_delta,
+    check_finite_params,
+    segment_rng,
+)
+from skforget.accounting._output_perturbation import MAX_TOL
+from skforget.exceptions import UnlearningError
+
+_SHARED = ("epsilon", "delta", "max_edit_size", "max_sample_weight", "group_size",
+           "relation", "data_norm", "clip_rows", "fit_intercept",
+           "intercept_scaling", "random_state", "verbose")
+
+
+class _BaseOutputPerturbation(_BasePrivateLinear):
+    """Output perturbation: ``fit`` and ``partial_unlearn`` (a refit)."""
+
+    _parameter_constraints: dict = {
+        **{name: PRIVACY_CONSTRAINTS[name] for name in _SHARED},
+        "tol": [Interval(Real, 0, MAX_TOL, closed="right")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    # --- fit -------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, sample_weight=None):
+        """Solve the regularised objective exactly, then add Gaussian noise.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or Database
+            Training rows. Rows whose norm exceeds ``data_norm`` are projected
+            onto that ball (or rejected with ``clip_rows=False``). A
+            :class:`~skforget.Database` (``y`` omitted) also sets
+            ``database_version_``.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            A weight per record, as for the noisy-GD estimators (weights above
+            ``max_sample_weight`` count as that bound).
+
+        Returns
+        -------
+        self : object
+            Fitted estimator, with ``privacy_guarantee_``.
+        """
+        with _atomic(self):
+            sample_weight = database_weights(X, sample_weight)
+            X, y, self.database_version_ = unwrap_database(X, y)
+            check_finite_params(self, ["epsilon", "data_norm", "clip_norm",
+                                       "intercept_scaling", *self._finite_extra])
+            X, y = self._validate_rows(X, y, reset=True, y_numeric=self._y_numeric)
+            y_enc, n_outputs, loss, new_attrs = self._encode_targets(y, fit=True)
+            label_set_public = new_attrs.pop("_label_set_public", True)
+            n = X.shape[0]
+            delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
+                     else float(self.delta))
+            check_delta(delta, n)
+            for name, value in new_attrs.items():  # classes_ for class_weight
+                setattr(self, name, value)
+            weights, bound = self._row_weights(y_enc, sample_weight, n_outputs)
+            per_class = self._class_weights(max(2, n_outputs))
+            plan = self._plan_release(
+                loss, n, X.shape[1], n_outputs, delta, bound,
+                sample_weight_bound=(0.0 if sample_weight is None
+                                     else float(self.max_sample_weight)),
+                class_weights=() if per_class is None else
+                tuple(map(float, per_class)))
+            W, b = self._release(X, y_enc, loss, weights, plan, segment=0,
+                                 where="X", error=ValueError)
+            self._plan = plan  # before the coefficients: it fixes "auto" scalings
+            self._set_coefficients(W, b)
+            self.privacy_guarantee_ = accounting.guarantee_after_output_perturbation(
+                plan, seeded=self.random_state is not None,
+                label_set_public=label_set_public)
+            return self
+
+    def _plan_release(self, loss, n, d, n_outputs, delta, bound, *,
+                      sample_weight_bound, class_weights):
+        """The public plan of one release on ``n`` rows (fit or refit)."""
+        n_params = n_outputs * (d + int(self.fit_intercept))
+        lam = self._regularization_for(loss, n, n_params, n_outputs, delta)
+        if not self._auto_regularization():
+            lam /= bound  # C / alpha keep their meaning with weights (4.4)
+        plan = accounting.plan_output_perturbation(
+            loss=loss, n_samples=n, n_params=n_params, lam=lam,
+            row_norm=self._row_norm_bound(loss), clip_norm=self._clip_norm(loss),
+            epsilon=float(self.epsilon), delta=delta, tol=float(self.tol),
+            relation=self.relation, group_size=self.group_size,
+            n_classes=max(2, n_outputs), max_edit_size=self.max_edit_size)
+        return accounting.OutputPerturbationPlan(**{
+            **{f: getattr(plan, f) for f in plan.__slots__},
+            "sample_weight_bound": sample_weight_bound,
+            "class_weights": class_weights, "weight_bound": bound})
+
+    def _release(self, X, y_enc, loss, weights, plan, *, segment, where, error):
+        """Certified solve on the rows, plus fresh Gaussian noise."""
+        design = self._design(X, y_enc, loss, where=where)
+        n_outputs = plan.n_params // (X.shape[1] + int(self.fit_intercept))
+        if self.verbose:
+            # Public numbers only: the iteration count and the gradient norm
+            # reached depend on the rows and are never shown.
+            print(f"[skforget] output perturbation: solve on {plan.normaliser} rows "
+                  f"to ||grad|| <= {plan.tolerance:.3g}, then noise sigma="
+                  f"{plan.sigma:.4g} (lambda={plan.lam:.4g}, sensitivity="
+                  f"{plan.l2_sensitivity:.4g})")
+        try:
+            W, b = solve_certified(
+                design, lam=plan.lam, n_outputs=n_outputs, normaliser=plan.normaliser,
+                tolerance=plan.tolerance, gradient_bound=plan.gradient_bound,
+                beta=plan.beta, weight=weights, fit_intercept=self.fit_intercept,
+                max_iter=self.max_iter)
+        except CertificationError:
+            name = self._regularization_name
+            raise error(
+                f"The solver could not certify a gradient norm below tol * S / N = "
+                f"{plan.tolerance:.3g} within max_iter={self.max_iter}, so no model "
+                "is released (the privacy bound assumes it). Raise max_iter, raise "
+                f"tol (the noise grows by the factor 1 + 2 * tol), or regularise "
+                f"more ({name}); beyond about 2e6 rows the float64 check itself "
+                "needs a larger tol (privacy-accounting.md, Section 15.3).") from None
+        rng = segment_rng(self.random_state, segment)
+        noise = rng.standard_normal((n_outputs, W.shape[1] + int(self.fit_intercept)))
+        noise *= plan.sigma
+        W = W + noise[:, :W.shape[1]]
+        if self.fit_intercept:
+            b = b + noise[:, -1]
+        return W, b
+
+    # --- partial_unlearn ---------------------------------------------------------
+    def partial_unlearn(self, edits):
+        """Serve an edit request by refitting on the edited data with fresh noise.
+
+        Applies the request, solves the objective on the edited database to the
+        certified tolerance and adds fresh Gaussian noise, exactly as ``fit``
+        would on that database (the normaliser and ``lambda`` follow its size).
+        The new model's law depends on the edited data alone, so the removed
+        records have no influence on it: the certificate says
+        ``retrained=True`` and ``rho_deletion=0``; the adaptive figure counts
+        the releases seen before the edit (privacy-accounting.md, Theorem 15.4).
+
+        If anything fails (an invalid request, a database that is not the
+        model's current one, an interruption), the estimator is left exactly as
+        it was.
+
+        Parameters
+        ----------
+        edits : EditRequest
+            Rows of the current database to delete or replace, and records to
+            insert.
+
+        Returns
+        -------
+        self : object
+        """
+        check_is_fitted(self)
+        if not isinstance(edits, EditRequest):
+            raise TypeError("edits must be a skforget.EditRequest, got "
+                            f"{type(edits).__name__}.")
+        with _atomic(self):
+            plan = self._plan
+            previous = self.privacy_guarantee_
+            X_new, y_enc, loss, weights = self._edited_database(edits)
+            n_new = X_new.shape[0]
+            if n_new == 0:
+                raise UnlearningError("The edit leaves no rows: there is nothing to "
+                                      "refit on.")
+            n_outputs = plan.n_params // (X_new.shape[1] + int(self.fit_intercept))
+            new_plan = self._plan_release(
+                loss, n_new, X_new.shape[1], n_outputs, plan.delta, plan.weight_bound,
+                sample_weight_bound=plan.sample_weight_bound,
+                class_weights=plan.class_weights)
+            W, b = self._release(X_new, y_enc, loss, weights, new_plan,
+                                 segment=len(previous.edits) + 1,
+                                 where="the edited database", error=UnlearningError)
+            guarantee = accounting.guarantee_after_output_perturbation(
+                new_plan, seeded=self.random_state is not None, previous=previous,
+                n_deleted=edits.n_deleted, n_replaced=edits.n_replaced,
+                n_inserted=edits.n_inserted)
+            self._plan = new_plan
+            self._set_coefficients(W, b)
+            self.privacy_guarantee_ = guarantee
+            self.database_version_ = edits.version_after
+            return self
