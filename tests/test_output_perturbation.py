@@ -325,3 +325,30 @@ def test_output_perturbation_is_less_accurate_than_noisy_gd_at_equal_privacy():
         scores[name] = np.mean([cls(classes=[0, 1], epsilon=0.3, random_state=s)
                                 .fit(X, y).score(X, y) for s in range(5)])
     assert scores["gd"] > scores["op"]
+
+
+def test_pickle_holds_no_training_row_nor_solver_state(data):
+    import pickle
+
+    X, y = data
+    clf = OutputPerturbationClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    clf.partial_unlearn(EditRequest(X, y, delete=[0]))
+    blob = pickle.dumps(clf)
+    for i, row in enumerate(X):
+        assert row.tobytes() not in blob, f"training row {i} found in the pickle"
+    # No data-dependent solver output (iteration count, gradient norm).
+    assert not any(k.startswith("n_iter") for k in vars(clf))
+
+
+def test_forget_pipeline_serves_output_perturbation(data):
+    from skforget.pipeline import make_forget_pipeline
+    from skforget.preprocessing import PublicScaler
+
+    X, y = data
+    pipe = make_forget_pipeline(PublicScaler(center=0.0, scale=2.0),
+                                OutputPerturbationClassifier(classes=[0, 1],
+                                                             random_state=0))
+    pipe.fit(X, y).partial_unlearn(EditRequest(X, y, delete=[3]))
+    g = pipe.privacy_guarantee_
+    assert g.deletion.retrained and g.deletion.rho_deletion == 0.0
+    assert g.preprocessing and g.mechanism == "output_perturbation"
