@@ -313,18 +313,20 @@ def test_refit_certificates_and_adaptive_figure(data):
         clf.partial_unlearn(EditRequest(db1, delete=[2]))
 
 
-def test_output_perturbation_is_less_accurate_than_noisy_gd_at_equal_privacy():
-    # Section 15.6, measured: on curved data at equal epsilon, output
-    # perturbation's isotropic noise costs accuracy that noisy GD does not pay.
+def test_output_perturbation_is_less_accurate_than_noisy_gd_when_curvature_dominates():
+    # Section 15.6, measured: with weak regularisation (C=1, lambda = 1/3000)
+    # the data's curvature damps noisy GD's noise but not output
+    # perturbation's, at equal epsilon (5 seeds: 0.78 against 0.54).
     X, y = make_classification(n_samples=3000, n_features=10, n_informative=6,
                                random_state=4)
     X = normalize(X)
     scores = {}
     for name, cls in (("op", OutputPerturbationClassifier),
                       ("gd", NoisyGDClassifier)):
-        scores[name] = np.mean([cls(classes=[0, 1], epsilon=0.3, random_state=s)
-                                .fit(X, y).score(X, y) for s in range(5)])
-    assert scores["gd"] > scores["op"]
+        scores[name] = np.mean([cls(classes=[0, 1], C=1.0, epsilon=0.3,
+                                    random_state=s).fit(X, y).score(X, y)
+                                for s in range(5)])
+    assert scores["gd"] > scores["op"] + 0.1
 
 
 def test_pickle_holds_no_training_row_nor_solver_state(data):
