@@ -13,7 +13,10 @@ for the surrogate losses of Lemma 2.1 (the clipped gradient field is the
 gradient of a convex, smooth loss: Huber-type for the squared loss, a logistic
 loss continued linearly past its clip point), on the rows of a
 :class:`~skforget._rows.Design` (already mapped onto the public ball; the
-thresholds ``tau_i`` are the kernel's). It runs L-BFGS, polishes with Newton-CG
+thresholds ``tau_i`` are the kernel's). The gradient is the noisy-GD kernel's
+clipped gradient sum (:func:`skforget._solver.gradient_sum`); NumPy adds what
+the kernel does not compute, the surrogate's value (for the line search) and
+its curvature (for Newton-CG). It runs L-BFGS, polishes with Newton-CG
 steps, and *certifies* by recomputing the gradient in float64 with a bound on
 the rounding error of that evaluation (Section 15.3). If the certificate fails
 the solve raises: nothing uncertified may be released.
@@ -28,6 +31,8 @@ from scipy.optimize import minimize
 from scipy.sparse.linalg import LinearOperator, cg
 from scipy.special import expit, log_expit, logsumexp, softmax
 from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+
+from skforget._solver import gradient_sum
 
 _U = np.finfo(np.float64).eps / 2.0  # unit roundoff
 
@@ -59,6 +64,8 @@ class _Objective:
         self.d = self.X.shape[1]
         self.N = float(normaliser)
         n = self.X.shape[0]
+        self.design = design
+        self.weight = weight
         self.w = np.ones(n) if weight is None else np.asarray(weight, np.float64)
         if self.loss in ("ovr", "multinomial"):
             codes = self.y.astype(np.intp)
@@ -122,15 +129,27 @@ class _Objective:
         Gb = self.s_b * R.sum(axis=0) / self.N
         return np.column_stack([GW, Gb]).ravel()
 
-    def value_and_grad(self, theta):
-        Z = self._margins(theta)
-        value, psi, _ = self._pieces(Z)
-        f = float(self.w @ value) / self.N + 0.5 * self.lam * float(theta @ theta)
-        g = self._pullback(psi * self.w[:, None]) + self.lam * theta
-        return f, g
+    def value(self, theta):
+        value, _, _ = self._pieces(self._margins(theta))
+        return float(self.w @ value) / self.N + 0.5 * self.lam * float(theta @ theta)
 
     def grad(self, theta):
-        return self.value_and_grad(theta)[1]
+        """The clipped gradient by the noisy-GD kernel (one fused pass): the
+        certificate checks the very field noisy GD steps along."""
+        W, b = self.split(theta)
+        G, Gb = gradient_sum(self.design, np.ascontiguousarray(W), np.array(b),
+                             weight=self.weight)
+        if self.fit_intercept:
+            G = np.column_stack([G, Gb])
+        return G.ravel() / self.N + self.lam * theta
+
+    def numpy_grad(self, theta):
+        """The same gradient from :meth:`_pieces` (tests pin the two together)."""
+        _, psi, _ = self._pieces(self._margins(theta))
+        return self._pullback(psi * self.w[:, None]) + self.lam * theta
+
+    def value_and_grad(self, theta):
+        return self.value(theta), self.grad(theta)
 
     def hessp_operator(self, theta):
         """Generalised Hessian at ``theta`` as a LinearOperator (Newton-CG)."""

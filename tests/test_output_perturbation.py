@@ -242,6 +242,36 @@ def test_solver_output_is_within_the_certified_tolerance(data):
     assert gap <= (tau + tau * 1e-3) / lam
 
 
+@pytest.mark.parametrize("loss,k,G", [("logistic", 1, 0.3), ("squared", 1, 0.5),
+                                      ("multinomial", 3, 2.0), ("ovr", 3, 0.4)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_surrogate_value_integrates_the_kernels_clipped_gradient(loss, k, G, sparse):
+    # The solver's gradient is the noisy-GD kernel's clipped gradient; its
+    # value (for the line search) and the NumPy gradient must be the same
+    # surrogate of Lemma 2.1, or the solve would minimise something else.
+    from scipy.optimize import approx_fprime
+    from scipy.sparse import csr_matrix
+
+    rng = np.random.default_rng(3)
+    n, d = 200, 4
+    X = rng.normal(size=(n, d)) * rng.uniform(0.05, 3.0, size=(n, 1))
+    X[0] = [1e200, 0.0, 0.0, 0.0]
+    y = rng.normal(size=n) * 3 if loss == "squared" else \
+        rng.integers(0, max(k, 2), n).astype(float)
+    design = make_design(csr_matrix(X) if sparse else X, y, loss=loss, data_norm=1.0,
+                         intercept_scaling=0.5, gradient_bound=G)
+    obj = _Objective(design, lam=1e-2, n_outputs=k, weight=rng.uniform(0, 1, n),
+                     normaliser=n, fit_intercept=True)
+    for scale in (0.1, 3.0, 30.0):
+        theta = rng.normal(size=obj.dim) * scale
+        np.testing.assert_allclose(obj.grad(theta), obj.numpy_grad(theta),
+                                   rtol=1e-10, atol=1e-14)
+        fd = approx_fprime(theta, obj.value, 1e-7)
+        np.testing.assert_allclose(obj.grad(theta), fd, rtol=0, atol=2e-5)
+        # Every per-record gradient is within G: the mean is too.
+        assert np.linalg.norm(obj.grad(theta) - obj.lam * theta) <= G * (1 + 1e-12)
+
+
 def test_uncertifiable_solve_raises_and_changes_nothing(data):
     X, y = data
     clf = OutputPerturbationClassifier(classes=[0, 1], random_state=0).fit(X, y)
