@@ -384,3 +384,22 @@ def test_forget_pipeline_serves_output_perturbation(data):
     g = pipe.privacy_guarantee_
     assert g.deletion.retrained and g.deletion.rho_deletion == 0.0
     assert g.preprocessing and g.mechanism == "output_perturbation"
+
+
+def test_guarantees_pickled_before_the_new_fields_still_load(data):
+    import pickle
+
+    from skforget.accounting import PrivacyGuarantee
+
+    X, y = data
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    g = clf.privacy_guarantee_
+    assert pickle.loads(pickle.dumps(g)) == g
+    # An older pickle's state ends before ``mechanism`` and ``tol``.
+    old = PrivacyGuarantee.__new__(PrivacyGuarantee)
+    old.__setstate__(g.__getstate__()[:-2])
+    assert (old.mechanism, old.tol) == ("noisy_gd", 0.0)
+    assert str(old) == str(g)
+    clf.privacy_guarantee_ = old
+    clf.partial_unlearn(EditRequest(X, y, delete=[0]))  # edits still served
+    assert clf.privacy_guarantee_.mechanism == "noisy_gd"

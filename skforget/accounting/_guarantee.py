@@ -242,6 +242,18 @@ class PrivacyGuarantee:
     mechanism: str = "noisy_gd"
     tol: float = 0.0
 
+    def __setstate__(self, state):
+        # A guarantee pickled before a field was added (fields are only ever
+        # appended) lacks it: it gets the field's default, which describes the
+        # older models (e.g. mechanism="noisy_gd").
+        fields = dataclasses.fields(self)
+        for f, value in zip(fields[:len(state)], state, strict=True):
+            object.__setattr__(self, f.name, value)
+        for f in fields[len(state):]:
+            default = f.default if f.default is not dataclasses.MISSING \
+                else f.default_factory()
+            object.__setattr__(self, f.name, default)
+
     @property
     def deletion(self):
         """Certificate of the latest edit, or None right after ``fit``."""
