@@ -10,9 +10,9 @@ diffprivlib comparison (saying so); CI runs it to keep the suite working. Its
 numbers are not meaningful.
 
 Scenarios (one module each): kernel (issue 2), fit, privacy_utility, unlearn
-(issue 4), audit, output_perturbation (issue 17). The exit status is non-zero
-if any scenario failed, including a full run that could not set up
-diffprivlib.
+(issue 4), audit, imbalanced (issue 14), output_perturbation (issue 17).
+The exit status is non-zero if any scenario failed, including a full run
+that could not set up diffprivlib.
 """
 
 import argparse
@@ -26,8 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import RESULTS, ROOT, Section, machine_info, write_json  # noqa: E402
 
-SCENARIOS = ("kernel", "fit", "privacy_utility", "unlearn", "audit",
-             "output_perturbation")
+SCENARIOS = (
+    "kernel", "fit", "privacy_utility", "unlearn", "audit", "imbalanced",
+    "output_perturbation",
+)
 
 
 def _module(name):

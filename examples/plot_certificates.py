@@ -35,6 +35,7 @@ X, X_test, y, y_test = train_test_split(
     data.data, data.target, test_size=0.2, random_state=0, stratify=data.target
 )
 model = NoisyGDClassifier(C=0.1, clip_norm=0.5, epsilon=1.0, max_edit_size=20,
+                          classes=[0, 1],
                           random_state=0, certify_k_max=20)
 model.fit(X, y)
 print(f"test accuracy {model.score(X_test, y_test):.3f}, "

@@ -55,7 +55,7 @@ def search(epsilon):
         ledger.append(estimator.privacy_guarantee_.rho)
         return estimator.score(X_val, y_val)
 
-    model = NoisyGDClassifier(epsilon=epsilon, delta=delta)
+    model = NoisyGDClassifier(epsilon=epsilon, delta=delta, classes=[0, 1])
     gs = GridSearchCV(model, grid, cv=cv, scoring=accuracy, n_jobs=1).fit(X, y)
     return gs, np.reshape(ledger, (-1, cv.get_n_splits()))
 
@@ -112,7 +112,8 @@ print(f"best parameters {gs_split.best_params_}, test accuracy "
 # The alternative: no search at all. Hyper-parameters fixed in advance
 # (here, from experience with similar public data) cost nothing beyond the
 # one model.
-fixed = NoisyGDClassifier(C=0.1, clip_norm=0.5, epsilon=1.0, delta=delta)
+fixed = NoisyGDClassifier(C=0.1, clip_norm=0.5, epsilon=1.0, delta=delta,
+                          classes=[0, 1])
 fixed.fit(X, y)
 print(f"fixed parameters, one fit at epsilon = 1: test accuracy "
       f"{fixed.score(X_test, y_test):.3f}")

@@ -28,8 +28,8 @@ from skforget import NoisyGDClassifier
 from skforget.datasets import load_dataset
 
 settings = {
-    "breast_cancer": dict(C=0.1, clip_norm=0.5),
-    "digits": dict(C=0.005, intercept_scaling=0.1),
+    "breast_cancer": dict(C=0.1, clip_norm=0.5, classes=[0, 1]),
+    "digits": dict(C=0.005, intercept_scaling=0.1, classes=list(range(10))),
 }
 epsilons = np.geomspace(0.1, 10, 9)
 n_seeds = 5

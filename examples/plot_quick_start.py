@@ -32,7 +32,8 @@ X, X_test, y, y_test = train_test_split(
 )
 print(f"{len(X)} training rows, {X.shape[1]} features")
 
-model = NoisyGDClassifier(C=0.1, clip_norm=0.5, epsilon=1.0, random_state=0)
+model = NoisyGDClassifier(C=0.1, clip_norm=0.5, epsilon=1.0, classes=[0, 1],
+                          random_state=0)
 model.fit(X, y)
 baseline = LogisticRegression().fit(X, y)
 print(f"private test accuracy:     {model.score(X_test, y_test):.3f}")

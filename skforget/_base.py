@@ -111,15 +111,17 @@ class _BaseNoisyGD(_BasePrivateLinear):
     def _make_plan(self, X, y, sample_weight=None):
         """Validate the inputs and plan the fit from public numbers only.
 
-        Returns ``(X, y_enc, loss, new_attrs, plan, label_set_public, weights)``.
+        Returns ``(X, y_enc, loss, new_attrs, plan, public, weights)``, with
+        ``public`` the guarantee's flags of what was read from the data.
         """
         check_finite_params(self, ["epsilon", "deletion_epsilon", "data_norm",
                                    "clip_norm", "intercept_scaling", "learning_rate",
                                    *self._finite_extra])
         X, y = self._validate_rows(X, y, reset=True, y_numeric=self._y_numeric)
         y_enc, n_outputs, loss, new_attrs = self._encode_targets(y, fit=True)
-        # Goes into the guarantee, not onto the estimator.
-        label_set_public = new_attrs.pop("_label_set_public", True)
+        # Go into the guarantee, not onto the estimator.
+        public = {"label_set_public": new_attrs.pop("_label_set_public", True),
+                  "target_scale_public": new_attrs.pop("_target_scale_public", True)}
         n, d = X.shape
         delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
                  else float(self.delta))
@@ -153,7 +155,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
             sample_weight_bound=(0.0 if sample_weight is None
                                  else float(self.max_sample_weight)),
             class_weights=() if per_class is None else tuple(map(float, per_class)))
-        return X, y_enc, loss, new_attrs, plan, label_set_public, weights
+        return X, y_enc, loss, new_attrs, plan, public, weights
 
     def plan(self, X, y=None):
         """The plan ``fit(X, y)`` would run, and its expected time here.
@@ -227,7 +229,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
         return 1.0
 
     def _fit(self, X, y, sample_weight=None):
-        X, y_enc, loss, new_attrs, plan, label_set_public, weights = \
+        X, y_enc, loss, new_attrs, plan, public, weights = \
             self._make_plan(X, y, sample_weight)
         n, d = X.shape
         n_outputs = plan.n_params // (d + int(self.fit_intercept))
@@ -252,7 +254,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
                                           weight=weights)
         guarantee = accounting.guarantee_after_fit(
             plan, steps=plan.fit_steps, seeded=self.random_state is not None,
-            label_set_public=label_set_public)
+            **public)
         new_attrs = {**new_attrs, **tracked}
         for name, value in new_attrs.items():
             setattr(self, name, value)

@@ -29,6 +29,9 @@ from skforget._rows import augmented_norms, canonical_csr, make_design, project_
 from skforget._validation import user_stacklevel
 from skforget.exceptions import PrivacyLeakWarning, UnlearningError
 
+#: Targets more than this many times the unclipped reach ``clip_norm / R``
+#: (for most rows) make the regressor warn when no public target scale is given.
+_OUT_OF_REACH = 10.0
 
 def check_sample_weight(sample_weight, n):
     """``sample_weight`` as float64: one finite, nonnegative weight per row
@@ -86,6 +89,11 @@ class _BasePrivateLinear(BaseEstimator):
 
     def _check_new_targets(self, edits):
         """Subclass hook: reject new records whose targets the model cannot use."""
+
+    def _output_scale(self):
+        """Public factor between the solver's outputs and the model's (1 except
+        for a regressor fitted with a ``target_scale``)."""
+        return 1.0
 
     # --- shared helpers --------------------------------------------------------
     def _intercept_scaling(self, loss=None):
@@ -302,10 +310,11 @@ class _BasePrivateLinear(BaseEstimator):
 
     def _theta(self):
         """Current parameter ``(W, b)`` in the solver's layout."""
-        W = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))
+        out = self._output_scale()
+        W = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64)) / out
         s_b = self._intercept_scaling()
         intercept = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64))
-        b = intercept / s_b if s_b > 0 else np.zeros(W.shape[0])
+        b = intercept / (s_b * out) if s_b > 0 else np.zeros(W.shape[0])
         return np.ascontiguousarray(W), b
 
     # --- prediction ------------------------------------------------------------
@@ -316,7 +325,8 @@ class _BasePrivateLinear(BaseEstimator):
         projected, never refused).
 
         With ``return_norms`` also the norms ``||[a(x) x, s_b]||`` of the mapped
-        rows, which prediction certificates multiply their radius by.
+        rows times the output scale: what prediction certificates multiply their
+        radius (a distance between solver parameters) by.
         """
         check_is_fitted(self)
         X = self._validate_rows(X, reset=False, order=None)
@@ -333,9 +343,12 @@ class _BasePrivateLinear(BaseEstimator):
             rows = X[bad].toarray() if sp.issparse(X) else X[bad]
             mapped = np.asarray(rows, dtype=np.float64) * scale[bad, None]
             Z[bad] = mapped @ W.T + b * s_b
+        out = self._output_scale()
+        if out != 1.0:
+            Z *= out
         if not return_norms:
             return Z
-        return Z, augmented_norms(norms, s_b)
+        return Z, augmented_norms(norms, s_b) * out
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -523,12 +536,48 @@ class _PrivateRegressorMixin:
         return self.alpha / n_samples
 
     def _encode_targets(self, y, *, fit):
+        """Targets divided by the public ``target_scale`` (the one of ``fit``
+        for edits: changing the parameter later does not change the model)."""
         y = np.asarray(y, dtype=np.float64)
-        return y, 1, "squared", {}
+        if not fit:
+            return y / self._output_scale(), 1, "squared", {}
+        scale = 1.0 if self.target_scale is None else float(self.target_scale)
+        y = y / scale
+        if self.target_scale is None:
+            self._warn_if_targets_out_of_reach(y)
+        return y, 1, "squared", {"_target_scale": scale,
+                                 "_target_scale_public": self.target_scale is not None}
+
+    def _warn_if_targets_out_of_reach(self, y):
+        # Clipping at L caps each record's gradient: a residual larger than
+        # L / ||[x, s_b]|| counts as if it were that size (a Huber loss), so
+        # targets far beyond it are fitted slowly and badly. This check reads
+        # the targets, so it only runs when no public scale was given; the
+        # guarantee says so (target_scale_public=False).
+        L = self._clip_norm("squared")
+        if L is None:
+            return  # refused with its own message when the fit is planned
+        reach = float(L) / self._row_norm_bound("squared")
+        far = np.abs(y) > _OUT_OF_REACH * reach
+        if far.size and np.count_nonzero(far) * 2 > far.size:
+            warnings.warn(
+                "Most targets are more than "
+                f"{_OUT_OF_REACH:g} times larger than the residual the clipped "
+                f"squared loss fits unclipped (clip_norm / row norm = {reach:.3g}): "
+                "the model will underfit them (a Huber loss with a small threshold). "
+                "Divide the targets by a public constant with target_scale=... (e.g. "
+                "the known range of the quantity; never a statistic of these "
+                "targets). This check read the training targets, which the "
+                "guarantee notes; passing target_scale turns it off.",
+                PrivacyLeakWarning, stacklevel=user_stacklevel())
+
+    def _output_scale(self):
+        return getattr(self, "_target_scale", 1.0)
 
     def _set_coefficients(self, W, b):
-        self.coef_ = W[0].copy()
-        self.intercept_ = float(b[0] * self._intercept_scaling())
+        out = self._output_scale()
+        self.coef_ = W[0] * out
+        self.intercept_ = float(b[0] * self._intercept_scaling() * out)
 
     def predict(self, X):
         """Predicted targets.

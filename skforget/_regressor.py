@@ -64,6 +64,17 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
     clip_norm : float, default=1.0
         Per-example gradient clipping threshold (required: the squared loss has
         unbounded gradients).
+    target_scale : float or None, default=None
+        Public constant the targets are divided by before fitting (predictions,
+        ``coef_`` and ``intercept_`` are in the original units). The clipped
+        squared loss fits residuals up to about ``clip_norm / ||[x, s_b]||``
+        unclipped, so targets should be of order 1 after scaling: use the
+        known range of the quantity (100 for a score between 0 and 350), never
+        a statistic of the training targets. With None the targets are used as
+        they are, and the estimator checks whether most of them lie more than
+        ten times beyond that reach: if so it warns (``PrivacyLeakWarning``),
+        and either way the guarantee notes that the targets were read for this
+        check (``target_scale_public=False``).
     fit_intercept : bool, default=True
         Fit an intercept (regularised, unlike ``Ridge``: the guarantee needs
         strong convexity in every direction).
@@ -135,26 +146,36 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(2000, 3)) / np.sqrt(3)
     >>> y = X @ np.array([1.0, -0.5, 0.25]) + 0.05 * rng.standard_normal(2000)
-    >>> reg = NoisyGDRegressor(alpha=5.0, epsilon=2.0, random_state=0).fit(X, y)
+    >>> reg = NoisyGDRegressor(alpha=5.0, epsilon=2.0, target_scale=1.0,
+    ...                        random_state=0).fit(X, y)
     >>> reg.score(X, y) > 0.5
+    True
+
+    Targets on a larger public scale (a score between 0 and 350, say) are
+    divided by a public constant; predictions come back in the original units:
+
+    >>> reg = NoisyGDRegressor(alpha=5.0, epsilon=2.0, target_scale=100.0,
+    ...                        random_state=0).fit(X, 100 * y)
+    >>> reg.score(X, 100 * y) > 0.5
     True
     """
 
     _parameter_constraints: dict = {
         **_BaseNoisyGD._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "target_scale": [Interval(Real, 0, None, closed="neither"), None],
         "certify_k_max": [Interval(Integral, 0, None, closed="left")],
         "certify_modes": [StrOptions(set(MODES)), tuple, list],
     }
-    _finite_extra = ("alpha",)
+    _finite_extra = ("alpha", "target_scale")
 
     def __init__(self, alpha=10.0, *, epsilon=1.0, delta="auto", deletion_epsilon=None,
                  max_edit_size=10, max_sample_weight=1.0, group_size=1,
-                 relation="replace", data_norm=1.0,
-                 clip_rows=True, clip_norm=1.0, fit_intercept=True,
-                 intercept_scaling=1.0, learning_rate=None, max_iter=None,
-                 batch_size="auto", recipe="tight", random_state=None, verbose=0,
-                 certify_k_max=0, certify_modes=("remove",)):
+                 relation="replace", data_norm=1.0, clip_rows=True, clip_norm=1.0,
+                 target_scale=None, fit_intercept=True, intercept_scaling=1.0,
+                 learning_rate=None, max_iter=None, batch_size="auto", recipe="tight",
+                 random_state=None, verbose=0, certify_k_max=0,
+                 certify_modes=("remove",)):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -166,6 +187,7 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         self.data_norm = data_norm
         self.clip_rows = clip_rows
         self.clip_norm = clip_norm
+        self.target_scale = target_scale
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.learning_rate = learning_rate

@@ -7,6 +7,7 @@ ORDER = [
     "plot_gdpr_stream.py",
     "plot_adult_pipeline.py",
     "plot_privacy_utility.py",
+    "plot_regression.py",
     "plot_grid_search.py",
     "plot_certificates.py",
     "plot_unsound_adaptive.py",

@@ -185,6 +185,10 @@ class PrivacyGuarantee:
         False when a classifier read its label set from the training labels
         instead of a public ``classes``: the figures then do not cover the
         label set (one record with a rare label changes the model's shape).
+    target_scale_public : bool
+        False when a regressor was fitted without a public ``target_scale``:
+        it then read the targets to decide whether to warn that they lie far
+        outside what clipping fits, one bit the figures do not cover.
     n_batches : int
         Batches per pass over the data (1: full-batch gradient descent).
     fit_data_weight : float
@@ -234,6 +238,7 @@ class PrivacyGuarantee:
     seeded: bool = False
     recipe: str = "tight"
     label_set_public: bool = True
+    target_scale_public: bool = True
     n_batches: int = 1
     fit_data_weight: float = 1.0
     noise_factor: float = 1.0
@@ -319,6 +324,10 @@ class PrivacyGuarantee:
         if not self.label_set_public:
             lines.append("The label set was read from the training labels and is "
                          "not covered: pass classes=... to make it public.")
+        if not self.target_scale_public:
+            lines.append("No public target_scale: the targets were read to decide "
+                         "whether to warn about their scale (one bit, not covered); "
+                         "pass target_scale=... to make it public.")
         return "\n".join(lines)
 
     def __repr__(self):

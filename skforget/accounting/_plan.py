@@ -813,13 +813,19 @@ def _retrain_plan(plan, previous, n, E, weight):
             "held, and even a short fresh run on it would exceed epsilon="
             f"{plan.epsilon:g} (privacy-accounting.md, Section 12.7). Fit a new "
             "model on the edited data.")
-    while hi - low > 1:
-        mid = (low + hi) // 2
-        if within(mid):
-            low = mid
+    return run(_last_true(within, low, hi))
+
+
+def _last_true(pred, lo, hi):
+    """Largest ``m`` in ``[lo, hi)`` with ``pred(m)`` for a predicate that is
+    true at ``lo``, false at ``hi`` and monotone in between (bisection)."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if pred(mid):
+            lo = mid
         else:
             hi = mid
-    return run(low)
+    return lo
 
 
 def _edit_contraction(plan, previous, data_weight, retrained, n_batches):
@@ -895,13 +901,7 @@ def _cyclic_unlearn_epochs(plan, previous, E, weight, removed, n_replaced):
         if hi >= limit:
             raise _NoContinuation
         hi = min(hi * 2, limit)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return _last_true(lambda m: not ok(m), lo, hi) + 1
 
 
 def _dp_fields(plan, rho, rho_inf_value):
@@ -927,7 +927,8 @@ def _rho_present(plan, chain, c_bar):
     return rho, max(r_inf, rho)
 
 
-def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True):
+def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True,
+                        target_scale_public=True):
     """Guarantee of the model released by ``fit`` after ``steps`` steps.
 
     Every record present: ``R_q <= q rho`` at every order, with ``rho`` from
@@ -943,6 +944,9 @@ def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True):
         Whether the noise came from an integer seed.
     label_set_public : bool, default=True
         False when the label set was read from the training labels.
+    target_scale_public : bool, default=True
+        False when no public target scale was given and the targets were read
+        to decide whether to warn about their scale.
 
     Returns
     -------
@@ -968,6 +972,7 @@ def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True):
         normaliser=plan.normaliser, contraction=plan.contraction, fit_steps=T,
         total_steps=T, n_samples=plan.normaliser, edits=(), seeded=bool(seeded),
         recipe=plan.recipe, label_set_public=bool(label_set_public),
+        target_scale_public=bool(target_scale_public),
         n_batches=E, fit_data_weight=plan.fit_data_weight,
         noise_factor=plan.noise_factor,
     )
