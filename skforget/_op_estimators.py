@@ -202,6 +202,12 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
     clip_norm : float, default=1.0
         Per-example gradient clipping threshold (required: the squared loss has
         unbounded gradients).
+    target_scale : float or None, default=None
+        Public constant the targets are divided by before fitting, as in
+        :class:`NoisyGDRegressor` (predictions and coefficients stay in the
+        original units); None uses them as they are, checks whether most lie
+        far beyond what clipping fits (warning if so) and records in the
+        guarantee that the targets were read for that check.
     fit_intercept : bool, default=True
         Fit an intercept (regularised, like every coordinate).
     intercept_scaling : float, default=1.0
@@ -231,7 +237,8 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(20000, 3)) / np.sqrt(3)
     >>> y = X @ np.array([1.0, -0.5, 0.25]) + 0.05 * rng.standard_normal(20000)
-    >>> reg = OutputPerturbationRegressor(alpha=50.0, epsilon=2.0, random_state=0)
+    >>> reg = OutputPerturbationRegressor(alpha=50.0, epsilon=2.0, target_scale=1.0,
+    ...                                   random_state=0)
     >>> reg.fit(X, y).score(X, y) > 0.5
     True
     >>> reg.privacy_guarantee_.mechanism
@@ -242,14 +249,15 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
         **_BaseOutputPerturbation._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "clip_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "target_scale": [Interval(Real, 0, None, closed="neither"), None],
     }
-    _finite_extra = ("alpha",)
+    _finite_extra = ("alpha", "target_scale")
 
     def __init__(self, alpha=10.0, *, epsilon=1.0, delta="auto", max_edit_size=10,
                  max_sample_weight=1.0, group_size=1, relation="replace",
-                 data_norm=1.0, clip_rows=True, clip_norm=1.0, fit_intercept=True,
-                 intercept_scaling=1.0, tol=1e-3, max_iter=1000, random_state=None,
-                 verbose=0):
+                 data_norm=1.0, clip_rows=True, clip_norm=1.0, target_scale=None,
+                 fit_intercept=True, intercept_scaling=1.0, tol=1e-3, max_iter=1000,
+                 random_state=None, verbose=0):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -260,6 +268,7 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
         self.data_norm = data_norm
         self.clip_rows = clip_rows
         self.clip_norm = clip_norm
+        self.target_scale = target_scale
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.tol = tol

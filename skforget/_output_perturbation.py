@@ -76,7 +76,9 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                                        "intercept_scaling", *self._finite_extra])
             X, y = self._validate_rows(X, y, reset=True, y_numeric=self._y_numeric)
             y_enc, n_outputs, loss, new_attrs = self._encode_targets(y, fit=True)
-            label_set_public = new_attrs.pop("_label_set_public", True)
+            public = {"label_set_public": new_attrs.pop("_label_set_public", True),
+                      "target_scale_public":
+                          new_attrs.pop("_target_scale_public", True)}
             n = X.shape[0]
             delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
                      else float(self.delta))
@@ -96,8 +98,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             self._plan = plan  # before the coefficients: it fixes "auto" scalings
             self._set_coefficients(W, b)
             self.privacy_guarantee_ = accounting.guarantee_after_output_perturbation(
-                plan, seeded=self.random_state is not None,
-                label_set_public=label_set_public)
+                plan, seeded=self.random_state is not None, **public)
             return self
 
     def _plan_release(self, loss, n, d, n_outputs, delta, bound, *,

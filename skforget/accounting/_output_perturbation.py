@@ -264,8 +264,8 @@ def _release_rho(plan):
 
 
 def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
-                                        previous=None, n_deleted=0, n_replaced=0,
-                                        n_inserted=0):
+                                        target_scale_public=True, previous=None,
+                                        n_deleted=0, n_replaced=0, n_inserted=0):
     """Guarantee of one output-perturbation release: a fit, or a refit serving
     an edit (privacy-accounting.md, Theorem 15.4).
 
@@ -283,7 +283,9 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         The plan of the release (the refit's, for an edit).
     seeded : bool
         Whether the noise came from an integer seed.
-    label_set_public : bool, default=True
+    label_set_public, target_scale_public : bool, default=True
+        False when the label set, or the targets' scale, was read from the data
+        (:func:`guarantee_after_fit`).
     previous : PrivacyGuarantee or None
         Guarantee of the model the edit replaces; None for ``fit``.
     n_deleted, n_replaced, n_inserted : int
@@ -305,7 +307,8 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         gradient_bound=plan.gradient_bound, sensitivity=plan.sensitivity,
         normaliser=plan.normaliser, contraction=0.0, fit_steps=0, total_steps=0,
         n_samples=plan.normaliser, edits=(), seeded=bool(seeded),
-        label_set_public=bool(label_set_public), mechanism="output_perturbation",
+        label_set_public=bool(label_set_public),
+        target_scale_public=bool(target_scale_public), mechanism="output_perturbation",
         tol=plan.tol)
     if previous is None:
         return PrivacyGuarantee(**fields)
@@ -333,5 +336,6 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
     fields.update(edits=previous.edits + (cert,),
                   seeded=previous.seeded or bool(seeded),
                   label_set_public=previous.label_set_public,
+                  target_scale_public=previous.target_scale_public,
                   preprocessing=previous.preprocessing)
     return PrivacyGuarantee(**fields)
