@@ -17,9 +17,11 @@ thresholds ``tau_i`` are the kernel's). The gradient is the noisy-GD kernel's
 clipped gradient sum (:func:`skforget._solver.gradient_sum`); NumPy adds what
 the kernel does not compute, the surrogate's value (for the line search) and
 its curvature (for Newton-CG). It runs L-BFGS, polishes with Newton-CG
-steps, and *certifies* by recomputing the gradient in float64 with a bound on
-the rounding error of that evaluation (Section 15.3). If the certificate fails
-the solve raises: nothing uncertified may be released.
+steps, and *certifies* by recomputing the gradient in float64 with a public
+bound on the rounding error of that evaluation (Section 15.3). If the
+certificate fails it falls back to a public number of plain gradient steps
+that provably end within ``tau / lam`` of the minimiser (Theorem 15.2a): the
+solve never fails for a data-dependent reason.
 
 Like the noisy-GD solver it does not care where the rows came from; it never
 stores them, and returns only the parameter.
@@ -33,8 +35,7 @@ from scipy.special import expit, log_expit, logsumexp, softmax
 from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
 from skforget._solver import gradient_sum
-
-_U = np.finfo(np.float64).eps / 2.0  # unit roundoff
+from skforget.accounting import certified_solve_bounds
 
 
 class CertificationError(ArithmeticError):
@@ -169,17 +170,20 @@ class _Objective:
 
         return LinearOperator((self.dim, self.dim), matvec=matvec, dtype=np.float64)
 
-    def rounding_bound(self, theta, gradient_bound, beta):
-        """Bound ``e`` on the float64 error of :meth:`grad` (Section 15.3)."""
-        n = self.X.shape[0]
-        norm = float(np.linalg.norm(theta))
-        return 4.0 * (n + self.dim + 2) * _U * (
-            gradient_bound + (self.lam + beta) * norm)
-
 
 def solve_certified(design, *, lam, n_outputs, normaliser, tolerance, gradient_bound,
-                    beta, weight=None, fit_intercept=True, max_iter=1000):
-    """Minimise ``F`` until ``||grad F|| + e <= tolerance`` is certified.
+                    beta, row_norm, weight=None, fit_intercept=True, max_iter=1000):
+    """Minimise ``F`` to a point within ``tolerance / lam`` of the minimiser.
+
+    Never fails for a data-dependent reason (Section 15.3, Theorem 15.2a):
+    a fast path (L-BFGS, then Newton-CG) is accepted if the float64
+    certificate ``||theta|| <= B`` and ``||grad F|| + e_pub <= tolerance``
+    holds; otherwise plain gradient descent at ``1 / (lam + beta)`` runs from 0
+    for the public number ``K`` of steps of
+    :func:`~skforget.accounting.certified_solve_bounds` (stopping early only
+    at a point that passes the certificate), which lands within
+    ``tolerance / lam`` of the minimiser whatever the data. The running time,
+    not the result's guarantee, depends on the data.
 
     Parameters
     ----------
@@ -193,14 +197,15 @@ def solve_certified(design, *, lam, n_outputs, normaliser, tolerance, gradient_b
         ``N``, the database size.
     tolerance : float
         Absolute gradient tolerance ``tau`` the accountant assumed.
-    gradient_bound, beta : float
-        Per-record gradient bound ``G`` and smoothness ``beta`` (for the
-        rounding-error bound ``e``).
+    gradient_bound, beta, row_norm : float
+        Per-record gradient bound ``G``, smoothness ``beta`` and augmented
+        row norm ``R`` (public: they fix ``B``, ``e_pub`` and ``K``).
     weight : ndarray of shape (n,) or None
         Row weights in [0, 1].
     fit_intercept : bool, default=True
     max_iter : int, default=1000
-        Iteration budget of L-BFGS (the Newton-CG polish has its own small one).
+        Iteration budget of the fast path only (L-BFGS; the Newton-CG polish
+        takes at most ``min(50, max_iter)`` steps).
 
     Returns
     -------
@@ -210,32 +215,41 @@ def solve_certified(design, *, lam, n_outputs, normaliser, tolerance, gradient_b
     Raises
     ------
     CertificationError
-        If the certificate cannot be established within the budget.
+        If the public precondition ``e_pub <= tolerance / 2`` fails (a
+        function of public numbers only; the estimators check it first).
     """
     obj = _Objective(design, lam=lam, n_outputs=n_outputs, weight=weight,
                      normaliser=normaliser, fit_intercept=fit_intercept)
     target = float(tolerance)
     dim = obj.dim
+    norm_bound, err, steps = certified_solve_bounds(
+        n_samples=obj.X.shape[0], n_params=dim, gradient_bound=gradient_bound,
+        row_norm=row_norm, lam=lam, beta=beta, tolerance=target)
+    if steps is None:
+        raise CertificationError(
+            f"the float64 rounding bound {err:.3g} exceeds half the tolerance "
+            f"{target:.3g}")
 
     def certified(theta):
         g = obj.grad(theta)
-        err = obj.rounding_bound(theta, gradient_bound, beta)
-        return float(np.linalg.norm(g)) + err <= target, g
+        ok = (float(np.linalg.norm(theta)) <= norm_bound
+              and float(np.linalg.norm(g)) + err <= target)
+        return ok, g
 
     theta = np.zeros(dim)
     # L-BFGS-B calls BLAS on vectors of the parameter's size, where threads
     # only add synchronisation (tenfold slower on a busy two-core machine);
     # the gradient's pass over the rows is memory-bound either way.
-    with threadpool_limits(limits=1, user_api="blas"):
+    with np.errstate(all="ignore"), threadpool_limits(limits=1, user_api="blas"):
         res = minimize(obj.value_and_grad, theta, jac=True, method="L-BFGS-B",
                        options={"maxiter": int(max_iter), "maxcor": 20,
                                 "ftol": 0.0, "gtol": 0.25 * target / np.sqrt(dim)})
     theta = res.x
-    ok, g = certified(theta)
+    ok, g = certified(theta) if np.all(np.isfinite(theta)) else (False, None)
     # L-BFGS stalls when the objective's decrease falls below float64 resolution;
     # Newton-CG steps accepted on the gradient norm alone finish the job (the
     # objective is strongly convex and piecewise twice differentiable).
-    for _ in range(50):
+    for _ in range(min(50, int(max_iter)) if g is not None else 0):
         if ok:
             break
         H = obj.hessp_operator(theta)
@@ -251,7 +265,22 @@ def solve_certified(design, *, lam, n_outputs, normaliser, tolerance, gradient_b
             break
         ok, g = certified(theta)
     if not ok:
-        raise CertificationError(
-            "the solver could not certify the gradient tolerance")
+        theta = _fallback_descent(obj, certified, lam=lam, beta=beta, steps=steps)
     W, b = obj.split(theta)
     return np.ascontiguousarray(W), np.array(b, dtype=np.float64)
+
+
+def _fallback_descent(obj, certified, *, lam, beta, steps):
+    """Theorem 15.2a: ``steps`` (public ``K``) plain GD steps from 0.
+
+    The step ``fl(theta - fl(eta g))`` is the one the theorem's rounding
+    analysis covers; an early stop is only at a certified point.
+    """
+    eta = 1.0 / (lam + beta)
+    theta = np.zeros(obj.dim)
+    for _ in range(steps):
+        ok, g = certified(theta)
+        if ok:
+            break
+        theta = theta - eta * g
+    return theta

@@ -39,12 +39,19 @@ _SOLVER_PARAMETERS = """\
         sensitivity of the clipped gradient sum), which puts it within
         ``t * S / (N lambda)`` of the exact minimiser; the noise is calibrated
         to the sensitivity ``(1 + 2 t) S / (N lambda)``
-        (privacy-accounting.md, Section 15.3). At most 0.5.
+        (privacy-accounting.md, Section 15.3). At most 0.5. Whether ``tol`` is
+        attainable is decided from public numbers before the solve (the
+        float64 rounding bound must be below half ``t * S / N``; otherwise a
+        ``ValueError`` names ``tol``): never by the rows.
     max_iter : int, default=1000
-        Iteration budget of the solver (L-BFGS, then Newton-CG). If the
-        tolerance cannot be certified within it, ``fit`` raises and nothing is
-        released. The iterations actually run are not reported: they depend
-        on the rows.
+        Iteration budget of the fast solver (L-BFGS, then Newton-CG). If it
+        does not certify the tolerance, a public number of plain gradient
+        steps follows that provably ends within ``t * S / (N lambda)`` of the
+        minimiser, so the release never fails or changes law because of the
+        data (Theorem 15.2a); ``max_iter`` only trades time. The iterations
+        actually run are not reported: they depend on the rows, and so does
+        the wall-clock time of ``fit`` and ``partial_unlearn``, a side channel
+        the guarantee does not cover.
     random_state : int, RandomState instance or None, default=None
         Source of the noise. None draws fresh OS entropy, the only setting in
         which the guarantee holds against someone who could guess a seed; an

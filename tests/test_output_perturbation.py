@@ -127,7 +127,7 @@ def test_released_noise_is_gaussian_with_the_planned_scale(data):
                          intercept_scaling=1.0, gradient_bound=0.5)
     W, b = solve_certified(design, lam=plan.lam, n_outputs=1, normaliser=len(y),
                            tolerance=plan.tolerance, gradient_bound=0.5,
-                           beta=plan.beta)
+                           beta=plan.beta, row_norm=plan.row_norm)
     centre = np.concatenate([W.ravel(), b])
     z = np.array([_theta(est.set_params(random_state=s).fit(X, y)) - centre
                   for s in range(150)]) / plan.sigma
@@ -230,14 +230,16 @@ def test_solver_output_is_within_the_certified_tolerance(data):
                          intercept_scaling=1.0, gradient_bound=0.5)
     lam, tau = 1e-3, 1e-3 * 1.0 / len(y)
     W, b = solve_certified(design, lam=lam, n_outputs=1, normaliser=len(y),
-                           tolerance=tau, gradient_bound=0.5, beta=0.5)
+                           tolerance=tau, gradient_bound=0.5, beta=0.5,
+                           row_norm=2 ** 0.5)
     obj = _Objective(design, lam=lam, n_outputs=1, weight=None, normaliser=len(y),
                      fit_intercept=True)
     theta = np.concatenate([W.ravel(), b])
     assert np.linalg.norm(obj.grad(theta)) <= tau
     # Lemma 15.2 against a much tighter solve: within tau / lam of the minimiser.
     W2, b2 = solve_certified(design, lam=lam, n_outputs=1, normaliser=len(y),
-                             tolerance=tau * 1e-3, gradient_bound=0.5, beta=0.5)
+                             tolerance=tau * 1e-3, gradient_bound=0.5, beta=0.5,
+                           row_norm=2 ** 0.5)
     gap = np.linalg.norm(theta - np.concatenate([W2.ravel(), b2]))
     assert gap <= (tau + tau * 1e-3) / lam
 
@@ -272,20 +274,20 @@ def test_surrogate_value_integrates_the_kernels_clipped_gradient(loss, k, G, spa
         assert np.linalg.norm(obj.grad(theta) - obj.lam * theta) <= G * (1 + 1e-12)
 
 
-def test_uncertifiable_solve_raises_and_changes_nothing(data):
+def test_tolerance_below_the_public_rounding_bound_is_refused_before_the_solve(data):
+    # Section 15.3's precondition is a function of public numbers: a tol the
+    # float64 check cannot certify is refused (naming tol) whatever the rows,
+    # and the estimator is left as it was.
     X, y = data
     clf = OutputPerturbationClassifier(classes=[0, 1], random_state=0).fit(X, y)
     before = dict(clf.__dict__)
-    clf.set_params(tol=1e-12, max_iter=1)
-    with pytest.raises(UnlearningError, match="tol"):
-        clf.partial_unlearn(EditRequest(X, y, delete=[0]))
-    after = {k: v for k, v in clf.__dict__.items() if k not in ("tol", "max_iter")}
-    assert after.keys() == {k for k in before if k not in ("tol", "max_iter")}
-    assert all(after[k] is before[k] for k in after)
-    fresh = OutputPerturbationClassifier(classes=[0, 1], tol=1e-12, max_iter=1)
-    with pytest.raises(ValueError, match="max_iter=1"):
-        fresh.fit(X, y)
-    assert not hasattr(fresh, "coef_")
+    for rows, labels in ((X, y), (X[::-1], 1 - y), (np.zeros_like(X), y)):
+        fresh = OutputPerturbationClassifier(classes=[0, 1], tol=1e-15)
+        with pytest.raises(ValueError, match="tol=1e-15"):
+            fresh.fit(rows, labels)
+        assert not hasattr(fresh, "coef_")
+    assert clf.__dict__.keys() == before.keys()
+    assert all(clf.__dict__[k] is before[k] for k in before)
 
 
 # --- deletion by refit -------------------------------------------------------------
@@ -303,7 +305,7 @@ def test_partial_unlearn_refits_on_the_edited_data_with_fresh_noise(data):
                          intercept_scaling=1.0, gradient_bound=0.5)
     W, b = solve_certified(design, lam=plan.lam, n_outputs=1, normaliser=len(y2),
                            tolerance=plan.tolerance, gradient_bound=0.5,
-                           beta=plan.beta)
+                           beta=plan.beta, row_norm=plan.row_norm)
     noise = segment_rng(3, 1).standard_normal((1, 7)) * plan.sigma
     # The new model is the solve on the edited rows plus a fresh draw: the
     # deleted rows enter nowhere.
@@ -324,8 +326,13 @@ def test_refit_certificates_and_adaptive_figure(data):
     assert cert.retrained and cert.steps == 0
     assert cert.rho_deletion == 0.0 and cert.epsilon_deletion == 0.0
     assert cert.releases_seen == 1
-    # A deleted unit against the null record: (S_del / S)^2 = 1/4 (Theorem 15.4).
-    assert cert.rho_adaptive == pytest.approx(rho / 4, rel=1e-9)
+    # A deleted unit against the null record: S_del = S / 2, but the tolerance
+    # term keeps the relation's S (Theorem 15.4 (iii)):
+    # rho ((1/2 + 2t) / (1 + 2t))^2, slightly more than rho / 4.
+    t = clf.privacy_guarantee_.tol
+    assert cert.rho_adaptive == pytest.approx(
+        rho * ((0.5 + 2 * t) / (1 + 2 * t)) ** 2, rel=1e-9)
+    assert cert.rho_adaptive > rho / 4
     assert g.epsilon == pytest.approx(2.0, rel=1e-6)  # records present: the target
     assert "refitted from scratch with fresh noise" in str(g)
     assert "refitted from scratch" in str(cert)
@@ -403,3 +410,272 @@ def test_guarantees_pickled_before_the_new_fields_still_load(data):
     clf.privacy_guarantee_ = old
     clf.partial_unlearn(EditRequest(X, y, delete=[0]))  # edits still served
     assert clf.privacy_guarantee_.mechanism == "noisy_gd"
+
+
+# --- review 15: no data-dependent refusal (Section 15.3, Theorem 15.2a) ---------------
+
+
+def _flip_pair(seed, n=200, d=5):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = (X[:, 0] + 0.1 * rng.normal(size=n) > 0).astype(int)
+    y2 = y.copy()
+    y2[0] = 1 - y2[0]
+    return X, y, y2
+
+
+def test_a_fast_solver_failing_on_one_neighbour_still_releases_on_both(monkeypatch):
+    # Review 15, cx3: whether the fast path (L-BFGS, Newton) converges depends
+    # on the data; the old solver then refused on one side of a neighbouring
+    # pair only (unbounded privacy loss). Simulate the worst case, a fast path
+    # that breaks down exactly when row 0 has label 1: both sides must still
+    # release, through the public fallback of Theorem 15.2a.
+    import skforget._erm as erm
+
+    real = erm.minimize
+
+    def flaky(fun, x0, **kw):
+        res = real(fun, x0, **kw)
+        if fun.__self__.y[0] == 1.0:
+            res.x = np.full_like(res.x, np.nan)
+        return res
+
+    monkeypatch.setattr(erm, "minimize", flaky)
+    X, y, y2 = _flip_pair(0)
+    thetas = []
+    for labels in (y, y2):
+        clf = OutputPerturbationClassifier(C=0.5, classes=[0, 1], random_state=0)
+        thetas.append(_theta(clf.fit(X, labels)))
+        assert np.all(np.isfinite(thetas[-1]))
+    # Real runs with the fast path cut short release on both sides too.
+    for labels in (y, y2):
+        clf = OutputPerturbationClassifier(C=0.5, classes=[0, 1], max_iter=1,
+                                           random_state=0).fit(X, labels)
+        assert np.all(np.isfinite(_theta(clf)))
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared", "multinomial"])
+def test_fallback_descent_lands_within_tau_over_lambda(loss):
+    # Theorem 15.2a: with the fast path cut to one iteration, the returned point
+    # is within tau / lam of the minimiser (checked against a tight solve).
+    rng = np.random.default_rng(7)
+    n, d, k = 150, 4, (3 if loss == "multinomial" else 1)
+    X = normalize(rng.normal(size=(n, d)))
+    y = (rng.normal(size=n) if loss == "squared"
+         else rng.integers(0, max(k, 2), n).astype(float))
+    G = 0.5 if loss != "multinomial" else 2.0  # softmax: sqrt(2) R, R = sqrt(2)
+    design = make_design(X, y, loss=loss, data_norm=1.0, intercept_scaling=1.0,
+                         gradient_bound=G)
+    beta = {"logistic": 0.5, "squared": 2.0, "multinomial": 2.0}[loss]
+    lam, tau = 0.02, 1e-3 * 2 * G / n
+    kw = dict(lam=lam, n_outputs=k, normaliser=n, gradient_bound=G, beta=beta,
+              row_norm=2 ** 0.5)
+    _, e_pub, K = acc.certified_solve_bounds(
+        n_samples=n, n_params=k * (d + 1), gradient_bound=G, row_norm=2 ** 0.5,
+        lam=lam, beta=beta, tolerance=tau)
+    assert K is not None and e_pub <= tau / 2
+    W, b = solve_certified(design, tolerance=tau, max_iter=1, **kw)
+    W2, b2 = solve_certified(design, tolerance=tau * 1e-4, **kw)
+    gap = np.linalg.norm(np.concatenate([W.ravel(), b]) -
+                         np.concatenate([W2.ravel(), b2]))
+    assert gap <= (tau + tau * 1e-4) / lam
+    # The fallback alone (no fast path at all) meets the same bound.
+    from skforget._erm import _fallback_descent
+    obj = _Objective(design, lam=lam, n_outputs=k, weight=None, normaliser=n,
+                     fit_intercept=True)
+    theta = _fallback_descent(obj, lambda th: (False, obj.grad(th)), lam=lam,
+                              beta=beta, steps=K)
+    W3, b3 = obj.split(theta)
+    gap = np.linalg.norm(np.concatenate([W3.ravel(), b3]) -
+                         np.concatenate([W2.ravel(), b2]))
+    assert gap <= (tau + tau * 1e-4) / lam
+
+
+def test_refusal_does_not_depend_on_the_data_cx2():
+    # Review 15, cx2: a public tol between the old, private rounding bounds
+    # e(theta_D) and e(theta_D') released on D and refused on D'. The bound is
+    # now public: both neighbours get the same outcome.
+    from skforget._erm import _Objective as Obj
+    rng = np.random.default_rng(0)
+    n = 20
+    X = rng.normal(size=(n, 2))
+    X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.01
+    y = (X[:, 0] > 0).astype(int)
+    y2 = y.copy()
+    y2[0] = 1 - y2[0]
+    u = 2.0 ** -53
+    old_e = []
+    for labels in (y, y2):
+        est = OutputPerturbationClassifier(C=50.0, classes=[0, 1], tol=1e-6,
+                                           random_state=0).fit(X, labels)
+        plan = est._plan
+        design = est._design(X, labels.astype(float), "logistic", where="X")
+        W, b = solve_certified(design, lam=plan.lam, n_outputs=1, normaliser=n,
+                               tolerance=1e-9 * plan.sensitivity / n,
+                               gradient_bound=plan.gradient_bound, beta=plan.beta,
+                               row_norm=plan.row_norm)
+        th = np.concatenate([W.ravel(), b])
+        assert Obj(design, lam=plan.lam, n_outputs=1, weight=None, normaliser=n,
+                   fit_intercept=True).dim == 3
+        # The pre-review bound, with the private ||theta||.
+        old_e.append(4 * (n + 3 + 2) * u * (plan.gradient_bound + (
+            plan.lam + plan.beta) * np.linalg.norm(th)))
+    assert old_e[0] != old_e[1]
+    t = 0.5 * (old_e[0] + old_e[1]) / (plan.sensitivity / n)
+    outcomes = []
+    for labels in (y, y2):
+        try:
+            OutputPerturbationClassifier(C=50.0, classes=[0, 1], tol=t,
+                                         random_state=0).fit(X, labels)
+            outcomes.append("released")
+        except ValueError as exc:
+            assert "tol=" in str(exc)
+            outcomes.append("refused")
+    assert outcomes[0] == outcomes[1]
+
+
+def test_certified_solve_bounds_closed_form():
+    # e_pub = 4u[(n + 2)(G + R) + (p + 4)(lam + beta) B], B = (2G + tau)/lam,
+    # K = ceil(ln(G / (tau - e)) / ln(1 / (1 - lam/(lam + beta)))) + 1.
+    n, p, G, R, lam, beta, tau = 10000, 21, 1.0, 2 ** 0.5, 0.01, 0.5, 2e-7
+    B, e, K = acc.certified_solve_bounds(n_samples=n, n_params=p, gradient_bound=G,
+                                         row_norm=R, lam=lam, beta=beta,
+                                         tolerance=tau)
+    u = 2.0 ** -53
+    assert B == pytest.approx((2 * G + tau) / lam, rel=1e-15)
+    assert e == pytest.approx(4 * u * ((n + 2) * (G + R) + (p + 4) * (lam + beta) * B),
+                              rel=1e-14)
+    c = 1 - lam / (lam + beta)
+    assert K == math.ceil(math.log(G / (tau - e)) / math.log(1 / c)) + 1
+    assert c ** (K - 1) * G <= tau - e
+    # The precondition is public and monotone: a large n fails it at this tau.
+    assert acc.certified_solve_bounds(n_samples=10 ** 9, n_params=p,
+                                      gradient_bound=G, row_norm=R, lam=lam,
+                                      beta=beta, tolerance=tau)[2] is None
+
+
+# --- review 15: refits on the frozen plan; the adaptive figure (Theorem 15.4) -------
+
+
+def _cx5_data(n=500, d=3):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def _adaptive_term(plan, factor):
+    return acc.rho_adaptive_release(
+        sensitivity=plan.sensitivity,
+        deletion_sensitivity=plan.sensitivity * math.sqrt(factor),
+        normaliser=plan.normaliser, lam=plan.lam, sigma=plan.sigma, tol=plan.tol)
+
+
+def test_refit_uses_the_plan_frozen_at_fit_cx5():
+    # Review 15, cx5: set_params(epsilon=0.5) after fit made the refits release
+    # at another target while the adaptive figure assumed the fit's (73 times
+    # too small). Refits now reuse the fit's plan whatever set_params changed.
+    X, y = _cx5_data()
+    clf = OutputPerturbationClassifier(C=1.0, classes=[0, 1], epsilon=8.0,
+                                       random_state=0).fit(X, y)
+    p0 = clf._plan
+    changed = dict(epsilon=0.5, C=100.0, tol=0.25, relation="zero_out",
+                   clip_norm=0.1, data_norm=3.0, group_size=2)
+    clf.set_params(**changed)
+    req = EditRequest(X, y, delete=[0])
+    clf.partial_unlearn(req)
+    p1 = clf._plan
+    for field in ("epsilon", "delta", "tol", "relation", "group_size", "clip_norm",
+                  "row_norm", "sensitivity", "rho_target"):
+        assert getattr(p1, field) == getattr(p0, field), field
+    assert p1.normaliser == p0.normaliser - 1
+    assert p1.normaliser * p1.lam == pytest.approx(p0.normaliser * p0.lam, rel=1e-12)
+    assert p1.sigma == pytest.approx(p0.sigma, rel=1e-12)
+    assert clf.get_params()["epsilon"] == 0.5 and clf.C == 100.0  # the user's values
+    clf.partial_unlearn(EditRequest(X[1:], y[1:], delete=[0]))
+    p2 = clf._plan
+    assert p2.sigma == pytest.approx(p0.sigma, rel=1e-12)
+    cert = clf.privacy_guarantee_.edits[-1]
+    assert cert.releases_seen == 2
+    # (15.3): the sum over the stored plans of the fit and the first refit.
+    expected = _adaptive_term(p0, 0.25) + _adaptive_term(p1, 0.25)
+    assert cert.rho_adaptive == pytest.approx(expected, rel=1e-9)
+    # At least the reviewer's sum_t rho_t (S_del / S)^2 over the actual releases.
+    rhos = [acc.rho_output_perturbation(sensitivity=p.sensitivity,
+                                        normaliser=p.normaliser, lam=p.lam,
+                                        sigma=p.sigma, tol=p.tol) for p in (p0, p1)]
+    assert cert.rho_adaptive >= sum(rhos) / 4
+
+
+def test_adaptive_term_certifies_the_tolerance_with_the_relations_sensitivity_cx4():
+    # Review 15, cx4: the tolerance term tau = t S / N is set with S, not S_del;
+    # scaling rho by (S_del / S)^2 understated a deletion under replace by
+    # ((1 + 4t) / (1 + 2t))^2 = 2.25 at t = 1/2.
+    rng = np.random.default_rng(0)
+    n, d = 2000, 3
+    X = rng.uniform(-1, 1, size=(n, d)) / np.sqrt(3)
+    y = X @ np.array([1.0, -0.5, 0.25])
+    for t in (1e-3, 0.5):
+        reg = OutputPerturbationRegressor(alpha=50.0, tol=t, random_state=0,
+                                          delta=1e-5, target_scale=1.0).fit(X, y)
+        g0 = reg.privacy_guarantee_
+        reg.partial_unlearn(EditRequest(X, y, delete=[3]))
+        cert = reg.privacy_guarantee_.edits[-1]
+        S, Nlam, sig = g0.sensitivity, g0.normaliser * g0.regularization, g0.noise_scale
+        triangle = (S / 2 + 2 * t * S) ** 2 / (2 * sig ** 2 * Nlam ** 2)
+        assert cert.rho_adaptive == pytest.approx(triangle, rel=1e-9)
+        assert cert.rho_adaptive / (g0.rho / 4) == pytest.approx(
+            ((1 + 4 * t) / (1 + 2 * t)) ** 2, rel=1e-9)
+
+
+def test_rho_adaptive_release_closed_form():
+    # Oracle O10's adaptive row: 3 releases, deletion under replace.
+    plan = acc.plan_output_perturbation(loss="logistic", n_samples=10000, n_params=21,
+                                        lam=0.01, row_norm=2 ** 0.5, clip_norm=1.0,
+                                        epsilon=1.0, delta=1e-5)
+    term = _adaptive_term(plan, 0.25)
+    assert 3 * term == pytest.approx(0.02300902451439991, rel=1e-12)
+    # A replacement (S_del = S) gives back the release's own rho exactly.
+    assert _adaptive_term(plan, 1.0) == pytest.approx(RHO_O3, rel=1e-12)
+
+
+# --- Lemma 15.5: nothing of the plan depends on N ----------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    lambda: OutputPerturbationClassifier(C=2.0, classes=[0, 1], random_state=0),
+    lambda: OutputPerturbationClassifier(C="auto", classes=[0, 1], random_state=0),
+    lambda: OutputPerturbationRegressor(alpha=50.0, target_scale=1.0, random_state=0),
+    lambda: OutputPerturbationRegressor(alpha="auto", target_scale=1.0,
+                                        random_state=0),
+])
+def test_lemma_15_5_plan_constants_do_not_depend_on_the_database_size(make, data):
+    X, y = data
+    est = make().fit(X, y)
+    p0 = est._plan
+    est.partial_unlearn(EditRequest(X, y, delete=[0, 5, 9]))
+    p1 = est._plan
+    assert p1.normaliser == p0.normaliser - 3
+    for f in (lambda p: p.normaliser * p.lam, lambda p: p.tolerance / p.lam,
+              lambda p: p.sigma, lambda p: p.l2_sensitivity):
+        assert f(p1) == pytest.approx(f(p0), rel=1e-12)
+
+
+def test_deleting_a_unit_moves_the_minimiser_by_at_most_s_del_over_n_lambda(data):
+    # Lemma 15.5's consequence: D (n rows, lam_n) against D minus one record
+    # (n - 1 rows, lam_{n-1}, same N lam): ||theta*_D - theta*_D-u|| <= G / (N lam).
+    X, y = data
+    C, G = 2.0, 0.5
+    thetas = []
+    for rows, labels in ((X, y), (X[1:], y[1:])):
+        design = make_design(rows, labels.astype(float), loss="logistic",
+                             data_norm=1.0, intercept_scaling=1.0, gradient_bound=G)
+        m = len(labels)
+        W, b = solve_certified(design, lam=1 / (C * m), n_outputs=1, normaliser=m,
+                               tolerance=1e-8 / m, gradient_bound=G, beta=0.5,
+                               row_norm=2 ** 0.5)
+        thetas.append(np.concatenate([W.ravel(), b]))
+    slack = 2 * 1e-8 * C  # two tolerances tau / lam
+    assert np.linalg.norm(thetas[0] - thetas[1]) <= G * C + slack  # G / (N lam)
+    assert np.linalg.norm(thetas[0] - thetas[1]) > 0

@@ -51,10 +51,12 @@ from skforget.accounting._noisy_gd import (
 )
 from skforget.accounting._output_perturbation import (
     OutputPerturbationPlan,
+    certified_solve_bounds,
     guarantee_after_output_perturbation,
     minimizer_sensitivity,
     output_perturbation_noise,
     plan_output_perturbation,
+    rho_adaptive_release,
     rho_output_perturbation,
 )
 from skforget.accounting._plan import (
@@ -98,6 +100,7 @@ __all__ = [
     "group_factor",
     "guarantee_after_edit",
     "guarantee_after_fit",
+    "certified_solve_bounds",
     "guarantee_after_output_perturbation",
     "init_variance",
     "initial_error",
@@ -117,6 +120,7 @@ __all__ = [
     "rho_dp",
     "rho_inf",
     "rho_joint",
+    "rho_adaptive_release",
     "rho_output_perturbation",
     "rho_step_sequence",
     "rho_to_epsilon",

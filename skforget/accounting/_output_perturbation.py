@@ -147,6 +147,128 @@ def rho_output_perturbation(*, sensitivity, normaliser, lam, sigma, tol=0.0):
     return delta_l2 * delta_l2 / (2.0 * sigma * sigma)
 
 
+#: Unit roundoff of float64.
+_U = 2.0 ** -53
+
+
+def certified_solve_bounds(*, n_samples, n_params, gradient_bound, row_norm, lam, beta,
+                           tolerance):
+    """Public bounds of the certified solve: ball, rounding error, fallback steps.
+
+    privacy-accounting.md, Section 15.3 (rounding bound and Theorem 15.2a).
+    Every point the solver evaluates lies in the public ball
+    ``||theta|| <= B = (2 G + tau) / lam`` (``||theta*|| <= G / lam``); on it
+    the float64 gradient is within
+
+        e_pub = 4 u [(n + 2)(G + R) + (p + 4)(lam + beta) B]
+
+    of the exact one (recursive or any-tree summation of ``n`` vectors of norm
+    ``<= G``, Higham 2002 Sec. 4.2; margins of ``p`` terms through the
+    ``beta``-Lipschitz clipped derivative; the transcendental functions to a
+    few ulp times ``R``; the fallback's update). If ``e_pub <= tau / 2``, plain
+    gradient descent at ``eta = 1 / (lam + beta)`` from 0 for
+
+        K = ceil(ln(G / (tau - e_pub)) / ln(1 / (1 - eta lam))) + 1
+
+    steps ends within ``tau / lam`` of the minimiser, in float64, whatever the
+    data (Theorem 15.2a); so the release never fails for a data-dependent
+    reason. Nothing here reads a row: ``n`` is the database size.
+
+    Parameters
+    ----------
+    n_samples, n_params : int
+        ``n`` (rows of the solve) and ``p`` (coordinates of the parameter).
+    gradient_bound, row_norm : float
+        ``G`` (per record, joint over outputs) and ``R`` (augmented row norm).
+    lam, beta : float
+        Strong convexity and smoothness ``beta = beta_phi R^2`` of the loss part.
+    tolerance : float
+        The absolute gradient tolerance ``tau = t S / N``.
+
+    Returns
+    -------
+    norm_bound : float
+        ``B``.
+    rounding_bound : float
+        ``e_pub``.
+    fallback_steps : int or None
+        ``K``, or None when ``e_pub > tau / 2`` (the precondition fails: the
+        estimator refuses the plan, naming ``tol``, before the solve).
+
+    Examples
+    --------
+    >>> from skforget.accounting import certified_solve_bounds
+    >>> B, e, K = certified_solve_bounds(n_samples=10000, n_params=21,
+    ...     gradient_bound=1.0, row_norm=2 ** 0.5, lam=0.01, beta=0.5, tolerance=2e-7)
+    >>> round(B, 6), e < 1e-7, K
+    (200.00002, True, 780)
+    """
+    n = check_int(n_samples, "n_samples", low=1)
+    p = check_int(n_params, "n_params", low=1)
+    G = check_positive(gradient_bound, "gradient_bound")
+    R = check_positive(row_norm, "row_norm")
+    lam = check_positive(lam, "lam")
+    beta = check_nonnegative(beta, "beta")
+    tau = check_positive(tolerance, "tolerance")
+    B = (2.0 * G + tau) / lam
+    e = 4.0 * _U * ((n + 2) * (G + R) + (p + 4) * (lam + beta) * B)
+    if not e <= 0.5 * tau:
+        return B, e, None
+    eta = 1.0 / (lam + beta)
+    contraction = -math.log1p(-eta * lam)  # ln(1 / (1 - eta lam)) > 0
+    steps = math.ceil(math.log(G / (tau - e)) / contraction) + 1
+    return B, e, max(steps, 1)
+
+
+def rho_adaptive_release(*, sensitivity, deletion_sensitivity, normaliser, lam, sigma,
+                         tol=0.0):
+    """One earlier release's term in the adaptive figure of a refit.
+
+    privacy-accounting.md, Theorem 15.4 (iii): an earlier release ``theta_hat +
+    N(0, sigma^2 I)`` seen by the requester, compared on the database with the
+    unit and the one without it (or with its replacement). The exact minimisers
+    are at most ``S_del / (N lam)`` apart (Theorem 15.1 with the deletion's
+    ``S_del``, Lemma 15.5 for the change of size), but each certified point may
+    lie anywhere within ``tau / lam = t S / (N lam)`` of its minimiser, with the
+    *relation's* ``S`` (the tolerance was set with it), so the centres are at
+    most ``(S_del + 2 t S) / (N lam)`` apart and the Gaussian mechanism gives
+
+        rho_t = (S_del + 2 t S)^2 / (2 sigma^2 (N lam)^2).
+
+    (Scaling ``rho`` by ``(S_del / S)^2`` instead would understate pure
+    deletions under ``replace`` by ``((1 + 4t) / (1 + 2t))^2``.)
+
+    Parameters
+    ----------
+    sensitivity : float
+        The relation's ``S`` the release was calibrated with.
+    deletion_sensitivity : float
+        ``S_del`` of the edited unit (``S sqrt(deletion_factor)``).
+    normaliser, lam, sigma, tol
+        ``N``, ``lam``, ``sigma`` and ``t`` of that release.
+
+    Returns
+    -------
+    rho : float
+
+    Examples
+    --------
+    >>> from skforget.accounting import rho_adaptive_release
+    >>> rho_adaptive_release(sensitivity=2.0, deletion_sensitivity=1.0,
+    ...     normaliser=10000, lam=0.01, sigma=0.5, tol=0.5)
+    0.0018
+    """
+    S = check_positive(sensitivity, "sensitivity")
+    S_del = check_positive(deletion_sensitivity, "deletion_sensitivity")
+    N = check_int(normaliser, "normaliser", low=1)
+    lam = check_positive(lam, "lam")
+    sigma = check_positive(sigma, "sigma")
+    t = check_real(tol, "tol", low=0.0, high=MAX_TOL, low_open=False,
+                   high_open=False)
+    distance = (S_del + 2.0 * t * S) / (N * lam)
+    return distance * distance / (2.0 * sigma * sigma)
+
+
 @dataclass(frozen=True, slots=True)
 class OutputPerturbationPlan:
     """Public constants of one output-perturbation release (Section 15).
@@ -265,7 +387,8 @@ def _release_rho(plan):
 
 def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
                                         target_scale_public=True, previous=None,
-                                        n_deleted=0, n_replaced=0, n_inserted=0):
+                                        earlier=None, n_deleted=0, n_replaced=0,
+                                        n_inserted=0):
     """Guarantee of one output-perturbation release: a fit, or a refit serving
     an edit (privacy-accounting.md, Theorem 15.4).
 
@@ -273,9 +396,9 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
       ``sigma`` (Proposition 15.3), converted at the plan's delta.
     * After an edit (``previous`` given): the removed units have no influence
       on the refitted model, ``rho_deletion = 0`` (``retrained=True``); against
-      a requester that adapted to the ``s`` earlier releases,
-      ``sum_t rho_t (S_del / S)^2`` (Theorem 15.4 (iii), Theorem 6.3), every
-      release having been calibrated to the same target.
+      a requester that adapted to the ``s`` earlier releases, the sum over
+      them of :func:`rho_adaptive_release` (Theorem 15.4 (iii), Theorem 6.3),
+      each with its own stored plan.
 
     Parameters
     ----------
@@ -288,6 +411,9 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         (:func:`guarantee_after_fit`).
     previous : PrivacyGuarantee or None
         Guarantee of the model the edit replaces; None for ``fit``.
+    earlier : sequence of OutputPerturbationPlan or None
+        The plans of every release before this refit (the fit's first); None
+        (a model pickled before they were kept) repeats ``plan``.
     n_deleted, n_replaced, n_inserted : int
         Composition of the edit.
 
@@ -318,13 +444,17 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
     check_nonnegative(previous.rho, "previous.rho")
     removed = n_del + n_rep
     factor = deletion_factor(plan_relation=plan.relation, n_replaced=n_rep)
-    releases_seen = 1 + len(previous.edits)
-    # Every earlier release was calibrated to the same target; the largest of
-    # the two covers rounding of sigma in either direction.
-    per_release = max(previous.rho, rho) * factor
-    r_adapt = rho_adaptive(rho_deletion=0.0,
-                           rho_releases=[per_release] * releases_seen) \
-        if removed else 0.0
+    if earlier is None:  # a model pickled before the history was kept
+        earlier = (plan,) * (1 + len(previous.edits))
+    releases_seen = len(earlier)
+    # Sum over every earlier release with its own stored constants (review 15:
+    # max(previous, current) x count covered only the last release).
+    terms = [rho_adaptive_release(
+        sensitivity=e.sensitivity,
+        deletion_sensitivity=e.sensitivity * math.sqrt(factor),
+        normaliser=e.normaliser, lam=e.lam, sigma=e.sigma, tol=e.tol)
+        for e in earlier]
+    r_adapt = rho_adaptive(rho_deletion=0.0, rho_releases=terms) if removed else 0.0
     cert = EditCertificate(
         index=len(previous.edits) + 1, n_deleted=n_del, n_replaced=n_rep,
         n_inserted=n_ins, n_samples=plan.normaliser, steps=0, rho_deletion=0.0,
