@@ -11,8 +11,8 @@ numbers are not meaningful.
 
 Scenarios (one module each): kernel (issue 2), fit, privacy_utility, unlearn
 (issue 4), audit, imbalanced (issue 14), scale (issue 16: n_jobs, memmap,
-Dask). The exit status is non-zero if any scenario failed, including a full run
-that could not set up diffprivlib.
+Dask), output_perturbation (issue 17). The exit status is non-zero if any
+scenario failed, including a full run that could not set up diffprivlib.
 """
 
 import argparse
@@ -28,6 +28,7 @@ from _common import RESULTS, ROOT, Section, machine_info, write_json  # noqa: E4
 
 SCENARIOS = (
     "kernel", "fit", "privacy_utility", "unlearn", "audit", "imbalanced", "scale",
+    "output_perturbation",
 )
 
 

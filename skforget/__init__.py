@@ -10,6 +10,10 @@ the result is indistinguishable from a model that never saw the removed records.
 from skforget._classifier import NoisyGDClassifier
 from skforget._database import Database, DatabaseVersion
 from skforget._edits import EditRequest
+from skforget._op_estimators import (
+    OutputPerturbationClassifier,
+    OutputPerturbationRegressor,
+)
 from skforget._regressor import NoisyGDRegressor
 from skforget._report import FitPlan
 from skforget.accounting import EditCertificate, PrivacyGuarantee
@@ -32,6 +36,8 @@ __all__ = [
     "NoisyGDClassifier",
     "NoisyGDRegressor",
     "NotCertifiableError",
+    "OutputPerturbationClassifier",
+    "OutputPerturbationRegressor",
     "PrivacyGuarantee",
     "PrivacyLeakWarning",
     "UnlearningError",

@@ -11,7 +11,7 @@ from sklearn.base import _fit_context
 from sklearn.utils.validation import check_is_fitted
 
 from skforget import accounting
-from skforget._database import check_version, database_weights, unwrap_database
+from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
 from skforget._linear import _atomic, _BasePrivateLinear
 from skforget._report import FitPlan
@@ -367,28 +367,6 @@ class _BaseNoisyGD(_BasePrivateLinear):
         self.privacy_guarantee_ = guarantee
         return self
 
-    def _edit_weights(self, plan, edits, y_enc):
-        """Row weights of the edited database, with the fit's public weighting
-        (a stateless model keeps no weights: the request carries them)."""
-        w_after = edits.sample_weight_after
-        if plan.sample_weight_bound and w_after is None:
-            raise UnlearningError(
-                "The model was fitted with sample weights, but the request carries "
-                "none: build it on a skforget.Database with sample_weight, or pass "
-                "EditRequest(..., sample_weight=...) and the new records' weights.")
-        if not plan.sample_weight_bound and w_after is not None:
-            raise UnlearningError(
-                "The request carries sample weights, but the model was fitted "
-                "without: fit with sample_weight to use them.")
-        weights = None
-        if w_after is not None:
-            weights = np.minimum(w_after, plan.sample_weight_bound)
-        if plan.class_weights:
-            factor = np.asarray(plan.class_weights)[y_enc.astype(np.intp)]
-            weights = factor if weights is None else weights * factor
-        return None if weights is None else \
-            np.ascontiguousarray(weights / plan.weight_bound, dtype=np.float64)
-
     # --- partial_unlearn -------------------------------------------------------
     def partial_unlearn(self, edits):
         """Serve an edit request with certified, stateless unlearning.
@@ -432,50 +410,32 @@ class _BaseNoisyGD(_BasePrivateLinear):
     def _partial_unlearn(self, edits):
         plan = self._plan
         previous = self.privacy_guarantee_
-        # getattr: models pickled before databases had versions lack it.
-        check_version(edits.version, getattr(self, "database_version_", None))
-        if edits.n_samples_before != previous.n_samples:
-            raise UnlearningError(
-                f"The request names a database of {edits.n_samples_before} rows, but "
-                f"the model's current database has {previous.n_samples} rows. Build "
-                "the request on the database the model was fitted on, or on the one "
-                "returned by the previous request's apply()."
-            )
-        if edits.size > plan.max_edit_size:
-            raise UnlearningError(
-                f"The request edits {edits.size} rows, more than max_edit_size="
-                f"{plan.max_edit_size} that this model was planned for. Split it into "
-                "smaller requests or fit with a larger max_edit_size."
-            )
-        self._check_new_targets(edits)
         if isinstance(edits, ShardedEditRequest):
+            self._check_edit_request(edits)
             edits._stage()
             try:
-                self._unlearn_rows(edits, plan, previous, None, None)
+                self._unlearn_rows(edits, plan, previous, None)
             except BaseException:
                 edits._rollback()
                 raise
             edits._commit()
             return self
-        X_new, y_new = edits.apply()
-        X_new, y_new = self._validate_rows(X_new, y_new, reset=False,
-                                           y_numeric=self._y_numeric,
-                                           ensure_min_samples=0)
-        return self._unlearn_rows(edits, plan, previous, X_new, y_new)
+        return self._unlearn_rows(edits, plan, previous,
+                                  self._edited_database(edits))
 
-    def _unlearn_rows(self, edits, plan, previous, X_new, y_new):
-        """The unlearning segment on the edited rows: in memory (``X_new``,
-        ``y_new``), or staged on the shards of a sharded database (None)."""
-        sharded = X_new is None
+    def _unlearn_rows(self, edits, plan, previous, edited):
+        """The unlearning segment on the edited rows: in memory (``edited``,
+        from ``_edited_database``), or staged on the shards of a sharded
+        database (None)."""
+        sharded = edited is None
         if sharded:
             if plan.class_weights or plan.sample_weight_bound:
                 raise UnlearningError("weighted models cannot be served on a "
                                       "ShardedDatabase")
             loss, n_new, weights = plan.loss, edits.n_samples_after, None
         else:
-            y_enc, _, loss, _ = self._encode_targets(y_new, fit=False)
+            X_new, y_enc, loss, weights = edited
             n_new = X_new.shape[0]
-            weights = self._edit_weights(plan, edits, y_enc)
         try:
             edit = accounting.plan_unlearning(
                 plan, previous, n_samples=n_new, n_deleted=edits.n_deleted,

@@ -24,6 +24,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skforget import accounting
+from skforget._database import check_version
 from skforget._rows import augmented_norms, canonical_csr, make_design, project_rows
 from skforget._validation import user_stacklevel
 from skforget.exceptions import PrivacyLeakWarning, UnlearningError
@@ -200,6 +201,67 @@ class _BasePrivateLinear(BaseEstimator):
         if weights is None:
             return None, 1.0
         return np.ascontiguousarray(weights / bound, dtype=np.float64), bound
+
+    def _edited_database(self, edits):
+        """Validate an edit request against the current model and apply it.
+
+        Shared by every solver's ``partial_unlearn`` (:meth:`_check_edit_request`).
+        Returns the edited rows (validated like ``fit``'s), their encoded
+        targets, the loss and the row weights of the fit's public weighting.
+        """
+        self._check_edit_request(edits)
+        X_new, y_new = edits.apply()
+        X_new, y_new = self._validate_rows(X_new, y_new, reset=False,
+                                           y_numeric=self._y_numeric,
+                                           ensure_min_samples=0)
+        y_enc, _, loss, _ = self._encode_targets(y_new, fit=False)
+        return X_new, y_enc, loss, self._edit_weights(self._plan, edits, y_enc)
+
+    def _check_edit_request(self, edits):
+        """An edit request must be built on the model's current database
+        (version and size), name at most ``max_edit_size`` rows and carry
+        targets the model can use; in memory or on a sharded database."""
+        plan = self._plan
+        previous = self.privacy_guarantee_
+        # getattr: models pickled before databases had versions lack it.
+        check_version(edits.version, getattr(self, "database_version_", None))
+        if edits.n_samples_before != previous.n_samples:
+            raise UnlearningError(
+                f"The request names a database of {edits.n_samples_before} rows, but "
+                f"the model's current database has {previous.n_samples} rows. Build "
+                "the request on the database the model was fitted on, or on the one "
+                "returned by the previous request's apply()."
+            )
+        if edits.size > plan.max_edit_size:
+            raise UnlearningError(
+                f"The request edits {edits.size} rows, more than max_edit_size="
+                f"{plan.max_edit_size} that this model was planned for. Split it into "
+                "smaller requests or fit with a larger max_edit_size."
+            )
+        self._check_new_targets(edits)
+
+    @staticmethod
+    def _edit_weights(plan, edits, y_enc):
+        """Row weights of the edited database, with the fit's public weighting
+        (a stateless model keeps no weights: the request carries them)."""
+        w_after = edits.sample_weight_after
+        if plan.sample_weight_bound and w_after is None:
+            raise UnlearningError(
+                "The model was fitted with sample weights, but the request carries "
+                "none: build it on a skforget.Database with sample_weight, or pass "
+                "EditRequest(..., sample_weight=...) and the new records' weights.")
+        if not plan.sample_weight_bound and w_after is not None:
+            raise UnlearningError(
+                "The request carries sample weights, but the model was fitted "
+                "without: fit with sample_weight to use them.")
+        weights = None
+        if w_after is not None:
+            weights = np.minimum(w_after, plan.sample_weight_bound)
+        if plan.class_weights:
+            factor = np.asarray(plan.class_weights)[y_enc.astype(np.intp)]
+            weights = factor if weights is None else weights * factor
+        return None if weights is None else \
+            np.ascontiguousarray(weights / plan.weight_bound, dtype=np.float64)
 
     def _clip_norm(self, loss):
         """The clipping threshold in force: ``clip_norm``, with "auto" resolved.

@@ -11,7 +11,7 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.preprocessing import normalize
 
-from skforget import NoisyGDClassifier, NoisyGDRegressor
+from skforget import NoisyGDClassifier, NoisyGDRegressor, OutputPerturbationClassifier
 from skforget.accounting import gaussian_epsilon
 from skforget.audit import (
     Canary,
@@ -168,6 +168,22 @@ def test_audits_stay_below_the_certified_bounds(audit_data):
     # ...and K_R noisy steps erase most of it.
     assert deletion.epsilon_lower < dp.epsilon_lower
     assert "consistent with the certificate" in str(dp)
+
+
+def test_audit_of_output_perturbation_stays_below_its_certificate(audit_data):
+    # The new mechanism of Section 15: one Gaussian vector on a certified
+    # solve; deletion is a refit (kept small: each trial is two solves).
+    X, y = audit_data
+    clf = OutputPerturbationClassifier(C=5.0, epsilon=8.0, clip_norm=0.5,
+                                       max_edit_size=1)
+    dp = audit_dp(clf, X, y, n_trials=60, random_state=0)
+    deletion = audit_deletion(clf, X, y, n_trials=24, random_state=1)
+    for res in (dp, deletion):
+        assert not res.violated
+        assert 0.0 <= res.epsilon_lower <= res.epsilon_certified
+    assert dp.epsilon_certified == pytest.approx(8.0, rel=0.01)
+    # Deletion is a refit: certified 0, and nothing to see.
+    assert deletion.epsilon_certified == 0.0 and deletion.epsilon_lower == 0.0
 
 
 def test_mini_batch_audits_stay_below_the_certified_bounds(audit_data):

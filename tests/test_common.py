@@ -3,12 +3,18 @@
 """scikit-learn's API checks on every estimator configuration we ship."""
 
 import pytest
+from sklearn.base import is_classifier
 from sklearn.utils.estimator_checks import (
     check_regressors_train,
     parametrize_with_checks,
 )
 
-from skforget import NoisyGDClassifier, NoisyGDRegressor
+from skforget import (
+    NoisyGDClassifier,
+    NoisyGDRegressor,
+    OutputPerturbationClassifier,
+    OutputPerturbationRegressor,
+)
 
 # check_regressors_train forces alpha=0.01 on 200 rows (lambda = 5e-5 per sample)
 # and requires R^2 > 0.5. Differential privacy at epsilon=1 needs noise of variance
@@ -39,20 +45,61 @@ CLASS_WEIGHT_CONFLICT = {
         "epsilon=1e4)"),
 }
 
+# Output perturbation adds noise of scale S / (N lambda) in every direction,
+# where noisy GD's is smaller wherever the data curve the loss
+# (privacy-accounting.md, Section 15.6): on the checks' 100-300 rows the
+# softmax classifier (sensitivity 2 sqrt(2) R, against 2 sqrt(3) * 0.5 for the
+# clipped one-vs-rest instance, which passes) needs more than epsilon=1, and
+# the regressor (alpha=0.01 forced, so lambda = 5e-5) more than 1e4 to fit
+# through the noise.
+OP_NOISE_CONFLICT = {
+    "check_classifiers_train": (
+        "output perturbation's noise S/(N lambda) with the softmax's sensitivity "
+        "dominates on the check's rows at epsilon=1 (passes at epsilon=1e4)"),
+}
+OP_REGRESSOR_CONFLICT = {
+    "check_regressors_train": (
+        "forces alpha=0.01 on 200 rows; output perturbation's noise "
+        "S/(N lambda) dominates at epsilon=1 and still at 1e4 (passes at 1e8)"),
+}
+# sklearn asks estimators with max_iter for n_iter_; the solver's iteration
+# count depends on the private rows, so output perturbation does not publish it.
+N_ITER_CONFLICT = {
+    "check_non_transformer_estimators_n_iter": (
+        "the solver's iteration count depends on the private rows and is not "
+        "published (output perturbation releases only the noisy coefficients)"),
+}
+
 ESTIMATORS = [
     NoisyGDClassifier(),
     NoisyGDClassifier(multi_class="ovr", clip_norm=0.5),
     NoisyGDClassifier(epsilon=1e4),
     NoisyGDRegressor(),
     NoisyGDRegressor(epsilon=1e4),
+    OutputPerturbationClassifier(),
+    OutputPerturbationClassifier(multi_class="ovr", clip_norm=0.5),
+    OutputPerturbationClassifier(epsilon=1e4),
+    OutputPerturbationRegressor(),
+    OutputPerturbationRegressor(epsilon=1e8),
 ]
 
 
 def _expected_failures(estimator):
     failures = dict(WEIGHT_CONFLICTS)
+    op = isinstance(estimator, (OutputPerturbationClassifier,
+                                OutputPerturbationRegressor))
+    if op:
+        failures.update(N_ITER_CONFLICT)
+    if (op and estimator.epsilon < 100 and is_classifier(estimator)
+            and estimator.multi_class == "multinomial"):
+        failures.update(OP_NOISE_CONFLICT)
     if estimator.epsilon < 100:
-        failures.update(DP_CONFLICTS if isinstance(estimator, NoisyGDRegressor)
-                        else CLASS_WEIGHT_CONFLICT)
+        if isinstance(estimator, OutputPerturbationRegressor):
+            failures.update(OP_REGRESSOR_CONFLICT)
+        elif isinstance(estimator, NoisyGDRegressor):
+            failures.update(DP_CONFLICTS)
+        else:
+            failures.update(CLASS_WEIGHT_CONFLICT)
     return failures
 
 

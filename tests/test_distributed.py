@@ -221,3 +221,15 @@ def test_clear_errors(client):
             bad.close()
     finally:
         db.close()
+
+
+def test_output_perturbation_refuses_a_sharded_database(client):
+    from skforget import OutputPerturbationClassifier
+
+    X, y = _data(n=200)
+    db = ShardedDatabase(X, y, client=client)
+    try:
+        with pytest.raises(TypeError, match="ShardedDatabase"):
+            OutputPerturbationClassifier(classes=[0, 1]).fit(db)
+    finally:
+        db.close()

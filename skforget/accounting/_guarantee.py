@@ -14,6 +14,8 @@ REFERENCES = (
     "[BBGHS20] Balle, Barthe, Gaboardi, Hsu & Sato, Hypothesis Testing "
     "Interpretations and Rényi DP, AISTATS 2020 (Thm 21)",
     "skforget privacy-accounting spec, eqs. (5.1)-(5.5), Thms 6.2-6.3",
+    "[CMS11] Chaudhuri, Monteleoni & Sarwate, Differentially Private Empirical "
+    "Risk Minimization, JMLR 2011 (Cor. 8; output perturbation, spec Section 15)",
 )
 
 
@@ -103,10 +105,13 @@ class EditCertificate:
                 + "; no record removed, so no deletion to certify."
             )
         if self.retrained:
+            # Output perturbation runs no noisy steps: its edits are refits.
+            how = ("refitted from scratch with fresh noise" if self.steps == 0 else
+                   f"retrained from a fresh start in {self.steps} noisy steps")
             return (
                 f"Edit {self.index}: {self.n_deleted} deleted, {self.n_replaced} "
                 f"replaced, {self.n_inserted} inserted ({self.n_samples} rows now); "
-                f"retrained from a fresh start in {self.steps} noisy steps: the "
+                f"{how}: the "
                 "removed records have no influence on the new model; against "
                 f"requests adapted to {self.releases_seen} earlier release(s): "
                 f"epsilon {_fmt(self.epsilon_adaptive)}."
@@ -197,6 +202,14 @@ class PrivacyGuarantee:
         Preprocessing inside the guarantee, one ``(step, why it is public)``
         pair per step (set by :class:`~skforget.pipeline.ForgetPipeline`;
         empty for a bare estimator).
+    mechanism : {"noisy_gd", "output_perturbation"}
+        How the model was released: noisy gradient descent, or one certified
+        solve plus Gaussian noise (privacy-accounting.md, Section 15; the step
+        fields are then 0, ``noise_scale`` is the standard deviation of the
+        noise added to the coefficients and every edit is a refit).
+    tol : float
+        Output perturbation only: the relative gradient tolerance ``t`` of the
+        certified solve (the sensitivity is ``(1 + 2t) S / (N lambda)``).
     """
 
     epsilon: float
@@ -231,6 +244,20 @@ class PrivacyGuarantee:
     noise_factor: float = 1.0
     references: tuple = field(default=REFERENCES, repr=False)
     preprocessing: tuple = ()
+    mechanism: str = "noisy_gd"
+    tol: float = 0.0
+
+    def __setstate__(self, state):
+        # A guarantee pickled before a field was added (fields are only ever
+        # appended) lacks it: it gets the field's default, which describes the
+        # older models (e.g. mechanism="noisy_gd").
+        fields = dataclasses.fields(self)
+        for f, value in zip(fields[:len(state)], state, strict=True):
+            object.__setattr__(self, f.name, value)
+        for f in fields[len(state):]:
+            default = f.default if f.default is not dataclasses.MISSING \
+                else f.default_factory()
+            object.__setattr__(self, f.name, default)
 
     @property
     def deletion(self):
@@ -257,6 +284,10 @@ class PrivacyGuarantee:
         if cert is not None and cert.n_deleted + cert.n_replaced == 0:
             lines.append(f"Last edit (edit {cert.index}): {cert.n_inserted} "
                          "inserted, no record removed.")
+        elif cert is None and self.mechanism == "output_perturbation":
+            lines.append("No records deleted yet; partial_unlearn refits with fresh "
+                         "noise, so deleted records will have no influence on the "
+                         "new model.")
         elif cert is None:
             lines.append(
                 "No records deleted yet; partial_unlearn will certify "
@@ -264,10 +295,12 @@ class PrivacyGuarantee:
                 f"{self.delta:.3g})."
             )
         elif cert.retrained:
+            how = ("refitted from scratch with fresh noise" if cert.steps == 0 else
+                   f"retrained from a fresh start in {cert.steps} steps")
             lines.append(
                 f"Deleted records (edit {cert.index}: {cert.n_deleted} deleted, "
                 f"{cert.n_replaced} replaced, {cert.n_inserted} inserted): the model "
-                f"was retrained from a fresh start in {cert.steps} steps, so they "
+                f"was {how}, so they "
                 "have no influence on it; against requests adapted to "
                 f"{cert.releases_seen} earlier release(s): "
                 f"({_fmt(cert.epsilon_adaptive)}, {self.delta:.3g})."

@@ -1,0 +1,265 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Output perturbation: fit by one certified solve plus Gaussian noise, delete by refit.
+
+The estimators share everything about rows, targets, weights and predictions
+with the noisy-GD estimators (:class:`~skforget._linear._BasePrivateLinear` and
+its mixins); only the release differs (privacy-accounting.md, Section 15):
+solve the clipped, L2-regularised objective to the public gradient tolerance
+``tau`` (:func:`skforget._erm.solve_certified`), then add ``N(0, sigma^2 I)``
+with ``sigma`` from :func:`skforget.accounting.output_perturbation_noise`. An
+edit is served by doing exactly that again on the edited database, with fresh
+noise: the new model's law depends on the edited data alone.
+"""
+
+from contextlib import contextmanager
+from numbers import Integral, Real
+
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from skforget import accounting
+from skforget._database import database_weights, unwrap_database
+from skforget._edits import EditRequest
+from skforget._erm import solve_certified
+from skforget._linear import _atomic, _BasePrivateLinear
+from skforget._validation import (
+    PRIVACY_CONSTRAINTS,
+    check_delta,
+    check_finite_params,
+    segment_rng,
+)
+from skforget.accounting._output_perturbation import MAX_TOL
+from skforget.distributed import ShardedDatabase
+from skforget.exceptions import UnlearningError
+
+_SHARED = ("epsilon", "delta", "max_edit_size", "max_sample_weight", "group_size",
+           "relation", "data_norm", "clip_rows", "fit_intercept",
+           "intercept_scaling", "random_state", "verbose")
+#: Hyper-parameters a refit takes as they are now: they bound work or print,
+#: and never change the law of the release.
+_FREE = ("max_iter", "verbose")
+
+
+class _BaseOutputPerturbation(_BasePrivateLinear):
+    """Output perturbation: ``fit`` and ``partial_unlearn`` (a refit)."""
+
+    _parameter_constraints: dict = {
+        **{name: PRIVACY_CONSTRAINTS[name] for name in _SHARED},
+        "tol": [Interval(Real, 0, MAX_TOL, closed="right")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    # --- fit -------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, sample_weight=None):
+        """Solve the regularised objective exactly, then add Gaussian noise.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or Database
+            Training rows. Rows whose norm exceeds ``data_norm`` are projected
+            onto that ball (or rejected with ``clip_rows=False``). A
+            :class:`~skforget.Database` (``y`` omitted) also sets
+            ``database_version_``.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            A weight per record, as for the noisy-GD estimators (weights above
+            ``max_sample_weight`` count as that bound).
+
+        Returns
+        -------
+        self : object
+            Fitted estimator, with ``privacy_guarantee_``.
+        """
+        if isinstance(X, ShardedDatabase):
+            raise TypeError(
+                "output perturbation solves in memory: fit it on arrays (or a "
+                "skforget.Database), not on a ShardedDatabase; NoisyGDClassifier "
+                "and NoisyGDRegressor train on a cluster.")
+        with _atomic(self):
+            sample_weight = database_weights(X, sample_weight)
+            X, y, self.database_version_ = unwrap_database(X, y)
+            check_finite_params(self, ["epsilon", "data_norm", "clip_norm",
+                                       "intercept_scaling", *self._finite_extra])
+            X, y = self._validate_rows(X, y, reset=True, y_numeric=self._y_numeric)
+            y_enc, n_outputs, loss, new_attrs = self._encode_targets(y, fit=True)
+            public = {"label_set_public": new_attrs.pop("_label_set_public", True),
+                      "target_scale_public":
+                          new_attrs.pop("_target_scale_public", True)}
+            n = X.shape[0]
+            delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
+                     else float(self.delta))
+            check_delta(delta, n)
+            for name, value in new_attrs.items():  # classes_ for class_weight
+                setattr(self, name, value)
+            weights, bound = self._row_weights(y_enc, sample_weight, n_outputs)
+            per_class = self._class_weights(max(2, n_outputs))
+            plan = self._plan_release(
+                loss, n, X.shape[1], n_outputs, delta, bound,
+                sample_weight_bound=(0.0 if sample_weight is None
+                                     else float(self.max_sample_weight)),
+                class_weights=() if per_class is None else
+                tuple(map(float, per_class)))
+            W, b = self._release(X, y_enc, loss, weights, plan, segment=0, where="X")
+            self._plan = plan  # before the coefficients: it fixes "auto" scalings
+            # The plan of every release, for the adaptive figure of later refits,
+            # and the hyper-parameters they must reuse (Theorem 15.4): public.
+            self._release_plans = (plan,)
+            self._fit_params = {k: v for k, v in self.get_params(deep=False).items()
+                                if k not in _FREE}
+            self._set_coefficients(W, b)
+            self.privacy_guarantee_ = accounting.guarantee_after_output_perturbation(
+                plan, seeded=self.random_state is not None, **public)
+            return self
+
+    def _plan_release(self, loss, n, d, n_outputs, delta, bound, *,
+                      sample_weight_bound, class_weights):
+        """The public plan of one release on ``n`` rows (fit or refit)."""
+        n_params = n_outputs * (d + int(self.fit_intercept))
+        lam = self._regularization_for(loss, n, n_params, n_outputs, delta)
+        if not self._auto_regularization():
+            lam /= bound  # C / alpha keep their meaning with weights (4.4)
+        plan = accounting.plan_output_perturbation(
+            loss=loss, n_samples=n, n_params=n_params, lam=lam,
+            row_norm=self._row_norm_bound(loss), clip_norm=self._clip_norm(loss),
+            epsilon=float(self.epsilon), delta=delta, tol=float(self.tol),
+            relation=self.relation, group_size=self.group_size,
+            n_classes=max(2, n_outputs), max_edit_size=self.max_edit_size)
+        # Section 15.3's public precondition, from public numbers only and
+        # before the solve: whether the release can be certified must never
+        # depend on the rows.
+        _, e_pub, steps = accounting.certified_solve_bounds(
+            n_samples=n, n_params=n_params, gradient_bound=plan.gradient_bound,
+            row_norm=plan.row_norm, lam=plan.lam, beta=plan.beta,
+            tolerance=plan.tolerance)
+        if steps is None:
+            raise ValueError(
+                f"tol={self.tol!r} is too small for a certified solve on {n} rows "
+                f"and {n_params} parameters: the public float64 rounding bound "
+                f"{e_pub:.3g} exceeds half the gradient tolerance tol * S / N = "
+                f"{plan.tolerance:.3g}. Raise tol (the noise grows by the factor "
+                f"1 + 2 * tol) or regularise more ({self._regularization_name}) "
+                "(privacy-accounting.md, Section 15.3).")
+        return accounting.OutputPerturbationPlan(**{
+            **{f: getattr(plan, f) for f in plan.__slots__},
+            "sample_weight_bound": sample_weight_bound,
+            "class_weights": class_weights, "weight_bound": bound})
+
+    def _release(self, X, y_enc, loss, weights, plan, *, segment, where):
+        """Certified solve on the rows, plus fresh Gaussian noise."""
+        design = self._design(X, y_enc, loss, where=where)
+        n_outputs = plan.n_params // (X.shape[1] + int(self.fit_intercept))
+        if self.verbose:
+            # Public numbers only: the iteration count and the gradient norm
+            # reached depend on the rows and are never shown.
+            print(f"[skforget] output perturbation: solve on {plan.normaliser} rows "
+                  f"to ||grad|| <= {plan.tolerance:.3g}, then noise sigma="
+                  f"{plan.sigma:.4g} (lambda={plan.lam:.4g}, sensitivity="
+                  f"{plan.l2_sensitivity:.4g})")
+        # Never fails once the plan passed its public precondition
+        # (Theorem 15.2a): max_iter bounds only the fast path's work.
+        W, b = solve_certified(
+            design, lam=plan.lam, n_outputs=n_outputs, normaliser=plan.normaliser,
+            tolerance=plan.tolerance, gradient_bound=plan.gradient_bound,
+            beta=plan.beta, row_norm=plan.row_norm, weight=weights,
+            fit_intercept=self.fit_intercept, max_iter=self.max_iter)
+        rng = segment_rng(self.random_state, segment)
+        noise = rng.standard_normal((n_outputs, W.shape[1] + int(self.fit_intercept)))
+        noise *= plan.sigma
+        W = W + noise[:, :W.shape[1]]
+        if self.fit_intercept:
+            b = b + noise[:, -1]
+        return W, b
+
+    # --- partial_unlearn ---------------------------------------------------------
+    @contextmanager
+    def _fit_hyperparameters(self):
+        """Run the block with the hyper-parameters frozen at ``fit``.
+
+        A refit is the fit's mechanism on the edited database (Theorem 15.4):
+        the same targets, ``tol``, relation, group size, regularisation rule,
+        ``clip_norm``, ``data_norm`` and row map, whatever ``set_params``
+        changed since (review 15: a refit at a new epsilon broke the adaptive
+        figure). The user's current values are restored afterwards; only
+        ``max_iter`` and ``verbose`` (which do not change the release's law)
+        are taken as they are now.
+        """
+        frozen = getattr(self, "_fit_params", None)
+        if frozen is None:  # a model pickled before the parameters were kept
+            yield
+            return
+        current = {k: getattr(self, k) for k in frozen}
+        try:
+            for k, v in frozen.items():
+                setattr(self, k, v)
+            yield
+        finally:
+            for k, v in current.items():
+                setattr(self, k, v)
+
+    def partial_unlearn(self, edits):
+        """Serve an edit request by refitting on the edited data with fresh noise.
+
+        Applies the request, solves the objective on the edited database to the
+        certified tolerance and adds fresh Gaussian noise, exactly as ``fit``
+        would on that database (the normaliser and ``lambda`` follow its size).
+        The refit uses the plan frozen at ``fit`` (target, ``delta``, ``tol``,
+        relation, group size, regularisation rule, ``clip_norm``,
+        ``data_norm``): hyper-parameters changed by ``set_params`` since are
+        ignored here, except ``max_iter`` and ``verbose``. The new model's law
+        depends on the edited data and those public constants alone, so the
+        removed records have no influence on it: the certificate says
+        ``retrained=True`` and ``rho_deletion=0``; the adaptive figure sums a
+        term per release seen before the edit (privacy-accounting.md, Theorem
+        15.4, eq. 15.3). Like ``fit``, it never fails because of the data
+        (Theorem 15.2a); its running time does depend on the data.
+
+        If anything fails (an invalid request, a database that is not the
+        model's current one, an interruption), the estimator is left exactly as
+        it was.
+
+        Parameters
+        ----------
+        edits : EditRequest
+            Rows of the current database to delete or replace, and records to
+            insert.
+
+        Returns
+        -------
+        self : object
+        """
+        check_is_fitted(self)
+        if not isinstance(edits, EditRequest):
+            raise TypeError("edits must be a skforget.EditRequest, got "
+                            f"{type(edits).__name__}.")
+        with _atomic(self), self._fit_hyperparameters():
+            plan = self._plan
+            previous = self.privacy_guarantee_
+            X_new, y_enc, loss, weights = self._edited_database(edits)
+            n_new = X_new.shape[0]
+            if n_new == 0:
+                raise UnlearningError("The edit leaves no rows: there is nothing to "
+                                      "refit on.")
+            n_outputs = plan.n_params // (X_new.shape[1] + int(self.fit_intercept))
+            new_plan = self._plan_release(
+                loss, n_new, X_new.shape[1], n_outputs, plan.delta, plan.weight_bound,
+                sample_weight_bound=plan.sample_weight_bound,
+                class_weights=plan.class_weights)
+            W, b = self._release(X_new, y_enc, loss, weights, new_plan,
+                                 segment=len(previous.edits) + 1,
+                                 where="the edited database")
+            earlier = getattr(self, "_release_plans", None)
+            guarantee = accounting.guarantee_after_output_perturbation(
+                new_plan, seeded=self.random_state is not None, previous=previous,
+                earlier=earlier, n_deleted=edits.n_deleted,
+                n_replaced=edits.n_replaced, n_inserted=edits.n_inserted)
+            self._plan = new_plan
+            if earlier is not None:
+                self._release_plans = earlier + (new_plan,)
+            self._set_coefficients(W, b)
+            self.privacy_guarantee_ = guarantee
+            self.database_version_ = edits.version_after
+            return self
