@@ -190,7 +190,29 @@ def _default_index(index):
     return np.array_equal(np.asarray(index), np.arange(len(index)))
 
 
-class EditRequest:
+class _EditCounts:
+    """Public counts of an edit request (in memory or on a sharded database):
+    ``_delete`` and ``_replace`` positions, ``X_insert`` rows."""
+
+    @property
+    def n_deleted(self):
+        return len(self._delete)
+
+    @property
+    def n_replaced(self):
+        return len(self._replace)
+
+    @property
+    def n_inserted(self):
+        return 0 if self.X_insert is None else self.X_insert.shape[0]
+
+    @property
+    def size(self):
+        """Rows the request names (deleted, replaced and inserted)."""
+        return self.n_deleted + self.n_replaced + self.n_inserted
+
+
+class EditRequest(_EditCounts):
     """A batch of edits to a database: deletions, replacements and insertions.
 
     The request names records of the *current* database (the one the model
@@ -356,22 +378,6 @@ class EditRequest:
     def replace(self):
         """Positions of replaced rows (a copy)."""
         return self._replace.copy()
-
-    @property
-    def n_deleted(self):
-        return len(self._delete)
-
-    @property
-    def n_replaced(self):
-        return len(self._replace)
-
-    @property
-    def n_inserted(self):
-        return 0 if self.X_insert is None else self.X_insert.shape[0]
-
-    @property
-    def size(self):
-        return self.n_deleted + self.n_replaced + self.n_inserted
 
     @property
     def n_samples_before(self):

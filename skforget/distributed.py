@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from skforget._database import DatabaseVersion
+from skforget._edits import _EditCounts
 from skforget.exceptions import UnlearningError
 
 __all__ = ["ShardedDatabase", "ShardedEditRequest"]
@@ -346,7 +347,7 @@ class ShardedDatabase:
         return _ClusterRows(self._actors, sizes, spec, loss=loss, n_jobs=n_jobs)
 
 
-class ShardedEditRequest:
+class ShardedEditRequest(_EditCounts):
     """Deletions, replacements and insertions on a :class:`ShardedDatabase`.
 
     Built by :meth:`ShardedDatabase.edit`. Positions refer to the database's
@@ -412,22 +413,6 @@ class ShardedEditRequest:
         if not np.all(np.isfinite(values)):
             raise ValueError(f"X_{name} holds a value that is not finite.")
         return X, y
-
-    @property
-    def n_deleted(self):
-        return len(self._delete)
-
-    @property
-    def n_replaced(self):
-        return len(self._replace)
-
-    @property
-    def n_inserted(self):
-        return 0 if self.X_insert is None else self.X_insert.shape[0]
-
-    @property
-    def size(self):
-        return self.n_deleted + self.n_replaced + self.n_inserted
 
     @property
     def n_samples_before(self):
