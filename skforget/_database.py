@@ -216,20 +216,21 @@ class Database:
                 f"token={self.version.token!r})")
 
 
-def check_weights(weights, n, name):
+def check_weights(weights, n, name, *, per="record", error=UnlearningError):
     """``weights`` as a read-only float64 array of ``n`` finite, nonnegative
-    entries (None passes through); errors name ``name`` and the row."""
+    entries (None passes through); errors (of type ``error``) name ``name``
+    and the row, and say what one weight is ``per``."""
     if weights is None:
         return None
     w = np.asarray(weights, dtype=np.float64)
     if w.ndim != 1 or len(w) != n:
-        raise UnlearningError(f"{name} must be 1-D with one weight per record ({n}), "
-                              f"got shape {w.shape}.")
+        raise error(f"{name} must be 1-D with one weight per {per} ({n}), "
+                    f"got shape {w.shape}.")
     bad = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
     if bad.size:
         i = int(bad[0])
-        raise UnlearningError(f"{name}[{i}]={float(w[i])!r} is not a finite, "
-                              "nonnegative weight.")
+        raise error(f"{name}[{i}]={float(w[i])!r} is not a finite, "
+                    "nonnegative weight.")
     w = w.copy()
     w.setflags(write=False)
     return w

@@ -24,7 +24,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skforget import accounting
-from skforget._database import check_version
+from skforget._database import check_version, check_weights
 from skforget._rows import augmented_norms, canonical_csr, make_design, project_rows
 from skforget._validation import user_stacklevel
 from skforget.exceptions import PrivacyLeakWarning, UnlearningError
@@ -33,18 +33,12 @@ from skforget.exceptions import PrivacyLeakWarning, UnlearningError
 #: (for most rows) make the regressor warn when no public target scale is given.
 _OUT_OF_REACH = 10.0
 
+
 def check_sample_weight(sample_weight, n):
-    """``sample_weight`` as float64: one finite, nonnegative weight per row
-    (the error names the row)."""
-    w = np.asarray(sample_weight, dtype=np.float64)
-    if w.ndim != 1 or w.shape[0] != n:
-        raise ValueError(f"sample_weight must be 1-D with one weight per row of X "
-                         f"({n}), got shape {w.shape}.")
-    bad = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
-    if bad.size:
-        i = int(bad[0])
-        raise ValueError(f"sample_weight[{i}]={float(w[i])!r} is not a finite, "
-                         "nonnegative weight.")
+    """``sample_weight`` of ``fit`` as float64: one finite, nonnegative weight
+    per row (the error names the row, :func:`check_weights`), not all zero."""
+    w = check_weights(sample_weight, n, "sample_weight", per="row of X",
+                      error=ValueError)
     if n and not np.any(w > 0):
         raise ValueError("sample_weight is zero for every row: there is nothing to "
                          "fit (as in scikit-learn, all-zero weights are refused).")
