@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _rowcheck import mapped_design, per_row_gradient_norms
 
 from skforget import (
     EditRequest,
@@ -32,7 +33,6 @@ from skforget import (
     PrivacyLeakWarning,
 )
 from skforget import accounting as acc
-from skforget._solver import gradient_sum
 from skforget.accounting._plan import GROWTH_HEADROOM
 
 D = 3
@@ -85,18 +85,7 @@ def _theta(est):
 
 def _per_row_gradient_norms(est, X, y, W, b):
     """Norm of each row's clipped gradient, by running the kernel on the row."""
-    Xv, yv = est._validate_rows(X, y, reset=False, y_numeric=est._y_numeric)
-    y_enc, _, loss, _ = est._encode_targets(yv, fit=False)
-    design = est._design(Xv, y_enc, loss, where="X")
-    out = []
-    for i in range(design.n_samples):
-        one = type(design)(X=design.X[i:i + 1], y=design.y[i:i + 1],
-                           scale=design.scale[i:i + 1], tau=design.tau[i:i + 1],
-                           aug_norms=design.aug_norms[i:i + 1],
-                           intercept_scaling=design.intercept_scaling, loss=loss)
-        G, Gb = gradient_sum(one, W, b)
-        out.append(np.sqrt(np.sum(G * G, axis=1) + Gb * Gb))
-    return np.array(out)  # (n, K): per output
+    return per_row_gradient_norms(mapped_design(est, X, y), W, b)
 
 
 def _fit_silently(est, X, y):
