@@ -841,13 +841,19 @@ def _edit_contraction(plan, previous, data_weight, retrained, n_batches):
     return _full_batch_contraction(plan, previous, data_weight)
 
 
-def _rho_after(plan, previous, edit):
-    """``(rho, rho_inf)`` of the records present after serving ``edit``."""
+def _history_after(plan, previous, edit):
+    """The public history after serving ``edit`` (the segments since the last
+    (re)training) and the contraction the accountant uses for it."""
     segment = plan.segment(edit.n_batches, edit.steps, edit.data_weight)
     chain = [segment] if edit.retrained else _segments(plan, previous) + [segment]
     c_bar = _edit_contraction(plan, previous, edit.data_weight, edit.retrained,
                               edit.n_batches)
-    return _rho_present(plan, chain, c_bar)
+    return chain, c_bar
+
+
+def _rho_after(plan, previous, edit):
+    """``(rho, rho_inf)`` of the records present after serving ``edit``."""
+    return _rho_present(plan, *_history_after(plan, previous, edit))
 
 
 class _NoContinuation(Exception):
@@ -1038,11 +1044,8 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
             "Section 10.1). Fit a new model on the edited data.")
     edit = EditPlan(steps=K, retrained=bool(retrained), data_weight=weight,
                     n_batches=E)
-    segment = plan.segment(E, K, weight)
-    before = _segments(plan, previous)
-    chain = [segment] if retrained else before + [segment]
-    c_bar = _edit_contraction(plan, previous, weight, retrained, E)
-    rho, r_inf = _rho_after(plan, previous, edit)
+    chain, c_bar = _history_after(plan, previous, edit)
+    rho, r_inf = _rho_present(plan, chain, c_bar)
     factor = deletion_factor(plan_relation=plan.relation, n_replaced=n_rep)
     removed = n_del + n_rep
     if retrained or removed == 0:
@@ -1052,8 +1055,10 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
     elif E == 1:
         r_del = rho_deletion(rho_inf=r_inf * factor, contraction=c_bar, steps=K)
     else:
+        # Not retrained, so the chain is the history before the edit plus the
+        # edit's segment: the unit is present in all but the last.
         r_del = rho_cyclic_removed(
-            before + [segment], len(before), lam=plan.lam, beta=plan.beta,
+            chain, len(chain) - 1, lam=plan.lam, beta=plan.beta,
             sigma=plan.sigma, sensitivity=plan.sensitivity * math.sqrt(factor),
             normaliser=plan.normaliser)
     batch = r_del * group_factor(group_size=max(removed, plan.group_size)) \
