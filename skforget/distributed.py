@@ -22,6 +22,19 @@ What travels
   by the public shard sizes only; new records go to the last shard (so the
   rows keep the order an :class:`~skforget.EditRequest` gives them).
 
+How the calls travel
+--------------------
+The driver calls the actors straight on their workers, over the client's
+connection pool, and runs a whole run of steps as one coroutine on the client's
+event loop. A step is one round of small messages, so the hops around it are
+its cost: an actor proxy goes through the scheduler (unless the client was made
+with ``direct_to_workers=True``) and crosses the client's event-loop thread
+twice per call, and a plain actor method runs in a worker thread. On a 2-worker
+``LocalCluster`` those hops took 5 ms of a 5.1 ms step; without them a step
+takes about 2 ms (``benchmarks/bench_scale.py``). The gradient runs on the
+worker's event loop when it is small (well under the time Dask tolerates a busy
+loop) and in a thread otherwise.
+
 Every worker applies an edit to a staged copy and keeps the previous rows in a
 journal until the estimator has finished its unlearning steps: a failed or
 interrupted ``partial_unlearn`` rolls every shard back, leaving database and
@@ -31,6 +44,7 @@ Dask is an optional dependency (``pip install "skforget[dask]"``); it is
 imported when a :class:`ShardedDatabase` is created, not with this module.
 """
 
+import asyncio
 import math
 
 import numpy as np
@@ -68,6 +82,11 @@ def _rows_except(X, drop):
     keep = np.ones(X.shape[0], dtype=bool)
     keep[drop] = False
     return X[keep]  # a copy, for arrays and CSR alike
+
+
+#: Multiply-adds of a gradient sum done on the worker's event loop itself: a
+#: few milliseconds, far below the seconds Dask tolerates a busy loop.
+_INLINE_WORK = 1 << 22
 
 
 class _Shard:
@@ -133,18 +152,30 @@ class _Shard:
         self._order = np.ascontiguousarray(order, dtype=np.int64)
         self._bounds = np.asarray(bounds, dtype=np.int64)
 
-    def gradient(self, W, b, loss_code, batch, n_threads):
-        """This shard's clipped gradient sum (all rows, or its part of a batch)."""
+    async def gradient(self, W, b, loss_code, batch, n_threads):
+        """This shard's clipped gradient sum (all rows, or its part of a batch).
+
+        A coroutine, so Dask runs it on the worker's event loop: a small shard
+        is summed there at once (a hop to a thread would cost more than the
+        sum), a large one in a thread so the loop stays responsive.
+        """
+        if batch is None:
+            rows, span = self.X.shape[0], {}
+        else:
+            lo, hi = int(self._bounds[batch]), int(self._bounds[batch + 1])
+            rows, span = hi - lo, dict(order=self._order, lo=lo, hi=hi)
+        per_row = (self.X.nnz / max(1, self.X.shape[0]) if sp.issparse(self.X)
+                   else self.X.shape[1])
+        if rows * per_row * W.shape[0] <= _INLINE_WORK:
+            return self._gradient(W, b, loss_code, n_threads, span)
+        return await asyncio.to_thread(self._gradient, W, b, loss_code, n_threads,
+                                       span)
+
+    def _gradient(self, W, b, loss_code, n_threads, span):
         G = np.empty_like(W)
         Gb = np.empty_like(b)
-        if batch is None:
-            self._design.gradient_sum(W, b, G, Gb, loss_code=loss_code,
-                                      n_threads=n_threads)
-        else:
-            self._design.gradient_sum(W, b, G, Gb, loss_code=loss_code,
-                                      n_threads=n_threads, order=self._order,
-                                      lo=self._bounds[batch],
-                                      hi=self._bounds[batch + 1])
+        self._design.gradient_sum(W, b, G, Gb, loss_code=loss_code,
+                                  n_threads=n_threads, **span)
         return G, Gb
 
     def stage(self, delete, replace, X_replace, y_replace, X_insert, y_insert):
@@ -190,8 +221,73 @@ class _Shard:
         return self.X, self.y
 
 
-def _results(futures):
-    return [f.result() for f in futures]
+class _Shards:
+    """The database's actors, called straight on the workers holding them.
+
+    Each call goes over the client's connection pool to the worker's
+    ``actor_execute`` handler (the one Dask's actor proxies use), or through
+    the scheduler if the client was made with ``direct_to_workers=False``, and
+    every call to several shards is one coroutine on the client's event loop
+    (see "How the calls travel" in the module docstring).
+    """
+
+    def __init__(self, client, futures, addresses):
+        self.client = client
+        self._futures = futures  # holding them keeps the actors alive
+        self._keys = [f.key for f in futures]
+        self._addresses = list(addresses)
+        # A client made with direct_to_workers=False says the driver cannot
+        # reach the workers (only the scheduler): relay through it, as Dask does.
+        self._direct = client.direct_to_workers is not False
+
+    def __len__(self):
+        return len(self._keys)
+
+    async def call(self, s, method, *args):
+        """One method call on shard ``s``, awaited on the client's loop.
+
+        The arguments travel as one pickle (protocol 5: arrays as out-of-band
+        frames, no copy): per argument ``to_serialize`` frames made a step
+        with small coefficients 0.4-0.7 ms dearer on the benchmark machine.
+        """
+        from distributed.protocol import ToPickle
+
+        msg = dict(function=method, actor=self._keys[s], args=ToPickle(list(args)),
+                   kwargs={})
+        if self._direct:
+            reply = await self.client.rpc(self._addresses[s]).actor_execute(**msg)
+        else:
+            reply = await self.client.scheduler.proxy(
+                msg=dict(msg, op="actor_execute"), worker=self._addresses[s])
+        if reply["status"] != "OK":
+            raise reply["exception"]
+        return reply["result"]
+
+    async def call_all(self, method, args):
+        """``method`` on the shards ``args`` names, with ``args[s]`` for shard
+        ``s``; the results in that order. Waits for every call, so none is
+        still running when an error is raised (a rollback must come after)."""
+        out = await asyncio.gather(*[self.call(s, method, *a)
+                                     for s, a in args.items()],
+                                   return_exceptions=True)
+        for r in out:
+            if isinstance(r, BaseException):
+                raise r
+        return out
+
+    def map(self, method, args=None):
+        """:meth:`call_all` from the driver's thread (every shard, without
+        arguments, if ``args`` is None)."""
+        args = dict.fromkeys(range(len(self)), ()) if args is None else args
+        return self.run(self.call_all, method, args)
+
+    def run(self, coroutine_function, *args):
+        return self.client.sync(coroutine_function, *args)
+
+    def close(self):
+        for f in self._futures:
+            f.release()
+        self._futures, self._keys, self._addresses = [], [], []
 
 
 class ShardedDatabase:
@@ -263,13 +359,15 @@ class ShardedDatabase:
             groups = self._dask_groups(X, y, workers)
         else:
             groups = self._array_groups(X, y, workers)
+        workers = workers[:len(groups)]
         futures = [self.client.submit(_Shard, xs, ys, workers=[w], actor=True,
                                       allow_other_workers=False, pure=False)
-                   for w, (xs, ys) in zip(workers, groups, strict=False)]
-        self._actors = [f.result() for f in futures]
-        self._futures = futures  # keep the actors alive
+                   for w, (xs, ys) in zip(workers, groups, strict=True)]
+        for f in futures:
+            f.result()  # raises here if a shard could not be built
+        self._shards = _Shards(self.client, futures, workers)
         self.n_features = int(X.shape[1])
-        self.shard_sizes = tuple(int(a.shape().result()[0]) for a in self._actors)
+        self.shard_sizes = tuple(int(shape[0]) for shape in self._shards.map("shape"))
         self.version = DatabaseVersion.new()
         self._busy = False
 
@@ -278,8 +376,9 @@ class ShardedDatabase:
         y = np.asarray(y)
         cuts = np.linspace(0, X.shape[0], min(len(workers), X.shape[0]) + 1)
         cuts = cuts.round().astype(np.int64)
-        return [([self.client.scatter(X[lo:hi], workers=[w], direct=True)],
-                 [self.client.scatter(y[lo:hi], workers=[w], direct=True)])
+        direct = self.client.direct_to_workers is not False
+        return [([self.client.scatter(X[lo:hi], workers=[w], direct=direct)],
+                 [self.client.scatter(y[lo:hi], workers=[w], direct=direct)])
                 for w, lo, hi in zip(workers, cuts[:-1], cuts[1:], strict=False)]
 
     def _dask_groups(self, X, y, workers):
@@ -327,15 +426,12 @@ class ShardedDatabase:
 
     def gather(self):
         """Every row and target, collected on the driver (for checks only)."""
-        parts = _results([a.rows() for a in self._actors])
+        parts = self._shards.map("rows")
         return _stack([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
     def close(self):
         """Release the actors and their rows."""
-        self._actors = []
-        for f in self._futures:
-            f.release()
-        self._futures = []
+        self._shards.close()
 
     def __repr__(self):
         return (f"ShardedDatabase(n_samples={self.n_samples}, n_features="
@@ -344,7 +440,7 @@ class ShardedDatabase:
     # --- used by the estimators ------------------------------------------------
     def _row_source(self, spec, *, loss, n_jobs, shard_sizes=None):
         sizes = self.shard_sizes if shard_sizes is None else shard_sizes
-        return _ClusterRows(self._actors, sizes, spec, loss=loss, n_jobs=n_jobs)
+        return _ClusterRows(self._shards, sizes, spec, loss=loss, n_jobs=n_jobs)
 
 
 class ShardedEditRequest(_EditCounts):
@@ -443,19 +539,18 @@ class ShardedEditRequest(_EditCounts):
             raise UnlearningError("Another edit is being served on this database.")
         db._busy = True
         last = len(db.shard_sizes) - 1
-        futures, sizes = {}, list(db.shard_sizes)
+        edits, sizes = {}, list(db.shard_sizes)
+        for s, (dl, rp, sel) in enumerate(self.routes()):
+            if not (len(dl) or len(rp) or (s == last and self.n_inserted)):
+                continue
+            Xr = None if not len(rp) else self.X_replace[sel]
+            yr = None if not len(rp) else self.y_replace[sel]
+            ins = s == last and self.n_inserted
+            edits[s] = (dl, rp, Xr, yr, self.X_insert if ins else None,
+                        self.y_insert if ins else None)
         try:
-            for s, (dl, rp, sel) in enumerate(self.routes()):
-                if not (len(dl) or len(rp) or (s == last and self.n_inserted)):
-                    continue
-                Xr = None if not len(rp) else self.X_replace[sel]
-                yr = None if not len(rp) else self.y_replace[sel]
-                ins = s == last and self.n_inserted
-                futures[s] = db._actors[s].stage(
-                    dl, rp, Xr, yr, self.X_insert if ins else None,
-                    self.y_insert if ins else None)
-            for s, f in futures.items():
-                sizes[s] = int(f.result())
+            for s, size in zip(edits, db._shards.map("stage", edits), strict=True):
+                sizes[s] = int(size)
         except BaseException:
             self._rollback()
             raise
@@ -463,7 +558,7 @@ class ShardedEditRequest(_EditCounts):
 
     def _commit(self):
         db = self.database
-        _results([a.commit() for a in db._actors])
+        db._shards.map("commit")
         db.shard_sizes = self.shard_sizes_after
         db.version = self.version_after
         db._busy = False
@@ -472,7 +567,7 @@ class ShardedEditRequest(_EditCounts):
     def _rollback(self):
         db = self.database
         try:
-            _results([a.rollback() for a in db._actors])
+            db._shards.map("rollback")
         finally:
             db._busy = False
 
@@ -485,31 +580,34 @@ class ShardedEditRequest(_EditCounts):
 class _ClusterRows:
     """The solver's row source for a :class:`ShardedDatabase`.
 
-    Each call is one message per worker; the shards' partial sums are added in
-    shard order on the driver, so a fixed shard layout reproduces itself.
+    A step is one message per worker; the shards' partial sums are added in
+    shard order on the driver, so a fixed shard layout reproduces itself. The
+    steps of one ``run_steps`` call run as one coroutine on the client's event
+    loop, on copies of the coefficients that are written back when they are
+    all done: an interrupted call leaves the caller's arrays as they were.
     """
 
-    #: Steps per run_steps call: each is a round of messages, so the solver's
-    #: progress report and long-run warning come after a few dozen of them.
+    #: Steps per run_steps call: the solver's progress report and long-run
+    #: warning come between calls, so after a few dozen rounds of messages.
     max_steps_per_call = 64
 
-    def __init__(self, actors, shard_sizes, spec, *, loss, n_jobs):
+    def __init__(self, shards, shard_sizes, spec, *, loss, n_jobs):
         self.loss = loss
         self._offsets = np.concatenate([[0], np.cumsum(shard_sizes)]).astype(np.int64)
         self.n_samples = int(self._offsets[-1])
-        self._actors = actors
+        self._shards = shards
         self._n_threads = n_jobs
         self._layout = None
-        offsets = self._offsets
-        _results([a.prepare(int(offsets[s]), spec)
-                  for s, a in enumerate(self._actors)])
+        shards.map("prepare", {s: (int(self._offsets[s]), spec)
+                               for s in range(len(shards))})
 
     def release(self):
-        _results([a.release() for a in self._actors])
+        self._shards.map("release")
 
-    def _sum(self, W, b, G, Gb, loss_code, batch):
-        parts = _results([a.gradient(W, b, loss_code, batch, self._n_threads)
-                          for a in self._actors])
+    async def _sum(self, W, b, G, Gb, loss_code, batch):
+        args = (W, b, loss_code, batch, self._n_threads)
+        parts = await self._shards.call_all(
+            "gradient", dict.fromkeys(range(len(self._shards)), args))
         G[:] = parts[0][0]
         Gb[:] = parts[0][1]
         for g, gb in parts[1:]:
@@ -519,17 +617,15 @@ class _ClusterRows:
     def gradient_sum(self, W, b, G, Gb, *, loss_code, weight=None, n_threads=1):
         if weight is not None:
             raise ValueError("row weights are not supported on a ShardedDatabase")
-        self._sum(W, b, G, Gb, loss_code, None)
+        self._shards.run(self._sum, W, b, G, Gb, loss_code, None)
 
     def _send_layout(self, order, bounds):
-        offsets = self._offsets
-        futures = []
-        for s, a in enumerate(self._actors):
-            lo, hi = offsets[s], offsets[s + 1]
+        layouts = {}
+        for s in range(len(self._shards)):
+            lo, hi = self._offsets[s], self._offsets[s + 1]
             mine = np.flatnonzero((order >= lo) & (order < hi))
-            futures.append(a.set_layout(order[mine] - lo,
-                                        np.searchsorted(mine, bounds)))
-        _results(futures)
+            layouts[s] = (order[mine] - lo, np.searchsorted(mine, bounds))
+        self._shards.map("set_layout", layouts)
         self._layout = order
 
     def run_steps(self, W, b, *, order, bounds, first_batch, etas, noise, sigma,
@@ -539,11 +635,20 @@ class _ClusterRows:
         E = bounds.shape[0] - 1
         if E > 1 and self._layout is not order:
             self._send_layout(order, bounds)
+        W_, b_ = W.copy(), b.copy()
+        self._shards.run(self._steps, W_, b_, E, first_batch, etas, noise, sigma,
+                         lam, inv_B, loss_code, fit_intercept)
+        W[:] = W_
+        b[:] = b_
+
+    async def _steps(self, W, b, E, first_batch, etas, noise, sigma, lam, inv_B,
+                     loss_code, fit_intercept):
         K, d = W.shape
         G, Gb = np.empty((K, d)), np.empty(K)
         for t in range(etas.shape[0]):
             eta = float(etas[t])
-            self._sum(W, b, G, Gb, loss_code, None if E == 1 else (first_batch + t) % E)
+            await self._sum(W, b, G, Gb, loss_code,
+                            None if E == 1 else (first_batch + t) % E)
             shrink, step = 1.0 - eta * lam, eta * inv_B
             sd = math.sqrt(2.0 * eta) * sigma
             W[:] = shrink * W - step * G + sd * noise[t, :, :d]

@@ -17,18 +17,24 @@ distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
 from skforget import EditRequest, NoisyGDClassifier, NoisyGDRegressor  # noqa: E402
-from skforget.distributed import ShardedDatabase, _ClusterRows  # noqa: E402
+from skforget import distributed as skd  # noqa: E402
+from skforget.distributed import ShardedDatabase, _ClusterRows, _Shard  # noqa: E402
 from skforget.exceptions import UnlearningError  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def client():
+def cluster():
     cluster = distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
         host="127.0.0.1", dashboard_address=None)
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def client(cluster):
     with distributed.Client(cluster) as c:
         yield c
-    cluster.close()
 
 
 def _data(n=600, d=5, n_classes=2, sparse=False, seed=0):
@@ -118,6 +124,127 @@ def test_dask_arrays(client):
     try:
         assert db.shard_sizes == (400, 400)  # two blocks per worker, in order
         np.testing.assert_array_equal(db.gather()[0], X)
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_calls_straight_to_the_workers_or_through_the_scheduler(cluster, direct):
+    # A client made with direct_to_workers=False cannot reach the workers: the
+    # shards' calls are relayed by the scheduler, with the same results.
+    X, y = _data()
+    kw = dict(classes=[0, 1], random_state=0, batch_size=100, max_iter=4)
+    in_memory = NoisyGDClassifier(**kw).fit(X, y)
+    with distributed.Client(cluster.scheduler_address, direct_to_workers=direct,
+                            set_as_default=False) as c:
+        db = ShardedDatabase(X, y, client=c)
+        try:
+            assert db._shards._direct is direct
+            on_cluster = NoisyGDClassifier(**kw).fit(db)
+            assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+            on_cluster.partial_unlearn(db.edit(delete=[4]))
+            in_memory.partial_unlearn(EditRequest(X, y, delete=[4]))
+            assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+        finally:
+            db.close()
+
+
+def _record_threads(monkeypatch):
+    """Wrap the shards' gradient sum to note whether it ran on an event loop."""
+    import asyncio
+
+    on_loop, real = [], _Shard._gradient
+
+    def spy(self, *args):
+        try:
+            asyncio.get_running_loop()
+            on_loop.append(True)
+        except RuntimeError:
+            on_loop.append(False)
+        return real(self, *args)
+
+    monkeypatch.setattr(_Shard, "_gradient", spy)
+    return on_loop
+
+
+@pytest.mark.parametrize("inline", [True, False])
+def test_large_shards_sum_in_a_thread_with_the_same_result(client, monkeypatch,
+                                                           inline):
+    # Small sums run on the worker's event loop (a thread hop would cost more
+    # than the sum); large ones in a thread, so the loop stays responsive.
+    X, y = _data(sparse=not inline)
+    on_loop = _record_threads(monkeypatch)
+    if not inline:
+        monkeypatch.setattr(skd, "_INLINE_WORK", 10)
+    db = ShardedDatabase(X, y, client=client)
+    try:
+        kw = dict(classes=[0, 1], random_state=1, batch_size=None, max_iter=4)
+        on_cluster = NoisyGDClassifier(**kw).fit(db)
+        assert on_loop and set(on_loop) == {inline}
+        in_memory = NoisyGDClassifier(**kw).fit(X, y)
+        assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+    finally:
+        db.close()
+
+
+def test_a_shard_failing_mid_run_changes_nothing(client, monkeypatch):
+    X, y = _data()
+    db = ShardedDatabase(X, y, client=client)
+    try:
+        clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
+                                max_iter=5).fit(db)
+        before = (clf.coef_.copy(), clf.intercept_.copy(),
+                  clf.privacy_guarantee_, db.version, db.shard_sizes)
+        real, calls = _Shard._gradient, []
+
+        def failing(self, *args):
+            calls.append(1)
+            if len(calls) == 5 and self.X.shape[0] == 299:  # step 3, shard 0
+                raise RuntimeError("shard 0 lost its memory")
+            return real(self, *args)
+
+        monkeypatch.setattr(_Shard, "_gradient", failing)
+        with pytest.raises(RuntimeError, match="shard 0 lost its memory"):
+            clf.partial_unlearn(db.edit(delete=[1, 400]))
+        monkeypatch.undo()
+        assert len(calls) >= 5
+        np.testing.assert_array_equal(clf.coef_, before[0])
+        np.testing.assert_array_equal(clf.intercept_, before[1])
+        assert (clf.privacy_guarantee_, db.version, db.shard_sizes) == before[2:]
+        np.testing.assert_array_equal(db.gather()[0], X)
+        clf.partial_unlearn(db.edit(delete=[1]))
+        assert db.n_samples == X.shape[0] - 1
+    finally:
+        db.close()
+
+
+def test_a_failed_run_leaves_the_callers_coefficients(client, monkeypatch):
+    # The steps of one call run on copies, written back when all are done.
+    X, y = _data()
+    db = ShardedDatabase(X, y, client=client)
+    try:
+        spec = dict(data_norm=1.0, intercept_scaling=1.0, gradient_bound=1.0,
+                    loss="logistic", classes=[0, 1], error="fit", clip_rows=True)
+        rows = db._row_source(spec, loss="logistic", n_jobs=1)
+        real, calls = _Shard._gradient, []
+
+        def failing(self, *args):
+            calls.append(1)
+            if len(calls) > 4:
+                raise RuntimeError("lost at step 3")
+            return real(self, *args)
+
+        monkeypatch.setattr(_Shard, "_gradient", failing)
+        W, b = np.full((1, 5), 0.5), np.full(1, 0.25)
+        with pytest.raises(RuntimeError, match="lost at step 3"):
+            rows.run_steps(W, b, order=np.zeros(0, np.int64),
+                           bounds=np.array([0, 600]), first_batch=0,
+                           etas=np.full(5, 0.5), noise=np.ones((5, 1, 6)),
+                           sigma=0.1, lam=0.01, inv_B=1 / 600, loss_code=0,
+                           fit_intercept=True)
+        assert len(calls) > 4
+        np.testing.assert_array_equal(W, 0.5)
+        np.testing.assert_array_equal(b, 0.25)
     finally:
         db.close()
 
