@@ -250,7 +250,7 @@ class _Shards:
         frames, no copy): per argument ``to_serialize`` frames made a step
         with small coefficients 0.4-0.7 ms dearer on the benchmark machine.
         """
-        from distributed.protocol import ToPickle
+        from distributed.protocol.serialize import ToPickle
 
         msg = dict(function=method, actor=self._keys[s], args=ToPickle(list(args)),
                    kwargs={})
@@ -376,9 +376,11 @@ class ShardedDatabase:
         y = np.asarray(y)
         cuts = np.linspace(0, X.shape[0], min(len(workers), X.shape[0]) + 1)
         cuts = cuts.round().astype(np.int64)
-        direct = self.client.direct_to_workers is not False
-        return [([self.client.scatter(X[lo:hi], workers=[w], direct=direct)],
-                 [self.client.scatter(y[lo:hi], workers=[w], direct=direct)])
+        # hash=False: another database scattering the same rows must not share
+        # (and, when this one releases them, lose) their keys.
+        kw = dict(direct=self.client.direct_to_workers is not False, hash=False)
+        return [([self.client.scatter(X[lo:hi], workers=[w], **kw)],
+                 [self.client.scatter(y[lo:hi], workers=[w], **kw)])
                 for w, lo, hi in zip(workers, cuts[:-1], cuts[1:], strict=False)]
 
     def _dask_groups(self, X, y, workers):
