@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Shared machinery of the noisy-GD estimators: fit, partial_unlearn, margins."""
 
+import contextlib
 import dataclasses
 import time
 import warnings
@@ -189,12 +190,15 @@ class _BaseNoisyGD(_BasePrivateLinear):
 
         Validates the inputs and plans the fit exactly as :meth:`fit` does (from
         public numbers only), then times one pass of the step loop over the rows
-        on this machine. Nothing is trained and the estimator is not changed.
+        where they live: on this machine, or on the Dask cluster holding a
+        :class:`~skforget.distributed.ShardedDatabase`. Nothing is trained and
+        the estimator is not changed.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or Database
-            Training rows.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features), \
+                Database or ShardedDatabase
+            Training rows, as for :meth:`fit` (dask arrays included).
         y : array-like of shape (n_samples,)
             Targets.
 
@@ -212,36 +216,43 @@ class _BaseNoisyGD(_BasePrivateLinear):
         >>> p.passes == p.steps // p.n_batches and p.expected_seconds > 0
         True
         """
-        if isinstance(X, ShardedDatabase) or is_dask_collection(X):
-            raise TypeError(
-                "plan() times a pass over in-memory rows and cannot time a cluster. "
-                "The plan itself (passes, steps, noise) depends on the shape only: "
-                "call plan() on in-memory rows of the same shape to see it.")
         # Validation sets n_features_in_ and friends: put everything back.
         snapshot = dict(self.__dict__)
         try:
-            X, y, _ = unwrap_database(X, y)
-            X, y_enc, loss, _, plan, _, _ = self._make_plan(X, y)
-            design = self._design(X, y_enc, loss, where="X")
+            if isinstance(X, ShardedDatabase) or is_dask_collection(X):
+                # The plan from the shape; the pass timed on the cluster.
+                with self._cluster_rows(X, y, None) as (source, plan, *_):
+                    per_pass = self._time_one_pass(source, plan, X.shape[1])
+            else:
+                X, y, _ = unwrap_database(X, y)
+                X, y_enc, loss, _, plan, _, _ = self._make_plan(X, y)
+                per_pass = self._time_one_pass(
+                    self._design(X, y_enc, loss, where="X"), plan, X.shape[1])
+            n_samples, n_features = X.shape
         finally:
             self.__dict__.clear()
             self.__dict__.update(snapshot)
-        n_outputs = plan.n_params // (X.shape[1] + int(self.fit_intercept))
-        one_pass = plan.segment(plan.n_batches, plan.n_batches)
-        start = time.perf_counter()
-        run_segment(design, np.zeros((n_outputs, X.shape[1])), np.zeros(n_outputs),
-                    segment=one_pass, lam=plan.lam, sigma=plan.sigma,
-                    normaliser=plan.normaliser, rng=np.random.default_rng(0),
-                    fit_intercept=self.fit_intercept, n_jobs=self.n_jobs)
-        per_pass = time.perf_counter() - start
         return FitPlan(
-            n_samples=X.shape[0], n_features=X.shape[1], n_batches=plan.n_batches,
+            n_samples=n_samples, n_features=n_features, n_batches=plan.n_batches,
             batch_size=plan.batch_size, passes=plan.fit_epochs,
             steps=plan.fit_steps, learning_rate=plan.learning_rate,
             regularization=plan.lam, noise_scale=plan.sigma,
             noise_factor=plan.noise_factor, edit_mode=plan.edit_mode,
             epsilon=plan.epsilon, delta=plan.delta, seconds_per_pass=per_pass,
             expected_seconds=per_pass * plan.fit_epochs)
+
+    def _time_one_pass(self, source, plan, n_features):
+        """Seconds of one pass of the step loop over a row source (in memory or
+        on a cluster), from zero coefficients with a fixed generator: nothing
+        of it is kept or released."""
+        n_outputs = plan.n_params // (n_features + int(self.fit_intercept))
+        one_pass = plan.segment(plan.n_batches, plan.n_batches)
+        start = time.perf_counter()
+        run_segment(source, np.zeros((n_outputs, n_features)), np.zeros(n_outputs),
+                    segment=one_pass, lam=plan.lam, sigma=plan.sigma,
+                    normaliser=plan.normaliser, rng=np.random.default_rng(0),
+                    fit_intercept=self.fit_intercept, n_jobs=self.n_jobs)
+        return time.perf_counter() - start
 
     def _n_batches(self, n_samples):
         """Batches per pass from ``batch_size``: "auto" (public rule), None
@@ -280,6 +291,19 @@ class _BaseNoisyGD(_BasePrivateLinear):
         """``fit`` on a :class:`~skforget.distributed.ShardedDatabase` (or dask
         arrays, sharded for the duration of the fit): the rows stay on the
         workers; only public numbers reach the plan."""
+        with self._cluster_rows(X, y, sample_weight) as (source, plan, public,
+                                                         new_attrs, version):
+            self._warn_noise_dominated(plan, source.n_samples)
+            self._fit_rows(source, plan, new_attrs, public, None)
+            self.database_version_ = version
+        return self
+
+    @contextlib.contextmanager
+    def _cluster_rows(self, X, y, sample_weight):
+        """The checks, public plan and row source of a fit on a cluster:
+        yields ``(source, plan, public, new_attrs, version)``, where version is
+        None for dask arrays (a database made for this call and closed after
+        it), and releases the source's maps on the workers afterwards."""
         if sample_weight is not None:
             raise ValueError("sample_weight is not supported on a ShardedDatabase "
                              "or dask arrays; fit on in-memory arrays to use it.")
@@ -313,17 +337,15 @@ class _BaseNoisyGD(_BasePrivateLinear):
                 del self.feature_names_in_
             plan, public, _ = self._plan_public(
                 db.shape, None, n_outputs, loss, new_attrs, None)
-            self._warn_noise_dominated(plan, db.n_samples)
             spec = self._row_map_spec(loss, classes, "fit",
                                       new_attrs.get("_target_scale", 1.0))
             source = db._row_source(spec,
                                     loss=loss, n_jobs=effective_n_jobs(self.n_jobs))
             try:
-                self._fit_rows(source, plan, new_attrs, public, None)
+                yield (source, plan, public, new_attrs,
+                       None if temporary else db.version)
             finally:
                 source.release()
-            self.database_version_ = None if temporary else db.version
-            return self
         finally:
             if temporary:
                 db.close()

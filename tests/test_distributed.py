@@ -7,6 +7,7 @@ floating-point sums, and a failed edit must leave database and model as they
 were.
 """
 
+import dataclasses
 import pickle
 
 import numpy as np
@@ -249,6 +250,36 @@ def test_a_failed_run_leaves_the_callers_coefficients(client, monkeypatch):
         db.close()
 
 
+@pytest.mark.parametrize("batch_size", [None, 100])
+def test_plan_times_a_pass_on_the_cluster(client, batch_size):
+    # The plan depends on public numbers only (it equals the in-memory one);
+    # its time is one pass over the shards, and the estimator is untouched.
+    X, y = _data()
+    db = ShardedDatabase(X, y, client=client)
+    try:
+        clf = NoisyGDClassifier(classes=[0, 1], batch_size=batch_size)
+        before = dict(vars(clf))
+        on_cluster = clf.plan(db)
+        assert vars(clf) == before
+        in_memory = clf.plan(X, y)
+        for field in dataclasses.fields(on_cluster):
+            if "seconds" not in field.name:
+                assert (getattr(on_cluster, field.name)
+                        == getattr(in_memory, field.name)), field.name
+        assert on_cluster.seconds_per_pass > 0
+        assert on_cluster.expected_seconds == pytest.approx(
+            on_cluster.seconds_per_pass * on_cluster.passes)
+        as_dask = clf.plan(da.from_array(X, chunks=(200, 5)),
+                           da.from_array(y, chunks=200))
+        assert (as_dask.steps, as_dask.noise_scale) == (in_memory.steps,
+                                                        in_memory.noise_scale)
+        with pytest.raises(ValueError, match="certify_k_max"):
+            NoisyGDClassifier(classes=[0, 1], certify_k_max=2).plan(db)
+        assert db.version.number == 0 and db.shard_sizes == (300, 300)
+    finally:
+        db.close()
+
+
 def test_routing_uses_public_counts(client):
     X, y = _data(n=10)
     db = ShardedDatabase(X, y, client=client)
@@ -337,8 +368,6 @@ def test_clear_errors(client):
             NoisyGDClassifier(classes=[0, 1]).fit(db, sample_weight=np.ones(600))
         with pytest.raises(ValueError, match="y is given twice"):
             NoisyGDClassifier(classes=[0, 1]).fit(db, y)
-        with pytest.raises(TypeError, match="plan"):
-            NoisyGDClassifier(classes=[0, 1]).plan(db)
         bad = ShardedDatabase(X, np.where(np.arange(600) == 450, 7, y),
                               client=client)
         try:
