@@ -127,7 +127,9 @@ def _dask_case(*, processes, steps, repeats, log):
     try:
         db = ShardedDatabase(X, y, client=client)
         # What an estimator sends: the public row map and label encoding.
-        spec = dict(MAP, classes=None, error="fit", clip_rows=True)
+        spec = dict(MAP, classes=None, error="fit", clip_rows=True,
+                    weighting=dict(sample_weight_bound=0.0, class_weights=(),
+                                   weight_bound=1.0))
         cluster_rows = db._row_source(spec, loss="logistic", n_jobs=1)
         in_memory = make_design(X, y, **MAP)
         t = interleaved_times({"memory": _stepper(in_memory, 1, steps, 20),

@@ -14,8 +14,14 @@ from sklearn.utils.validation import check_is_fitted
 from skforget import accounting
 from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
-from skforget._linear import _atomic, _BasePrivateLinear
+from skforget._linear import (
+    _atomic,
+    _BasePrivateLinear,
+    check_edit_weighting,
+    check_sample_weight,
+)
 from skforget._report import FitPlan
+from skforget._rows import plan_weighting, row_weights
 from skforget._solver import effective_n_jobs, initial_draw, run_segment
 from skforget._validation import (
     PRIVACY_CONSTRAINTS,
@@ -108,7 +114,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
             derived from the data), as in scikit-learn: the objective becomes
             ``C * sum_i w_i loss_i + ||w||^2 / 2``. Weights above
             ``max_sample_weight`` count as that bound (privacy-accounting.md,
-            Section 4.4). A :class:`~skforget.Database` carries its own.
+            Section 4.4). A :class:`~skforget.Database` or
+            :class:`~skforget.distributed.ShardedDatabase` carries its own.
 
         Returns
         -------
@@ -134,17 +141,20 @@ class _BaseNoisyGD(_BasePrivateLinear):
                                    *self._finite_extra])
         X, y = self._validate_rows(X, y, reset=True, y_numeric=self._y_numeric)
         y_enc, n_outputs, loss, new_attrs = self._encode_targets(y, fit=True)
-        plan, public, weights = self._plan_public(
-            X.shape, y_enc, n_outputs, loss, new_attrs, sample_weight)
+        if sample_weight is not None:
+            sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        plan, public = self._plan_public(X.shape, n_outputs, loss, new_attrs,
+                                         weighted=sample_weight is not None)
+        weights = row_weights(sample_weight, y_enc, **plan_weighting(plan))
         return X, y_enc, loss, new_attrs, plan, public, weights
 
-    def _plan_public(self, shape, y_enc, n_outputs, loss, new_attrs, sample_weight):
-        """The plan from public numbers: the data's shape, the outputs and loss,
-        and (for the row weights only) the encoded targets, which a sharded
-        database does not bring to the driver (``y_enc`` None: no weights).
+    def _plan_public(self, shape, n_outputs, loss, new_attrs, *, weighted):
+        """The plan from public numbers only: the data's shape, the outputs and
+        loss, and whether the records carry weights (a sharded database
+        weights its rows where they live, with the plan's public weighting).
 
-        Returns ``(plan, public, weights)``, ``public`` the guarantee's flags of
-        what was read from the data.
+        Returns ``(plan, public)``, ``public`` the guarantee's flags of what was
+        read from the data.
         """
         # Go into the guarantee, not onto the estimator.
         public = {"label_set_public": new_attrs.pop("_label_set_public", True),
@@ -156,11 +166,11 @@ class _BaseNoisyGD(_BasePrivateLinear):
         n_params = n_outputs * (d + int(self.fit_intercept))
         for name, value in new_attrs.items():  # classes_ for class_weight
             setattr(self, name, value)
-        weights, bound = (None, 1.0) if y_enc is None else \
-            self._row_weights(y_enc, sample_weight, n_outputs)
+        weighting = self._weighting(weighted, n_outputs)
         lam = self._regularization_for(loss, n, n_params, n_outputs, delta)
         if not self._auto_regularization():
-            lam /= bound  # C / alpha keep their meaning with weights (4.4)
+            # C / alpha keep their meaning with weights (4.4)
+            lam /= weighting["weight_bound"]
         self._check_conditioning(loss, n, lam)
         batches = self._n_batches(n)
         plan = accounting.plan_training(
@@ -177,13 +187,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
             n_features=d, data_norm=self.data_norm,
             target_bound=self._target_bound(),
         )
-        per_class = self._class_weights(max(2, n_outputs))
-        plan = dataclasses.replace(
-            plan, weight_bound=bound,
-            sample_weight_bound=(0.0 if sample_weight is None
-                                 else float(self.max_sample_weight)),
-            class_weights=() if per_class is None else tuple(map(float, per_class)))
-        return plan, public, weights
+        return dataclasses.replace(plan, **weighting), public
 
     def plan(self, X, y=None):
         """The plan ``fit(X, y)`` would run, and its expected time here.
@@ -304,13 +308,6 @@ class _BaseNoisyGD(_BasePrivateLinear):
         yields ``(source, plan, public, new_attrs, version)``, where version is
         None for dask arrays (a database made for this call and closed after
         it), and releases the source's maps on the workers afterwards."""
-        if sample_weight is not None:
-            raise ValueError("sample_weight is not supported on a ShardedDatabase "
-                             "or dask arrays; fit on in-memory arrays to use it.")
-        if getattr(self, "class_weight", None) is not None:
-            raise ValueError("class_weight needs the class counts or codes of the "
-                             "rows, which stay on the workers: use class_weight=None "
-                             "with a ShardedDatabase or dask arrays.")
         if self.certify_k_max:
             raise ValueError(
                 "certify_k_max > 0 tracks the data-dependent certificate radius over "
@@ -324,20 +321,25 @@ class _BaseNoisyGD(_BasePrivateLinear):
         if temporary:
             if y is None:
                 raise ValueError("y is required with dask arrays.")
-            db = ShardedDatabase(X, y)
+            db = ShardedDatabase(X, y, sample_weight=sample_weight)
         else:
             if y is not None:
                 raise ValueError("y is given twice: a ShardedDatabase holds its "
                                  "targets, so fit with fit(database).")
+            if sample_weight is not None:
+                raise ValueError(
+                    "sample_weight is given to fit, but a ShardedDatabase holds its "
+                    "records' weights (they move with the records on edits): pass "
+                    "ShardedDatabase(X, y, sample_weight=...).")
             db = X
         try:
             n_outputs, loss, new_attrs, classes = self._public_targets()
             self.n_features_in_ = db.n_features
             if hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_
-            plan, public, _ = self._plan_public(
-                db.shape, None, n_outputs, loss, new_attrs, None)
-            spec = self._row_map_spec(loss, classes, "fit",
+            plan, public = self._plan_public(db.shape, n_outputs, loss, new_attrs,
+                                             weighted=db.weighted)
+            spec = self._row_map_spec(loss, classes, "fit", plan,
                                       new_attrs.get("_target_scale", 1.0))
             source = db._row_source(spec,
                                     loss=loss, n_jobs=effective_n_jobs(self.n_jobs))
@@ -350,10 +352,11 @@ class _BaseNoisyGD(_BasePrivateLinear):
             if temporary:
                 db.close()
 
-    def _row_map_spec(self, loss, classes, error, target_scale=None):
-        """The public parameters a worker needs to map and encode its rows
-        (``target_scale``: the fit's, by default the fitted model's)."""
+    def _row_map_spec(self, loss, classes, error, plan, target_scale=None):
+        """The public parameters a worker needs to map, encode and weight its
+        rows (``target_scale``: the fit's, by default the fitted model's)."""
         return {"loss": loss, "classes": classes, "error": error,
+                "weighting": plan_weighting(plan),
                 "target_scale": (self._output_scale() if target_scale is None
                                  else float(target_scale)),
                 "data_norm": float(self.data_norm),
@@ -451,9 +454,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
         database (None)."""
         sharded = edited is None
         if sharded:
-            if plan.class_weights or plan.sample_weight_bound:
-                raise UnlearningError("weighted models cannot be served on a "
-                                      "ShardedDatabase")
+            check_edit_weighting(plan, edits.database.weighted)
             loss, n_new, weights = plan.loss, edits.n_samples_after, None
         else:
             X_new, y_enc, loss, weights = edited
@@ -474,7 +475,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
                 UserWarning, stacklevel=user_stacklevel())
         if sharded:
             design = edits.database._row_source(
-                self._row_map_spec(loss, getattr(self, "classes_", None), "unlearn"),
+                self._row_map_spec(loss, getattr(self, "classes_", None), "unlearn",
+                                   plan),
                 loss=loss, n_jobs=effective_n_jobs(self.n_jobs),
                 shard_sizes=edits.shard_sizes_after)
         else:

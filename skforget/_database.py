@@ -216,10 +216,12 @@ class Database:
                 f"token={self.version.token!r})")
 
 
-def check_weights(weights, n, name, *, per="record", error=UnlearningError):
+def check_weights(weights, n, name, *, per="record", error=UnlearningError,
+                  offset=0):
     """``weights`` as a read-only float64 array of ``n`` finite, nonnegative
     entries (None passes through); errors (of type ``error``) name ``name``
-    and the row, and say what one weight is ``per``."""
+    and the row (``offset`` + its position: a shard names database rows), and
+    say what one weight is ``per``."""
     if weights is None:
         return None
     w = np.asarray(weights, dtype=np.float64)
@@ -229,7 +231,7 @@ def check_weights(weights, n, name, *, per="record", error=UnlearningError):
     bad = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
     if bad.size:
         i = int(bad[0])
-        raise error(f"{name}[{i}]={float(w[i])!r} is not a finite, "
+        raise error(f"{name}[{offset + i}]={float(w[i])!r} is not a finite, "
                     "nonnegative weight.")
     w = w.copy()
     w.setflags(write=False)

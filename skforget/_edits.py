@@ -478,14 +478,22 @@ class EditRequest(_EditCounts):
 def _check_weights(weights, replace, insert, n, n_replace, n_insert):
     """Weights of the database and of the new records, consistently present."""
     weights = check_weights(weights, n, "sample_weight")
-    if weights is None:
+    return (weights, *check_new_weights(weights is not None, replace, insert,
+                                        n_replace, n_insert))
+
+
+def check_new_weights(weighted, replace, insert, n_replace, n_insert):
+    """The weights of replacing and inserted records: required when the
+    database's records carry weights (``weighted``), refused when they don't.
+    Returns ``(replace, insert)`` checked (None where there are none)."""
+    if not weighted:
         for name, value in (("sample_weight_replace", replace),
                             ("sample_weight_insert", insert)):
             if value is not None:
                 raise UnlearningError(f"{name} is given but the database has no "
                                       "sample weights: give sample_weight too.")
-        return None, None, None
-    out = [weights]
+        return None, None
+    out = []
     for name, value, count in (("sample_weight_replace", replace, n_replace),
                                ("sample_weight_insert", insert, n_insert)):
         if count and value is None:

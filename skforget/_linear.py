@@ -25,13 +25,33 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skforget import accounting
 from skforget._database import check_version, check_weights
-from skforget._rows import augmented_norms, canonical_csr, make_design, project_rows
+from skforget._rows import (
+    augmented_norms,
+    canonical_csr,
+    make_design,
+    plan_weighting,
+    project_rows,
+    row_weights,
+)
 from skforget._validation import user_stacklevel
 from skforget.exceptions import PrivacyLeakWarning, UnlearningError
 
 #: Targets more than this many times the unclipped reach ``clip_norm / R``
 #: (for most rows) make the regressor warn when no public target scale is given.
 _OUT_OF_REACH = 10.0
+
+
+def check_edit_weighting(plan, weighted):
+    """A request's records carry weights exactly when the fit's did."""
+    if plan.sample_weight_bound and not weighted:
+        raise UnlearningError(
+            "The model was fitted with sample weights, but the request carries "
+            "none: build it on a skforget.Database with sample_weight, or pass "
+            "EditRequest(..., sample_weight=...) and the new records' weights.")
+    if not plan.sample_weight_bound and weighted:
+        raise UnlearningError(
+            "The request carries sample weights, but the model was fitted "
+            "without: fit with sample_weight to use them.")
 
 
 def check_sample_weight(sample_weight, n):
@@ -167,34 +187,25 @@ class _BasePrivateLinear(BaseEstimator):
         """
         return None
 
-    def _row_weights(self, y_enc, sample_weight, n_outputs):
-        """Per-row weights in [0, 1] for the kernel, and the public bound ``W``
-        they were divided by (privacy-accounting.md, Section 4.4).
+    def _weighting(self, weighted, n_outputs):
+        """The public weighting of a fit (privacy-accounting.md, Section 4.4),
+        as :func:`~skforget._rows.row_weights` keywords: ``max_sample_weight``
+        if the records carry weights (else 0), the per-class weights (empty if
+        unset) and ``weight_bound``, the bound ``W`` of their product.
 
-        A row's weight is ``min(sample_weight, max_sample_weight)`` times its
-        class's weight; dividing by ``W = max_sample_weight * max(class weight)``
-        (each factor only when in use) keeps every weight in [0, 1], so the
-        per-record gradient bound, the sensitivity and the smoothness are those
-        of the unweighted model, and the caller divides ``lambda`` by ``W`` so
-        that ``C`` / ``alpha`` keep their scikit-learn meaning
-        (``C sum_i w_i loss_i + ||w||^2 / 2``). Clipping a weight at the public
-        bound is a per-record map, like projecting a row onto ``data_norm``.
-
-        Returns ``(weights or None, W)``.
+        Dividing every weight by ``W`` keeps it in [0, 1], so the per-record
+        gradient bound, the sensitivity and the smoothness are those of the
+        unweighted model; the caller divides ``lambda`` by ``W`` so that ``C``
+        / ``alpha`` keep their scikit-learn meaning (``C sum_i w_i loss_i +
+        ||w||^2 / 2``).
         """
-        n = y_enc.shape[0]
-        weights, bound = None, 1.0
-        if sample_weight is not None:
-            bound = float(self.max_sample_weight)
-            weights = np.minimum(check_sample_weight(sample_weight, n), bound)
+        sample_weight_bound = float(self.max_sample_weight) if weighted else 0.0
         per_class = self._class_weights(max(2, n_outputs))
-        if per_class is not None:
-            factor = per_class[y_enc.astype(np.intp)]
-            weights = factor if weights is None else weights * factor
-            bound *= float(np.max(per_class))
-        if weights is None:
-            return None, 1.0
-        return np.ascontiguousarray(weights / bound, dtype=np.float64), bound
+        class_weights = () if per_class is None else tuple(map(float, per_class))
+        bound = ((sample_weight_bound if weighted else 1.0)
+                 * (max(class_weights) if class_weights else 1.0))
+        return {"sample_weight_bound": sample_weight_bound,
+                "class_weights": class_weights, "weight_bound": bound}
 
     def _edited_database(self, edits):
         """Validate an edit request against the current model and apply it.
@@ -239,23 +250,8 @@ class _BasePrivateLinear(BaseEstimator):
         """Row weights of the edited database, with the fit's public weighting
         (a stateless model keeps no weights: the request carries them)."""
         w_after = edits.sample_weight_after
-        if plan.sample_weight_bound and w_after is None:
-            raise UnlearningError(
-                "The model was fitted with sample weights, but the request carries "
-                "none: build it on a skforget.Database with sample_weight, or pass "
-                "EditRequest(..., sample_weight=...) and the new records' weights.")
-        if not plan.sample_weight_bound and w_after is not None:
-            raise UnlearningError(
-                "The request carries sample weights, but the model was fitted "
-                "without: fit with sample_weight to use them.")
-        weights = None
-        if w_after is not None:
-            weights = np.minimum(w_after, plan.sample_weight_bound)
-        if plan.class_weights:
-            factor = np.asarray(plan.class_weights)[y_enc.astype(np.intp)]
-            weights = factor if weights is None else weights * factor
-        return None if weights is None else \
-            np.ascontiguousarray(weights / plan.weight_bound, dtype=np.float64)
+        check_edit_weighting(plan, w_after is not None)
+        return row_weights(w_after, y_enc, **plan_weighting(plan))
 
     def _clip_norm(self, loss):
         """The clipping threshold in force: ``clip_norm``, with "auto" resolved.

@@ -23,7 +23,8 @@ from skforget import accounting
 from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
 from skforget._erm import solve_certified
-from skforget._linear import _atomic, _BasePrivateLinear
+from skforget._linear import _atomic, _BasePrivateLinear, check_sample_weight
+from skforget._rows import plan_weighting, row_weights
 from skforget._validation import (
     PRIVACY_CONSTRAINTS,
     check_delta,
@@ -95,14 +96,12 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             check_delta(delta, n)
             for name, value in new_attrs.items():  # classes_ for class_weight
                 setattr(self, name, value)
-            weights, bound = self._row_weights(y_enc, sample_weight, n_outputs)
-            per_class = self._class_weights(max(2, n_outputs))
+            if sample_weight is not None:
+                sample_weight = check_sample_weight(sample_weight, n)
             plan = self._plan_release(
-                loss, n, X.shape[1], n_outputs, delta, bound,
-                sample_weight_bound=(0.0 if sample_weight is None
-                                     else float(self.max_sample_weight)),
-                class_weights=() if per_class is None else
-                tuple(map(float, per_class)))
+                loss, n, X.shape[1], n_outputs, delta,
+                self._weighting(sample_weight is not None, n_outputs))
+            weights = row_weights(sample_weight, y_enc, **plan_weighting(plan))
             W, b = self._release(X, y_enc, loss, weights, plan, segment=0, where="X")
             self._plan = plan  # before the coefficients: it fixes "auto" scalings
             # The plan of every release, for the adaptive figure of later refits,
@@ -115,13 +114,14 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 plan, seeded=self.random_state is not None, **public)
             return self
 
-    def _plan_release(self, loss, n, d, n_outputs, delta, bound, *,
-                      sample_weight_bound, class_weights):
-        """The public plan of one release on ``n`` rows (fit or refit)."""
+    def _plan_release(self, loss, n, d, n_outputs, delta, weighting):
+        """The public plan of one release on ``n`` rows (fit or refit), with
+        the public ``weighting`` (:meth:`_weighting`)."""
         n_params = n_outputs * (d + int(self.fit_intercept))
         lam = self._regularization_for(loss, n, n_params, n_outputs, delta)
         if not self._auto_regularization():
-            lam /= bound  # C / alpha keep their meaning with weights (4.4)
+            # C / alpha keep their meaning with weights (4.4)
+            lam /= weighting["weight_bound"]
         plan = accounting.plan_output_perturbation(
             loss=loss, n_samples=n, n_params=n_params, lam=lam,
             row_norm=self._row_norm_bound(loss), clip_norm=self._clip_norm(loss),
@@ -144,9 +144,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 f"1 + 2 * tol) or regularise more ({self._regularization_name}) "
                 "(privacy-accounting.md, Section 15.3).")
         return accounting.OutputPerturbationPlan(**{
-            **{f: getattr(plan, f) for f in plan.__slots__},
-            "sample_weight_bound": sample_weight_bound,
-            "class_weights": class_weights, "weight_bound": bound})
+            **{f: getattr(plan, f) for f in plan.__slots__}, **weighting})
 
     def _release(self, X, y_enc, loss, weights, plan, *, segment, where):
         """Certified solve on the rows, plus fresh Gaussian noise."""
@@ -244,10 +242,8 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 raise UnlearningError("The edit leaves no rows: there is nothing to "
                                       "refit on.")
             n_outputs = plan.n_params // (X_new.shape[1] + int(self.fit_intercept))
-            new_plan = self._plan_release(
-                loss, n_new, X_new.shape[1], n_outputs, plan.delta, plan.weight_bound,
-                sample_weight_bound=plan.sample_weight_bound,
-                class_weights=plan.class_weights)
+            new_plan = self._plan_release(loss, n_new, X_new.shape[1], n_outputs,
+                                          plan.delta, plan_weighting(plan))
             W, b = self._release(X_new, y_enc, loss, weights, new_plan,
                                  segment=len(previous.edits) + 1,
                                  where="the edited database")

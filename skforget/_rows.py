@@ -289,6 +289,36 @@ class Design:
                 fit_intercept, W, b, n_threads, MIN_ROWS_PER_THREAD)
 
 
+#: The public weighting of a fit, as an accounting plan records it
+#: (privacy-accounting.md, Section 4.4).
+WEIGHTING = ("sample_weight_bound", "class_weights", "weight_bound")
+
+
+def plan_weighting(plan):
+    """A plan's public weighting, as :func:`row_weights` keywords."""
+    return {name: getattr(plan, name) for name in WEIGHTING}
+
+
+def row_weights(sample_weight, y_enc, *, sample_weight_bound, class_weights,
+                weight_bound):
+    """Per-row kernel weights in [0, 1], or None when nothing is weighted.
+
+    A row's weight is ``min(sample_weight, sample_weight_bound)`` times its
+    class's weight (``class_weights[code]``), divided by the public
+    ``weight_bound`` (their product's bound). Each row's weight depends on its
+    own record and public numbers only: a per-record map, like projecting a
+    row onto ``data_norm``, so it can run wherever the rows live.
+    """
+    weights = None
+    if sample_weight_bound:
+        weights = np.minimum(sample_weight, sample_weight_bound)
+    if class_weights:
+        factor = np.asarray(class_weights, dtype=np.float64)[y_enc.astype(np.intp)]
+        weights = factor if weights is None else weights * factor
+    return None if weights is None else \
+        np.ascontiguousarray(weights / weight_bound, dtype=np.float64)
+
+
 def make_design(X, y, *, loss, data_norm, intercept_scaling, gradient_bound,
                 clip_rows=True, where="X"):
     """Map validated rows (float, C-contiguous or canonical CSR) for the kernel.

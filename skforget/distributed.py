@@ -50,8 +50,8 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from skforget._database import DatabaseVersion
-from skforget._edits import _EditCounts
+from skforget._database import DatabaseVersion, check_weights
+from skforget._edits import _EditCounts, check_new_weights
 from skforget.exceptions import UnlearningError
 
 __all__ = ["ShardedDatabase", "ShardedEditRequest"]
@@ -96,11 +96,14 @@ class _Shard:
     map and the targets' encoding are computed here, from public parameters.
     """
 
-    def __init__(self, X_parts, y_parts):
+    def __init__(self, X_parts, y_parts, w_parts=None):
         self.X = _stack(list(X_parts))
         self.y = np.concatenate([np.asarray(p) for p in y_parts])
+        self.w = None if w_parts is None else np.concatenate(
+            [np.asarray(p, dtype=np.float64) for p in w_parts])
         self._journal = None
         self._design = None
+        self._weight = None
         self._order = None
         self._bounds = None
 
@@ -112,7 +115,8 @@ class _Shard:
         ``offset ...`` of the database, named so in errors)."""
         from sklearn.utils import check_array
 
-        from skforget._rows import canonical_csr, make_design
+        from skforget._database import check_weights
+        from skforget._rows import canonical_csr, make_design, row_weights
 
         where = f"the rows {offset}..{offset + self.X.shape[0] - 1} of the database"
         X = check_array(self.X, accept_sparse="csr", dtype=[np.float64, np.float32],
@@ -122,10 +126,22 @@ class _Shard:
         y = self._encode(self.y, spec["classes"], offset, spec["error"])
         if spec["classes"] is None:
             y = y / spec.get("target_scale", 1.0)  # the regressor's public scale
-        self._design = make_design(X, y, loss=spec["loss"], data_norm=spec["data_norm"],
-                                   intercept_scaling=spec["intercept_scaling"],
-                                   gradient_bound=spec["gradient_bound"],
-                                   clip_rows=spec["clip_rows"], where=where)
+        design = make_design(X, y, loss=spec["loss"], data_norm=spec["data_norm"],
+                             intercept_scaling=spec["intercept_scaling"],
+                             gradient_bound=spec["gradient_bound"],
+                             clip_rows=spec["clip_rows"], where=where)
+        weighting = spec["weighting"]
+        if weighting["sample_weight_bound"] and self.w is None:
+            raise ValueError("the model weights its records but the database's "
+                             "records carry no sample weights")
+        w = None
+        if weighting["sample_weight_bound"]:
+            # Named by database row, like the targets (dask arrays' weights are
+            # first seen here).
+            w = check_weights(self.w, len(self.w), "sample_weight", error=ValueError,
+                              offset=offset)
+        self._weight = row_weights(w, y, **weighting)
+        self._design = design
         self._order = self._bounds = None
 
     @staticmethod
@@ -175,17 +191,23 @@ class _Shard:
         G = np.empty_like(W)
         Gb = np.empty_like(b)
         self._design.gradient_sum(W, b, G, Gb, loss_code=loss_code,
-                                  n_threads=n_threads, **span)
+                                  weight=self._weight, n_threads=n_threads, **span)
         return G, Gb
 
-    def stage(self, delete, replace, X_replace, y_replace, X_insert, y_insert):
+    def stage(self, delete, replace, X_replace, y_replace, X_insert, y_insert,
+              w_replace=None, w_insert=None):
         """Apply an edit, keeping the previous rows in the journal."""
         if self._journal is not None:
             raise UnlearningError("an edit is already staged on this shard")
-        X, y = self.X, self.y
+        X, y, w = self.X, self.y, self.w
         kept = np.setdiff1d(np.arange(X.shape[0]), delete)
         pos = np.searchsorted(kept, replace)
         X_new, y_new = _rows_except(X, delete), np.delete(y, delete)
+        w_new = None if w is None else np.delete(w, delete)
+        if w_new is not None and len(replace):
+            w_new[pos] = w_replace
+        if w_new is not None and X_insert is not None:
+            w_new = np.concatenate([w_new, np.asarray(w_insert, dtype=np.float64)])
         if len(replace):
             if sp.issparse(X_new):
                 X_new = X_new.tolil()
@@ -199,9 +221,9 @@ class _Shard:
         if X_insert is not None and X_insert.shape[0]:
             X_new = _stack([X_new, X_insert])
             y_new = np.concatenate([y_new, np.asarray(y_insert, dtype=y_new.dtype)])
-        self._journal = (X, y)
-        self.X, self.y = X_new, y_new
-        self._design = None
+        self._journal = (X, y, w)
+        self.X, self.y, self.w = X_new, y_new, w_new
+        self._design = self._weight = None
         return X_new.shape[0]
 
     def commit(self):
@@ -209,16 +231,16 @@ class _Shard:
 
     def rollback(self):
         if self._journal is not None:
-            self.X, self.y = self._journal
+            self.X, self.y, self.w = self._journal
             self._journal = None
-        self._design = None
+        self._design = self._weight = None
 
     def release(self):
         """Drop the segment's design (the map of the rows) once it is done."""
-        self._design = self._order = self._bounds = None
+        self._design = self._weight = self._order = self._bounds = None
 
     def rows(self):
-        return self.X, self.y
+        return self.X, self.y, self.w
 
 
 class _Shards:
@@ -307,6 +329,10 @@ class ShardedDatabase:
         through the driver.
     y : array-like or dask array of shape (n_samples,)
         Targets (class labels or regression targets).
+    sample_weight : array-like or dask array of shape (n_samples,), default=None
+        A weight per record (finite, nonnegative), held with the record on its
+        worker; estimators fitted on the database use them as ``fit``'s
+        ``sample_weight``, and edits carry the new records' weights.
     client : distributed.Client, default=None
         The cluster; None uses the current default client.
 
@@ -314,6 +340,8 @@ class ShardedDatabase:
     ----------
     shard_sizes : tuple of int
         Rows per shard, in row order (public counts).
+    weighted : bool
+        Whether the records carry sample weights.
     version : DatabaseVersion
         Current version; a model fitted on the database serves requests built
         on this version only.
@@ -341,7 +369,7 @@ class ShardedDatabase:
     >>> db.close(); client.close(); cluster.close()
     """
 
-    def __init__(self, X, y, *, client=None):
+    def __init__(self, X, y, *, sample_weight=None, client=None):
         distributed = _distributed()
         self.client = client if client is not None else distributed.default_client()
         if not (sp.issparse(X) or is_dask_collection(X)):
@@ -355,51 +383,70 @@ class ShardedDatabase:
             raise ValueError(f"X must be 2-D, got shape {X.shape}.")
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
+        columns = [X, y]
+        if sample_weight is not None:
+            if is_dask_collection(sample_weight):
+                # Checked where the rows live, when a fit maps them.
+                if sample_weight.shape != (X.shape[0],):
+                    raise ValueError(f"sample_weight must have shape ({X.shape[0]},), "
+                                     f"got {sample_weight.shape}.")
+            else:
+                sample_weight = check_weights(sample_weight, X.shape[0],
+                                              "sample_weight", error=ValueError)
+            columns.append(sample_weight)
         if is_dask_collection(X):
-            groups = self._dask_groups(X, y, workers)
+            groups = self._dask_groups(columns, workers)
         else:
-            groups = self._array_groups(X, y, workers)
+            groups = self._array_groups(columns, workers)
         workers = workers[:len(groups)]
-        futures = [self.client.submit(_Shard, xs, ys, workers=[w], actor=True,
+        futures = [self.client.submit(_Shard, *parts, workers=[w], actor=True,
                                       allow_other_workers=False, pure=False)
-                   for w, (xs, ys) in zip(workers, groups, strict=True)]
+                   for w, parts in zip(workers, groups, strict=True)]
         for f in futures:
             f.result()  # raises here if a shard could not be built
         self._shards = _Shards(self.client, futures, workers)
         self.n_features = int(X.shape[1])
+        self.weighted = sample_weight is not None
         self.shard_sizes = tuple(int(shape[0]) for shape in self._shards.map("shape"))
         self.version = DatabaseVersion.new()
         self._busy = False
 
-    def _array_groups(self, X, y, workers):
-        X = X.tocsr() if sp.issparse(X) else X
-        y = np.asarray(y)
+    def _array_groups(self, columns, workers):
+        """Per worker, its contiguous slice of every column (rows, targets and
+        weights), scattered straight to it."""
+        X = columns[0]
+        columns = [X.tocsr() if sp.issparse(X) else X,
+                   *(np.asarray(c) for c in columns[1:])]
         cuts = np.linspace(0, X.shape[0], min(len(workers), X.shape[0]) + 1)
         cuts = cuts.round().astype(np.int64)
         # hash=False: another database scattering the same rows must not share
         # (and, when this one releases them, lose) their keys.
         kw = dict(direct=self.client.direct_to_workers is not False, hash=False)
-        return [([self.client.scatter(X[lo:hi], workers=[w], **kw)],
-                 [self.client.scatter(y[lo:hi], workers=[w], **kw)])
+        return [[[self.client.scatter(c[lo:hi], workers=[w], **kw)] for c in columns]
                 for w, lo, hi in zip(workers, cuts[:-1], cuts[1:], strict=False)]
 
-    def _dask_groups(self, X, y, workers):
+    def _dask_groups(self, columns, workers):
+        """Per worker, its contiguous run of blocks of every column; the
+        targets and weights are cut as the rows are."""
+        import dask.array as da
+
+        X = columns[0]
         if len(X.chunks[1]) != 1:
             X = X.rechunk({1: -1})
-        if not is_dask_collection(y):
-            import dask.array as da
-
-            y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
-        elif y.chunks[0] != X.chunks[0]:
-            y = y.rechunk((X.chunks[0],))
-        x_blocks = self.client.compute(list(X.to_delayed().ravel()))
-        y_blocks = self.client.compute(list(y.to_delayed().ravel()))
+        cut = []
+        for c in columns[1:]:
+            if not is_dask_collection(c):
+                c = da.from_array(np.asarray(c), chunks=(X.chunks[0],))
+            elif c.chunks[0] != X.chunks[0]:
+                c = c.rechunk((X.chunks[0],))
+            cut.append(c)
+        blocks = [self.client.compute(list(c.to_delayed().ravel())) for c in [X, *cut]]
         # Block i goes to worker floor(first_row_i * workers / n): contiguous
         # runs of blocks, cut from the block sizes only.
         starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])
         owner = (starts * len(workers)) // max(1, X.shape[0])
-        return [([x for x, o in zip(x_blocks, owner, strict=True) if o == k],
-                 [v for v, o in zip(y_blocks, owner, strict=True) if o == k])
+        return [[[b for b, o in zip(col, owner, strict=True) if o == k]
+                 for col in blocks]
                 for k in range(len(workers)) if np.any(owner == k)]
 
     @property
@@ -416,28 +463,42 @@ class ShardedDatabase:
         return np.concatenate([[0], np.cumsum(self.shard_sizes)]).astype(np.int64)
 
     def edit(self, *, delete=None, replace=None, X_replace=None, y_replace=None,
-             X_insert=None, y_insert=None):
+             X_insert=None, y_insert=None, sample_weight_replace=None,
+             sample_weight_insert=None):
         """A request to delete, replace or insert records, by position.
 
         Returns a :class:`ShardedEditRequest` for ``partial_unlearn``; the
-        database changes only when that call succeeds.
+        database changes only when that call succeeds. On a weighted database
+        the new records carry theirs (``sample_weight_replace``,
+        ``sample_weight_insert``).
         """
         return ShardedEditRequest(self, delete=delete, replace=replace,
                                   X_replace=X_replace, y_replace=y_replace,
-                                  X_insert=X_insert, y_insert=y_insert)
+                                  X_insert=X_insert, y_insert=y_insert,
+                                  sample_weight_replace=sample_weight_replace,
+                                  sample_weight_insert=sample_weight_insert)
 
     def gather(self):
         """Every row and target, collected on the driver (for checks only)."""
         parts = self._shards.map("rows")
         return _stack([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
+    def gather_sample_weight(self):
+        """Every record's weight, collected on the driver (for checks only), or
+        None if the records carry none."""
+        if not self.weighted:
+            return None
+        return np.concatenate([p[2] for p in self._shards.map("rows")])
+
     def close(self):
         """Release the actors and their rows."""
         self._shards.close()
 
     def __repr__(self):
+        weighted = ", weighted" if self.weighted else ""
         return (f"ShardedDatabase(n_samples={self.n_samples}, n_features="
-                f"{self.n_features}, shards={len(self.shard_sizes)}, {self.version})")
+                f"{self.n_features}, shards={len(self.shard_sizes)}{weighted}, "
+                f"{self.version})")
 
     # --- used by the estimators ------------------------------------------------
     def _row_source(self, spec, *, loss, n_jobs, shard_sizes=None):
@@ -455,10 +516,10 @@ class ShardedEditRequest(_EditCounts):
     """
 
     _skforget_sharded = True
-    sample_weight_after = None
 
     def __init__(self, database, *, delete=None, replace=None, X_replace=None,
-                 y_replace=None, X_insert=None, y_insert=None):
+                 y_replace=None, X_insert=None, y_insert=None,
+                 sample_weight_replace=None, sample_weight_insert=None):
         n, d = database.shape
         self.database = database
         self._delete = self._positions(delete, n, "delete")
@@ -470,6 +531,9 @@ class ShardedEditRequest(_EditCounts):
             X_replace, y_replace, len(self._replace), d, "replace")
         self.X_insert, self.y_insert = self._records(
             X_insert, y_insert, None, d, "insert")
+        self.w_replace, self.w_insert = check_new_weights(
+            database.weighted, sample_weight_replace, sample_weight_insert,
+            len(self._replace), self.n_inserted)
         self.version = database.version
         self.version_after = database.version.successor()
         self._done = False
@@ -545,11 +609,13 @@ class ShardedEditRequest(_EditCounts):
         for s, (dl, rp, sel) in enumerate(self.routes()):
             if not (len(dl) or len(rp) or (s == last and self.n_inserted)):
                 continue
-            Xr = None if not len(rp) else self.X_replace[sel]
-            yr = None if not len(rp) else self.y_replace[sel]
+            Xr, yr, wr = ((None, None, None) if not len(rp) else
+                          (self.X_replace[sel], self.y_replace[sel],
+                           None if self.w_replace is None else self.w_replace[sel]))
             ins = s == last and self.n_inserted
             edits[s] = (dl, rp, Xr, yr, self.X_insert if ins else None,
-                        self.y_insert if ins else None)
+                        self.y_insert if ins else None, wr,
+                        self.w_insert if ins else None)
         try:
             for s, size in zip(edits, db._shards.map("stage", edits), strict=True):
                 sizes[s] = int(size)

@@ -129,6 +129,96 @@ def test_dask_arrays(client):
         db.close()
 
 
+WEIGHTED = [
+    (NoisyGDClassifier, dict(classes=[0, 1], class_weight={0: 1.0, 1: 3.0}), 2,
+     False),
+    (NoisyGDClassifier, dict(classes=[0, 1, 2], class_weight={2: 0.5}), 3, True),
+    (NoisyGDRegressor, dict(target_scale=2.0), 2, False),
+]
+
+
+@pytest.mark.parametrize("Est, params, n_classes, sparse", WEIGHTED)
+@pytest.mark.parametrize("batch_size", [None, 60])
+def test_weighted_fit_and_edits_match_in_memory(client, Est, params, n_classes,
+                                                sparse, batch_size):
+    # Sample and class weights are per-record maps with public bounds, so the
+    # shards weight their own rows: the same model as in memory, before and
+    # after an edit whose new records bring their weights.
+    X, y = _data(n_classes=n_classes, sparse=sparse)
+    w = np.random.default_rng(5).uniform(0.0, 3.0, X.shape[0])
+    w[::7] = 6.0  # over max_sample_weight=4: counted as 4, on both sides
+    kw = dict(params, random_state=2, batch_size=batch_size, max_iter=6,
+              max_sample_weight=4.0)
+    db = ShardedDatabase(X, y, sample_weight=w, client=client)
+    try:
+        assert db.weighted and "weighted" in repr(db)
+        on_cluster = Est(**kw).fit(db)
+        in_memory = Est(**kw).fit(X, y, sample_weight=w)
+        assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+        assert on_cluster.privacy_guarantee_ == in_memory.privacy_guarantee_
+
+        new = dict(X_replace=X[7:8], y_replace=y[:1], X_insert=X[10:12],
+                   y_insert=y[:2], sample_weight_replace=[0.25],
+                   sample_weight_insert=[2.0, 5.0])
+        on_cluster.partial_unlearn(db.edit(delete=[3, 450], replace=[299], **new))
+        request = EditRequest(X, y, delete=[3, 450], replace=[299], sample_weight=w,
+                              **new)
+        in_memory.partial_unlearn(request)
+        assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+        assert on_cluster.privacy_guarantee_ == in_memory.privacy_guarantee_
+        np.testing.assert_array_equal(db.gather_sample_weight(),
+                                      request.sample_weight_after)
+    finally:
+        db.close()
+
+
+def test_weighted_database_errors_and_rollback(client):
+    X, y = _data()
+    w = np.ones(600)
+    with pytest.raises(ValueError, match=r"sample_weight\[5\]=-1.0"):
+        ShardedDatabase(X, y, sample_weight=np.where(np.arange(600) == 5, -1, w),
+                        client=client)
+    db = ShardedDatabase(X, y, sample_weight=w * 2, client=client)
+    plain = ShardedDatabase(X, y, client=client)
+    try:
+        with pytest.raises(ValueError, match="holds its records' weights"):
+            NoisyGDClassifier(classes=[0, 1]).fit(db, sample_weight=w)
+        with pytest.raises(UnlearningError, match="sample_weight_replace is required"):
+            db.edit(replace=[1], X_replace=X[:1], y_replace=y[:1])
+        with pytest.raises(UnlearningError, match="has no sample weights"):
+            plain.edit(X_insert=X[:1], y_insert=y[:1], sample_weight_insert=[1.0])
+        with pytest.raises(UnlearningError, match=r"sample_weight_insert\[0\]"):
+            db.edit(X_insert=X[:1], y_insert=y[:1], sample_weight_insert=[np.nan])
+        clf = NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=3).fit(db)
+        assert clf.privacy_guarantee_.n_samples == 600
+        # A failed edit restores the weights with the rows.
+        with pytest.raises(UnlearningError, match="not one of the classes"):
+            clf.partial_unlearn(db.edit(delete=[0], X_insert=X[:1], y_insert=[5],
+                                        sample_weight_insert=[3.0]))
+        np.testing.assert_array_equal(db.gather_sample_weight(), w * 2)
+        assert plain.gather_sample_weight() is None
+    finally:
+        db.close()
+        plain.close()
+
+
+def test_weighted_dask_arrays(client):
+    X, y = _data(n=800)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, 800)
+    kw = dict(classes=[0, 1], random_state=0, batch_size=None, max_iter=5)
+    chunks = dict(chunks=200)
+    on_cluster = NoisyGDClassifier(**kw).fit(
+        da.from_array(X, chunks=(200, 5)), da.from_array(y, **chunks),
+        sample_weight=da.from_array(w, chunks=100))
+    in_memory = NoisyGDClassifier(**kw).fit(X, y, sample_weight=w)
+    assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+    # Weights held in dask arrays are checked where they live, named by row.
+    bad = da.from_array(np.where(np.arange(800) == 450, np.inf, w), chunks=200)
+    with pytest.raises(ValueError, match=r"sample_weight\[450\]=inf"):
+        NoisyGDClassifier(**kw).fit(da.from_array(X, chunks=(200, 5)),
+                                    da.from_array(y, **chunks), sample_weight=bad)
+
+
 @pytest.mark.parametrize("direct", [True, False])
 def test_calls_straight_to_the_workers_or_through_the_scheduler(cluster, direct):
     # A client made with direct_to_workers=False cannot reach the workers: the
@@ -225,7 +315,9 @@ def test_a_failed_run_leaves_the_callers_coefficients(client, monkeypatch):
     db = ShardedDatabase(X, y, client=client)
     try:
         spec = dict(data_norm=1.0, intercept_scaling=1.0, gradient_bound=1.0,
-                    loss="logistic", classes=[0, 1], error="fit", clip_rows=True)
+                    loss="logistic", classes=[0, 1], error="fit", clip_rows=True,
+                    weighting=dict(sample_weight_bound=0.0, class_weights=(),
+                                   weight_bound=1.0))
         rows = db._row_source(spec, loss="logistic", n_jobs=1)
         real, calls = _Shard._gradient, []
 
