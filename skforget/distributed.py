@@ -46,6 +46,7 @@ imported when a :class:`ShardedDatabase` is created, not with this module.
 
 import asyncio
 import math
+import secrets
 
 import numpy as np
 import scipy.sparse as sp
@@ -102,6 +103,9 @@ class _Shard:
         self.w = None if w_parts is None else np.concatenate(
             [np.asarray(p, dtype=np.float64) for p in w_parts])
         self._journal = None
+        # Attempts rolled back: a stage that reaches the worker after its own
+        # rollback (an interrupted driver) must not apply.
+        self._rolled_back = set()
         self._design = None
         self._weight = None
         self._order = None
@@ -194,9 +198,12 @@ class _Shard:
                                   weight=self._weight, n_threads=n_threads, **span)
         return G, Gb
 
-    def stage(self, delete, replace, X_replace, y_replace, X_insert, y_insert,
-              w_replace=None, w_insert=None):
-        """Apply an edit, keeping the previous rows in the journal."""
+    def stage(self, attempt, delete, replace, X_replace, y_replace, X_insert,
+              y_insert, w_replace=None, w_insert=None):
+        """Apply an edit, keeping the previous rows in the journal under the
+        attempt's token."""
+        if attempt in self._rolled_back:
+            raise UnlearningError("this edit attempt was rolled back")
         if self._journal is not None:
             raise UnlearningError("an edit is already staged on this shard")
         X, y, w = self.X, self.y, self.w
@@ -221,17 +228,19 @@ class _Shard:
         if X_insert is not None and X_insert.shape[0]:
             X_new = _stack([X_new, X_insert])
             y_new = np.concatenate([y_new, np.asarray(y_insert, dtype=y_new.dtype)])
-        self._journal = (X, y, w)
+        self._journal = (attempt, X, y, w)
         self.X, self.y, self.w = X_new, y_new, w_new
         self._design = self._weight = None
         return X_new.shape[0]
 
-    def commit(self):
-        self._journal = None
+    def commit(self, attempt):
+        if self._journal is not None and self._journal[0] == attempt:
+            self._journal = None
 
-    def rollback(self):
-        if self._journal is not None:
-            self.X, self.y, self.w = self._journal
+    def rollback(self, attempt):
+        self._rolled_back.add(attempt)
+        if self._journal is not None and self._journal[0] == attempt:
+            self.X, self.y, self.w = self._journal[1:]
             self._journal = None
         self._design = self._weight = None
 
@@ -297,11 +306,14 @@ class _Shards:
                 raise r
         return out
 
+    def each(self, *args):
+        """The same arguments for every shard, for :meth:`call_all`."""
+        return dict.fromkeys(range(len(self)), args)
+
     def map(self, method, args=None):
         """:meth:`call_all` from the driver's thread (every shard, without
         arguments, if ``args`` is None)."""
-        args = dict.fromkeys(range(len(self)), ()) if args is None else args
-        return self.run(self.call_all, method, args)
+        return self.run(self.call_all, method, self.each() if args is None else args)
 
     def run(self, coroutine_function, *args):
         return self.client.sync(coroutine_function, *args)
@@ -604,6 +616,7 @@ class ShardedEditRequest(_EditCounts):
         if db._busy:
             raise UnlearningError("Another edit is being served on this database.")
         db._busy = True
+        self._attempt = secrets.token_hex(8)
         last = len(db.shard_sizes) - 1
         edits, sizes = {}, list(db.shard_sizes)
         for s, (dl, rp, sel) in enumerate(self.routes()):
@@ -613,7 +626,7 @@ class ShardedEditRequest(_EditCounts):
                           (self.X_replace[sel], self.y_replace[sel],
                            None if self.w_replace is None else self.w_replace[sel]))
             ins = s == last and self.n_inserted
-            edits[s] = (dl, rp, Xr, yr, self.X_insert if ins else None,
+            edits[s] = (self._attempt, dl, rp, Xr, yr, self.X_insert if ins else None,
                         self.y_insert if ins else None, wr,
                         self.w_insert if ins else None)
         try:
@@ -626,7 +639,7 @@ class ShardedEditRequest(_EditCounts):
 
     def _commit(self):
         db = self.database
-        db._shards.map("commit")
+        db._shards.map("commit", db._shards.each(self._attempt))
         db.shard_sizes = self.shard_sizes_after
         db.version = self.version_after
         db._busy = False
@@ -635,7 +648,7 @@ class ShardedEditRequest(_EditCounts):
     def _rollback(self):
         db = self.database
         try:
-            db._shards.map("rollback")
+            db._shards.map("rollback", db._shards.each(self._attempt))
         finally:
             db._busy = False
 
@@ -673,9 +686,8 @@ class _ClusterRows:
         self._shards.map("release")
 
     async def _sum(self, W, b, G, Gb, loss_code, batch):
-        args = (W, b, loss_code, batch, self._n_threads)
         parts = await self._shards.call_all(
-            "gradient", dict.fromkeys(range(len(self._shards)), args))
+            "gradient", self._shards.each(W, b, loss_code, batch, self._n_threads))
         G[:] = parts[0][0]
         Gb[:] = parts[0][1]
         for g, gb in parts[1:]:

@@ -202,6 +202,28 @@ def test_weighted_database_errors_and_rollback(client):
         plain.close()
 
 
+def test_a_stage_arriving_after_its_rollback_does_not_apply(client):
+    # An interrupted driver rolls back while its stage message may still be on
+    # the way: the shard refuses a stage whose attempt it has rolled back, so
+    # the rows cannot change behind the driver's back.
+    X, y = _data(n=10)
+    db = ShardedDatabase(X, y, client=client)
+    try:
+        none = np.zeros(0, np.int64)
+        db._shards.map("rollback", {0: ("attempt-1",)})
+        with pytest.raises(UnlearningError, match="rolled back"):
+            db._shards.map("stage", {0: ("attempt-1", np.array([0]), none, None,
+                                         None, None, None)})
+        np.testing.assert_array_equal(db.gather()[0], X)
+        # A new attempt of the same edit goes through.
+        assert db._shards.map("stage", {0: ("attempt-2", np.array([0]), none, None,
+                                            None, None, None)}) == [4]
+        db._shards.map("rollback", {0: ("attempt-2",)})
+        np.testing.assert_array_equal(db.gather()[0], X)
+    finally:
+        db.close()
+
+
 def test_weighted_dask_arrays(client):
     X, y = _data(n=800)
     w = np.random.default_rng(1).uniform(0.5, 2.0, 800)
