@@ -13,12 +13,13 @@ database and builds one request.
 import dataclasses
 from contextlib import contextmanager
 
+from sklearn import get_config
 from sklearn.base import BaseEstimator
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from skforget._database import _describe, check_version, unwrap_database
+from skforget._database import Database, _describe, check_version, unwrap_database
 from skforget._edits import EditRequest
 from skforget._public import check_public_preprocessing
 from skforget.exceptions import UnlearningError
@@ -154,7 +155,8 @@ class ForgetPipeline(Pipeline):
         ----------
         X : DataFrame, array-like or Database
             Raw training records; a :class:`~skforget.Database` (``y``
-            omitted) also sets ``database_version_``.
+            omitted) also sets ``database_version_``, and its records' sample
+            weights go to the final step.
         y : array-like of shape (n_samples,), default=None
             Targets.
         **params : dict
@@ -165,12 +167,29 @@ class ForgetPipeline(Pipeline):
         self : ForgetPipeline
         """
         public = check_public_preprocessing(self)
+        params = self._database_weights(X, params)
         X, y, version = unwrap_database(X, y)
         with _atomic_tree(self):
             super().fit(X, y, **params)
             self.public_preprocessing_ = public
             self.database_version_ = version
         return self
+
+    def _database_weights(self, X, params):
+        """A weighted Database's weights go to the final step, as scikit-learn
+        routes ``sample_weight``: ``<last step>__sample_weight``, or
+        ``sample_weight`` when metadata routing is on (the final step must then
+        request it, and scikit-learn says so if it does not)."""
+        weights = getattr(X, "sample_weight", None) if isinstance(X, Database) \
+            else None
+        if weights is None:
+            return params
+        key = ("sample_weight" if get_config().get("enable_metadata_routing")
+               else f"{self.steps[-1][0]}__sample_weight")
+        if key in params:
+            raise ValueError(f"{key} is given twice: the Database holds the "
+                             "records' weights.")
+        return {**params, key: weights}
 
     @property
     def privacy_guarantee_(self):
@@ -238,9 +257,13 @@ class ForgetPipeline(Pipeline):
         if edits.n_inserted:
             Xt_insert = self._preprocess_block(edits.X_insert, "X_insert",
                                                edits._new_ids)
+        # The same positions and records, mapped; the records keep their weights.
         inner = EditRequest(Xt, edits.y, delete=edits.delete, replace=edits.replace,
                             X_replace=Xt_replace, y_replace=edits.y_replace,
-                            X_insert=Xt_insert, y_insert=edits.y_insert)
+                            X_insert=Xt_insert, y_insert=edits.y_insert,
+                            sample_weight=edits.sample_weight,
+                            sample_weight_replace=edits._weights_replace,
+                            sample_weight_insert=edits._weights_insert)
         self._final_estimator.partial_unlearn(inner)
         self.database_version_ = edits.version_after
         return self

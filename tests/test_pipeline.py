@@ -7,6 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
+import sklearn
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.frozen import FrozenEstimator
@@ -122,6 +123,51 @@ def test_pipeline_deletes_by_id_and_equals_the_estimator_on_transformed_data(
     guarantee = pipe.privacy_guarantee_
     assert len(guarantee.edits) == 2
     assert guarantee.edits == reference.privacy_guarantee_.edits
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_weighted_pipeline_fits_and_unlearns_like_the_estimator(routing):
+    # A Database's weights reach the final step (as <step>__sample_weight, or
+    # routed as sample_weight), and a request's records keep theirs when the
+    # pipeline maps them.
+    X, y = _people()
+    w = np.random.default_rng(3).uniform(0.2, 3.0, X.shape[0])
+    db = Database(X, y, sample_weight=w)
+    est = NoisyGDClassifier(C=0.3, random_state=7, max_edit_size=5)
+    T = _preprocessing().fit(X)
+    with sklearn.config_context(enable_metadata_routing=routing):
+        if routing:
+            est.set_fit_request(sample_weight=True)
+        pipe = _pipeline(clone(est)).fit(db)
+        reference = clone(est).fit(T.transform(X), y.to_numpy(), sample_weight=w)
+    np.testing.assert_array_equal(pipe[-1].coef_, reference.coef_)
+    assert pipe[-1].privacy_guarantee_ == reference.privacy_guarantee_
+
+    new = pd.DataFrame({"sector": ["public"], "age": [33.0], "hours": [38.0]},
+                       index=["cust99999"])
+    request = EditRequest(db, delete=["cust00007"], replace=["cust00003"],
+                          X_replace=[["self", 70.0, 10.0]], y_replace=[1],
+                          sample_weight_replace=[2.5], X_insert=new, y_insert=[0],
+                          sample_weight_insert=[0.5], by="id")
+    pipe.partial_unlearn(request)
+    reference.partial_unlearn(EditRequest(
+        T.transform(X), y.to_numpy(), delete=[7], replace=[3],
+        X_replace=T.transform(request.X_replace), y_replace=[1],
+        X_insert=T.transform(new), y_insert=[0], sample_weight=w,
+        sample_weight_replace=[2.5], sample_weight_insert=[0.5]))
+    np.testing.assert_array_equal(pipe[-1].coef_, reference.coef_)
+    np.testing.assert_array_equal(request.apply().sample_weight,
+                                  np.r_[np.delete(np.where(np.arange(150) == 3, 2.5,
+                                                           w), 7), 0.5])
+
+
+def test_database_weights_and_step_weights_are_not_both_given():
+    X, y = _people()
+    db = Database(X, y, sample_weight=np.ones(X.shape[0]))
+    pipe = _pipeline(NoisyGDClassifier(random_state=0))
+    with pytest.raises(ValueError, match="model__sample_weight is given twice"):
+        pipe.fit(db, model__sample_weight=np.ones(X.shape[0]))
+    assert not hasattr(pipe, "public_preprocessing_")
 
 
 def test_deleting_the_only_member_of_a_category_leaves_no_trace_in_preprocessing():
