@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 import sklearn
-from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier
 from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.frozen import FrozenEstimator
 from sklearn.impute import SimpleImputer
@@ -376,6 +376,35 @@ def test_partial_unlearn_exists_only_when_the_final_step_has_it():
     plain.fit(X, y)
     assert plain.score(X, y) > 0.5
     assert not hasattr(plain, "privacy_guarantee_")
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=["classifier", "regressor"])
+def test_certificates_on_raw_records_equal_the_estimators(estimator):
+    X, y = _people()
+    db = Database(X, y)
+    pipe = _pipeline(clone(estimator)).fit(db)
+    request = EditRequest(db, delete=["cust00007"], by="id")
+    pipe.partial_unlearn(request)
+    T = _preprocessing().fit(X)
+    final, rows = pipe[-1], request.apply().X
+    Xt = T.transform(rows)
+    tol = {} if is_classifier(final) else {"tol": 0.5}
+    assert pipe.certified_radius(2, "replace") == final.certified_radius(2, "replace")
+    np.testing.assert_array_equal(pipe.certify(rows, 2, **tol),
+                                  final.certify(Xt, 2, **tol))
+    np.testing.assert_array_equal(pipe.certified_k(rows, **tol),
+                                  final.certified_k(Xt, **tol))
+    # With k=0 after the deletion: the forgetting certificate, on raw records.
+    assert pipe.certify(rows, 0, **tol).all()
+    bounds = "decision_function_bounds" if is_classifier(final) else "predict_bounds"
+    other = "predict_bounds" if is_classifier(final) else "decision_function_bounds"
+    for got, want in zip(getattr(pipe, bounds)(rows, 1),
+                         getattr(final, bounds)(Xt, 1), strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert not hasattr(pipe, other)
+    plain = ForgetPipeline([("prep", _preprocessing()),
+                            ("model", LogisticRegression())])
+    assert not hasattr(plain, "certify") and not hasattr(plain, "certified_radius")
 
 
 def test_make_forget_pipeline_names_steps_and_slices_like_pipeline():
