@@ -62,6 +62,18 @@ def _column_spec(name, series):
                      "keep (numbers, booleans, strings, dates).")
 
 
+def _fields(meta):
+    """The records table's columns after ``id``: the target, the weight if the
+    records carry weights, then one column per feature."""
+    weight = ["w"] if meta.get("weighted") else []
+    return ["y", *weight, *(f"c{j}" for j in range(len(meta["columns"])))]
+
+
+def _insert_sql(meta):
+    marks = ", ".join("?" * len(_fields(meta)))
+    return f"INSERT INTO records VALUES (NULL, ?, {marks})"
+
+
 class RecordStore:
     """A SQLite file with the records, the model's state and the certificates.
 
@@ -147,10 +159,9 @@ class RecordStore:
             cls._pragmas(con)
             con.execute("BEGIN IMMEDIATE")
             con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
-            columns = ", ".join(f"c{j}" for j in range(len(meta["columns"])))
             # id has no declared type, so an ID is stored as given (int or str).
             con.execute(f"CREATE TABLE records (seq INTEGER PRIMARY KEY, "
-                        f"id UNIQUE NOT NULL, y, {columns})")
+                        f"id UNIQUE NOT NULL, {', '.join(_fields(meta))})")
             con.execute("CREATE TABLE model (one INTEGER PRIMARY KEY CHECK (one = 1), "
                         "version INTEGER, token TEXT, state BLOB, guarantee TEXT)")
             con.execute("CREATE TABLE log (edit INTEGER PRIMARY KEY, version_before "
@@ -158,8 +169,7 @@ class RecordStore:
             con.executemany("INSERT INTO meta VALUES (?, ?)",
                             [(k, json.dumps(v)) for k, v in meta.items()])
             rows = cls._rows(database, meta, range(database.n_samples))
-            con.executemany(f"INSERT INTO records VALUES (NULL, ?, ?, "
-                            f"{', '.join('?' * len(meta['columns']))})", rows)
+            con.executemany(_insert_sql(meta), rows)
             con.execute("INSERT INTO model VALUES (1, ?, ?, ?, ?)",
                         cls._model_row(model))
             con.execute("COMMIT")
@@ -189,18 +199,21 @@ class RecordStore:
         return {"schema": SCHEMA, "kind": kind, "columns": columns,
                 "index_name": index_name, "id_kind": id_kind,
                 "target_name": getattr(y, "name", None),
-                "target_dtype": str(np.asarray(y).dtype)}
+                "target_dtype": str(np.asarray(y).dtype),
+                "weighted": database.sample_weight is not None}
 
     @staticmethod
     def _rows(database, meta, positions):
         X, y = database.X, database.y
         ids = np.asarray(database.ids)
         y = np.asarray(y)
+        w = database.sample_weight if meta.get("weighted") else None
         frame = meta["kind"] == "frame"
         for i in positions:
             values = X.iloc[i].tolist() if frame else X[i].tolist()
+            weight = () if w is None else (float(w[i]),)
             try:
-                yield (_py(ids[i]), _py(y[i]), *map(_py, values))
+                yield (_py(ids[i]), _py(y[i]), *weight, *map(_py, values))
             except TypeError as exc:
                 raise ValueError(f"record {ids[i]!r}: {exc}") from None
 
@@ -242,18 +255,21 @@ class RecordStore:
 
     def _read_database(self, con):
         meta = self._meta
-        columns = ", ".join(f"c{j}" for j in range(len(meta["columns"])))
-        rows = con.execute(f"SELECT id, y, {columns} FROM records ORDER BY seq"
-                           ).fetchall()
+        rows = con.execute(f"SELECT id, {', '.join(_fields(meta))} FROM records "
+                           "ORDER BY seq").fetchall()
         ids = [r[0] for r in rows]
         y = np.array([r[1] for r in rows], dtype=meta["target_dtype"])
-        values = [r[2:] for r in rows]
+        first = 3 if meta.get("weighted") else 2
+        w = (np.array([r[2] for r in rows], dtype=np.float64) if meta.get("weighted")
+             else None)
+        values = [r[first:] for r in rows]
         version = self._read_version(con)
         if meta["kind"] == "array":
             dtype = meta["columns"][0]["dtype"] if meta["columns"] else "float64"
             X = np.array(values, dtype=float).astype(dtype, copy=False).reshape(
                 len(rows), len(meta["columns"]))
-            return Database(X, y, ids=np.asarray(ids), version=version)
+            return Database(X, y, ids=np.asarray(ids), sample_weight=w,
+                            version=version)
         import pandas as pd
 
         names = [c["name"] for c in meta["columns"]]
@@ -263,7 +279,7 @@ class RecordStore:
             # NULL comes back as None, which astype turns into NaN for floats.
             X[spec["name"]] = X[spec["name"]].astype(spec["dtype"])
         y = pd.Series(y, index=X.index, name=meta["target_name"])
-        return Database(X, y, version=version)
+        return Database(X, y, sample_weight=w, version=version)
 
     def _read_model(self, con):
         (state,) = con.execute("SELECT state FROM model").fetchone()
@@ -331,7 +347,8 @@ class RecordStore:
         return self.edit(delete=ids)
 
     def edit(self, *, delete=None, replace=None, X_replace=None, y_replace=None,
-             X_insert=None, y_insert=None, insert_ids=None):
+             X_insert=None, y_insert=None, insert_ids=None,
+             sample_weight_replace=None, sample_weight_insert=None):
         """Serve an edit by ID in one transaction.
 
         The records are read, an :class:`~skforget.EditRequest` (``by="id"``)
@@ -344,6 +361,10 @@ class RecordStore:
         ----------
         delete, replace, X_replace, y_replace, X_insert, y_insert, insert_ids
             As in :class:`~skforget.EditRequest`, with records named by ID.
+        sample_weight_replace, sample_weight_insert : array-like, default=None
+            The new records' weights, required when the stored records carry
+            weights (a store created from a :class:`~skforget.Database` with
+            ``sample_weight``).
 
         Returns
         -------
@@ -359,7 +380,9 @@ class RecordStore:
             request = EditRequest(database, delete=delete, replace=replace,
                                   X_replace=X_replace, y_replace=y_replace,
                                   X_insert=X_insert, y_insert=y_insert, by="id",
-                                  insert_ids=insert_ids)
+                                  insert_ids=insert_ids,
+                                  sample_weight_replace=sample_weight_replace,
+                                  sample_weight_insert=sample_weight_insert)
             model.partial_unlearn(request)
             edited = request.apply()
             self._write_records(con, request, edited)
@@ -380,16 +403,14 @@ class RecordStore:
         new_ids = np.asarray(edited.ids)
         con.executemany("DELETE FROM records WHERE id = ?",
                         [(_py(i),) for i in old_ids[request.delete]])
-        n_cols = len(self._meta["columns"])
         position = {_py(i): k for k, i in enumerate(new_ids)}
         replaced = [position[_py(i)] for i in old_ids[request.replace]]
         inserted = range(len(new_ids) - request.n_inserted, len(new_ids))
-        sets = ", ".join(f"c{j} = ?" for j in range(n_cols))
-        con.executemany(f"UPDATE records SET y = ?, {sets} WHERE id = ?",
+        sets = ", ".join(f"{f} = ?" for f in _fields(self._meta))
+        con.executemany(f"UPDATE records SET {sets} WHERE id = ?",
                         [(*row[1:], row[0])
                          for row in self._rows(edited, self._meta, replaced)])
-        con.executemany(f"INSERT INTO records VALUES (NULL, ?, ?, "
-                        f"{', '.join('?' * n_cols)})",
+        con.executemany(_insert_sql(self._meta),
                         self._rows(edited, self._meta, inserted))
         (count,) = con.execute("SELECT COUNT(*) FROM records").fetchone()
         if count != edited.n_samples:

@@ -246,6 +246,40 @@ def test_create_checks_its_inputs(tmp_path):
     assert not (tmp_path / "c.sqlite").exists()
 
 
+def test_weighted_records_keep_their_weights_through_the_store(tmp_path):
+    # A store made from a weighted Database keeps the weights with the records:
+    # a deletion is served like the in-memory service (it used to be refused:
+    # the rebuilt request carried no weights), and new records bring theirs.
+    X, y = _people()
+    w = np.random.default_rng(4).uniform(0.5, 2.0, X.shape[0])
+    db = Database(X, y, sample_weight=w)
+    pipe = _pipeline().fit(db)
+    store = RecordStore.create(tmp_path / "weighted.sqlite", db, pipe)
+    np.testing.assert_array_equal(store.database().sample_weight, w)
+
+    store.forget(["cust00007"])
+    request = EditRequest(db, delete=["cust00007"], by="id")
+    pipe.partial_unlearn(request)
+    db = request.apply()
+    np.testing.assert_array_equal(store.model()[-1].coef_, pipe[-1].coef_)
+    np.testing.assert_array_equal(store.database().sample_weight, db.sample_weight)
+
+    new = X.loc[["cust00003"]].set_axis(["cust90000"])
+    before = _raw_state(store.path)
+    with pytest.raises(UnlearningError, match="sample_weight_insert is required"):
+        store.edit(X_insert=new, y_insert=[1])
+    assert _raw_state(store.path) == before
+    store.edit(replace=["cust00004"], X_replace=X.loc[["cust00005"]], y_replace=[0],
+               sample_weight_replace=[3.0], X_insert=new, y_insert=[1],
+               sample_weight_insert=[0.25])
+    stored = store.database()
+    assert stored.sample_weight[stored.ids.tolist().index("cust00004")] == 3.0
+    assert stored.sample_weight[-1] == 0.25 and stored.ids[-1] == "cust90000"
+    # Reopened from the file, as a new process would.
+    np.testing.assert_array_equal(RecordStore(store.path).database().sample_weight,
+                                  stored.sample_weight)
+
+
 def test_array_store_with_integer_ids(tmp_path):
     rng = np.random.default_rng(1)
     X = rng.standard_normal((50, 3)) / 2
