@@ -300,6 +300,21 @@ def test_large_shards_sum_in_a_thread_with_the_same_result(client, monkeypatch,
         db.close()
 
 
+def _fail_shards_after(monkeypatch, n_calls, message, rows=None):
+    """Make the shards' gradient sums raise after ``n_calls`` calls (on the
+    shard with ``rows`` rows only, if given); returns the list of calls."""
+    real, calls = _Shard._gradient, []
+
+    def failing(self, *args):
+        calls.append(1)
+        if len(calls) > n_calls and rows in (None, self.X.shape[0]):
+            raise RuntimeError(message)
+        return real(self, *args)
+
+    monkeypatch.setattr(_Shard, "_gradient", failing)
+    return calls
+
+
 def test_a_shard_failing_mid_run_changes_nothing(client, monkeypatch):
     X, y = _data()
     db = ShardedDatabase(X, y, client=client)
@@ -308,15 +323,8 @@ def test_a_shard_failing_mid_run_changes_nothing(client, monkeypatch):
                                 max_iter=5).fit(db)
         before = (clf.coef_.copy(), clf.intercept_.copy(),
                   clf.privacy_guarantee_, db.version, db.shard_sizes)
-        real, calls = _Shard._gradient, []
-
-        def failing(self, *args):
-            calls.append(1)
-            if len(calls) == 5 and self.X.shape[0] == 299:  # step 3, shard 0
-                raise RuntimeError("shard 0 lost its memory")
-            return real(self, *args)
-
-        monkeypatch.setattr(_Shard, "_gradient", failing)
+        calls = _fail_shards_after(monkeypatch, 4, "shard 0 lost its memory",
+                                   rows=299)  # step 3, on shard 0
         with pytest.raises(RuntimeError, match="shard 0 lost its memory"):
             clf.partial_unlearn(db.edit(delete=[1, 400]))
         monkeypatch.undo()
@@ -341,15 +349,7 @@ def test_a_failed_run_leaves_the_callers_coefficients(client, monkeypatch):
                     weighting=dict(sample_weight_bound=0.0, class_weights=(),
                                    weight_bound=1.0))
         rows = db._row_source(spec, loss="logistic", n_jobs=1)
-        real, calls = _Shard._gradient, []
-
-        def failing(self, *args):
-            calls.append(1)
-            if len(calls) > 4:
-                raise RuntimeError("lost at step 3")
-            return real(self, *args)
-
-        monkeypatch.setattr(_Shard, "_gradient", failing)
+        calls = _fail_shards_after(monkeypatch, 4, "lost at step 3")
         W, b = np.full((1, 5), 0.5), np.full(1, 0.25)
         with pytest.raises(RuntimeError, match="lost at step 3"):
             rows.run_steps(W, b, order=np.zeros(0, np.int64),
