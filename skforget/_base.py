@@ -189,8 +189,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
         )
         return dataclasses.replace(plan, **weighting), public
 
-    def plan(self, X, y=None):
-        """The plan ``fit(X, y)`` would run, and its expected time here.
+    def plan(self, X, y=None, sample_weight=None):
+        """The plan ``fit(X, y, sample_weight)`` would run, and its expected time.
 
         Validates the inputs and plans the fit exactly as :meth:`fit` does (from
         public numbers only), then times one pass of the step loop over the rows
@@ -205,6 +205,9 @@ class _BaseNoisyGD(_BasePrivateLinear):
             Training rows, as for :meth:`fit` (dask arrays included).
         y : array-like of shape (n_samples,)
             Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            As for :meth:`fit` (a database carries its own): weights divide the
+            regularisation by their public bound, so they change the plan.
 
         Returns
         -------
@@ -225,13 +228,16 @@ class _BaseNoisyGD(_BasePrivateLinear):
         try:
             if isinstance(X, ShardedDatabase) or is_dask_collection(X):
                 # The plan from the shape; the pass timed on the cluster.
-                with self._cluster_rows(X, y, None) as (source, plan, *_):
+                with self._cluster_rows(X, y, sample_weight) as (source, plan, *_):
                     per_pass = self._time_one_pass(source, plan, X.shape[1])
             else:
+                sample_weight = database_weights(X, sample_weight)
                 X, y, _ = unwrap_database(X, y)
-                X, y_enc, loss, _, plan, _, _ = self._make_plan(X, y)
+                X, y_enc, loss, _, plan, _, weights = self._make_plan(
+                    X, y, sample_weight)
                 per_pass = self._time_one_pass(
-                    self._design(X, y_enc, loss, where="X"), plan, X.shape[1])
+                    self._design(X, y_enc, loss, where="X"), plan, X.shape[1],
+                    weights)
             n_samples, n_features = X.shape
         finally:
             self.__dict__.clear()
@@ -245,7 +251,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
             epsilon=plan.epsilon, delta=plan.delta, seconds_per_pass=per_pass,
             expected_seconds=per_pass * plan.fit_epochs)
 
-    def _time_one_pass(self, source, plan, n_features):
+    def _time_one_pass(self, source, plan, n_features, weights=None):
         """Seconds of one pass of the step loop over a row source (in memory or
         on a cluster), from zero coefficients with a fixed generator: nothing
         of it is kept or released."""
@@ -255,7 +261,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
         run_segment(source, np.zeros((n_outputs, n_features)), np.zeros(n_outputs),
                     segment=one_pass, lam=plan.lam, sigma=plan.sigma,
                     normaliser=plan.normaliser, rng=np.random.default_rng(0),
-                    fit_intercept=self.fit_intercept, n_jobs=self.n_jobs)
+                    fit_intercept=self.fit_intercept, n_jobs=self.n_jobs,
+                    weight=weights)
         return time.perf_counter() - start
 
     def _n_batches(self, n_samples):
@@ -341,13 +348,14 @@ class _BaseNoisyGD(_BasePrivateLinear):
                                              weighted=db.weighted)
             spec = self._row_map_spec(loss, classes, "fit", plan,
                                       new_attrs.get("_target_scale", 1.0))
-            source = db._row_source(spec,
-                                    loss=loss, n_jobs=effective_n_jobs(self.n_jobs))
-            try:
-                yield (source, plan, public, new_attrs,
-                       None if temporary else db.version)
-            finally:
-                source.release()
+            with db._reading():
+                source = db._row_source(spec, loss=loss,
+                                        n_jobs=effective_n_jobs(self.n_jobs))
+                try:
+                    yield (source, plan, public, new_attrs,
+                           None if temporary else db.version)
+                finally:
+                    source.release()
         finally:
             if temporary:
                 db.close()
@@ -430,7 +438,12 @@ class _BaseNoisyGD(_BasePrivateLinear):
                             "ShardedEditRequest), got "
                             f"{type(edits).__name__}.")
         with _atomic(self):
-            return self._partial_unlearn(edits)
+            self._partial_unlearn(edits)
+        if isinstance(edits, ShardedEditRequest):
+            # The edit is decided on both sides; only now may an interrupt
+            # land without undoing the model: drop the workers' journals.
+            edits._release()
+        return self
 
     def _partial_unlearn(self, edits):
         plan = self._plan

@@ -194,6 +194,15 @@ class _EditCounts:
     """Public counts of an edit request (in memory or on a sharded database):
     ``_delete`` and ``_replace`` positions, ``X_insert`` rows."""
 
+    @staticmethod
+    def size_of(delete, replace, n_insert):
+        return len(delete) + len(replace) + (n_insert or 0)
+
+    def _refuse_empty(self, n_insert):
+        if self.size_of(self._delete, self._replace, n_insert) == 0:
+            raise UnlearningError("the edit request is empty: name rows to delete or "
+                                  "replace, or records to insert.")
+
     @property
     def n_deleted(self):
         return len(self._delete)
@@ -343,9 +352,7 @@ class EditRequest(_EditCounts):
         X_insert_raw = X_insert
         X_insert, y_insert = _check_block(X_insert, y_insert, "X_insert", "y_insert",
                                           n_insert, X)
-        if self.size_of(self._delete, self._replace, n_insert) == 0:
-            raise UnlearningError("the edit request is empty: name rows to delete or "
-                                  "replace, or records to insert.")
+        self._refuse_empty(n_insert)
         if ids is None and insert_ids is not None:
             raise UnlearningError("insert_ids is given but the database has no IDs: "
                                   "use a DataFrame or a skforget.Database.")
@@ -364,10 +371,6 @@ class EditRequest(_EditCounts):
         self._version_after = None if database is None else database.version.successor()
         self._ids = ids
         self._result = None
-
-    @staticmethod
-    def size_of(delete, replace, n_insert):
-        return len(delete) + len(replace) + (n_insert or 0)
 
     @property
     def delete(self):

@@ -25,8 +25,9 @@ What travels
 How the calls travel
 --------------------
 The driver calls the actors straight on their workers, over the client's
-connection pool, and runs a whole run of steps as one coroutine on the client's
-event loop. A step is one round of small messages, so the hops around it are
+connection pool (through the scheduler if it cannot reach them: see
+``_direct_route``), and runs a whole run of steps as one coroutine on the
+client's event loop. A step is one round of small messages, so the hops around it are
 its cost: an actor proxy goes through the scheduler (unless the client was made
 with ``direct_to_workers=True``) and crosses the client's event-loop thread
 twice per call, and a plain actor method runs in a worker thread. On a 2-worker
@@ -38,21 +39,30 @@ loop) and in a thread otherwise.
 Every worker applies an edit to a staged copy and keeps the previous rows in a
 journal until the estimator has finished its unlearning steps: a failed or
 interrupted ``partial_unlearn`` rolls every shard back, leaving database and
-model as they were.
+model as they were. The driver decides each edit on its side (commit or roll
+back); a shard that missed the decision is settled before the database is read
+or edited again. A request is served only on the version it was built on;
+fits may read the database together (each with its own map of the rows), but
+not while an edit is served.
 
 Dask is an optional dependency (``pip install "skforget[dask]"``); it is
 imported when a :class:`ShardedDatabase` is created, not with this module.
 """
 
 import asyncio
+import collections
+import contextlib
 import math
 import secrets
+import threading
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 from skforget._database import DatabaseVersion, check_weights
 from skforget._edits import _EditCounts, check_new_weights
+from skforget._linear import check_sample_weight
 from skforget.exceptions import UnlearningError
 
 __all__ = ["ShardedDatabase", "ShardedEditRequest"]
@@ -70,6 +80,30 @@ def _distributed():
 def is_dask_collection(X):
     """Whether ``X`` is a dask array (checked without importing dask)."""
     return type(X).__module__.split(".")[0] == "dask"
+
+
+def _direct_route(client, worker):
+    """Whether the driver talks to the workers straight (fast) or through the
+    scheduler: the client's ``direct_to_workers`` if set; if unset (Dask's
+    default), straight when a worker answers within a few seconds, so that a
+    deployment that exposes only the scheduler still works."""
+    if client.direct_to_workers is not None:
+        return bool(client.direct_to_workers)
+
+    async def probe():
+        try:
+            await asyncio.wait_for(client.rpc(worker).identity(), _PROBE_SECONDS)
+            return True
+        except (OSError, asyncio.TimeoutError):
+            return False
+
+    return client.sync(probe)
+
+
+#: How long the driver waits for a worker to answer before relaying through
+#: the scheduler (an unreachable address may otherwise hang for the connect
+#: timeout).
+_PROBE_SECONDS = 5.0
 
 
 def _stack(parts):
@@ -90,11 +124,29 @@ def _rows_except(X, drop):
 _INLINE_WORK = 1 << 22
 
 
+class _Map:
+    """One row source's map of a shard's rows (a segment of a fit or an edit):
+    the kernel's design, the row weights and the mini-batch layout."""
+
+    __slots__ = ("design", "weight", "order", "bounds")
+
+    def __init__(self, design, weight):
+        self.design, self.weight = design, weight
+        self.order = self.bounds = None
+
+
 class _Shard:
     """One worker's rows, resident in a Dask actor between calls.
 
     All methods run on the worker. Positions are local to the shard; the row
     map and the targets' encoding are computed here, from public parameters.
+    Each row source keeps its own map (``source`` token), so two fits reading
+    the same rows cannot mix their clipping or weighting.
+
+    An edit is staged under an attempt token with the previous rows in a
+    journal. The driver decides every attempt (commit or roll back) on its
+    side; a shard that missed the decision (an interrupted round) is brought
+    in line by :meth:`settle` before the database is read or edited again.
     """
 
     def __init__(self, X_parts, y_parts, w_parts=None):
@@ -105,21 +157,17 @@ class _Shard:
         self._journal = None
         # Attempts rolled back: a stage that reaches the worker after its own
         # rollback (an interrupted driver) must not apply.
-        self._rolled_back = set()
-        self._design = None
-        self._weight = None
-        self._order = None
-        self._bounds = None
+        self._rolled_back = collections.deque(maxlen=256)
+        self._maps = {}
 
     def shape(self):
         return self.X.shape
 
-    def prepare(self, offset, spec):
+    def prepare(self, source, offset, spec):
         """Validate and map this shard's rows for one segment (rows
         ``offset ...`` of the database, named so in errors)."""
         from sklearn.utils import check_array
 
-        from skforget._database import check_weights
         from skforget._rows import canonical_csr, make_design, row_weights
 
         where = f"the rows {offset}..{offset + self.X.shape[0] - 1} of the database"
@@ -144,9 +192,7 @@ class _Shard:
             # first seen here).
             w = check_weights(self.w, len(self.w), "sample_weight", error=ValueError,
                               offset=offset)
-        self._weight = row_weights(w, y, **weighting)
-        self._design = design
-        self._order = self._bounds = None
+        self._maps[source] = _Map(design, row_weights(w, y, **weighting))
 
     @staticmethod
     def _encode(y, classes, offset, error):
@@ -168,44 +214,62 @@ class _Shard:
                 f"{classes.tolist()}.")
         return codes.astype(np.float64)
 
-    def set_layout(self, order, bounds):
-        self._order = np.ascontiguousarray(order, dtype=np.int64)
-        self._bounds = np.asarray(bounds, dtype=np.int64)
+    def set_layout(self, source, order, bounds):
+        m = self._maps[source]
+        m.order = np.ascontiguousarray(order, dtype=np.int64)
+        m.bounds = np.asarray(bounds, dtype=np.int64)
 
-    async def gradient(self, W, b, loss_code, batch, n_threads):
+    async def gradient(self, source, W, b, loss_code, batch, n_threads):
         """This shard's clipped gradient sum (all rows, or its part of a batch).
 
         A coroutine, so Dask runs it on the worker's event loop: a small shard
         is summed there at once (a hop to a thread would cost more than the
         sum), a large one in a thread so the loop stays responsive.
         """
+        m = self._maps[source]
+        X = m.design.X
         if batch is None:
-            rows, span = self.X.shape[0], {}
+            rows, span = X.shape[0], {}
         else:
-            lo, hi = int(self._bounds[batch]), int(self._bounds[batch + 1])
-            rows, span = hi - lo, dict(order=self._order, lo=lo, hi=hi)
-        per_row = (self.X.nnz / max(1, self.X.shape[0]) if sp.issparse(self.X)
-                   else self.X.shape[1])
+            lo, hi = int(m.bounds[batch]), int(m.bounds[batch + 1])
+            rows, span = hi - lo, dict(order=m.order, lo=lo, hi=hi)
+        per_row = X.nnz / max(1, X.shape[0]) if sp.issparse(X) else X.shape[1]
         if rows * per_row * W.shape[0] <= _INLINE_WORK:
-            return self._gradient(W, b, loss_code, n_threads, span)
-        return await asyncio.to_thread(self._gradient, W, b, loss_code, n_threads,
-                                       span)
+            return self._gradient(m, W, b, loss_code, n_threads, span)
+        return await asyncio.to_thread(self._gradient, m, W, b, loss_code,
+                                       n_threads, span)
 
-    def _gradient(self, W, b, loss_code, n_threads, span):
+    @staticmethod
+    def _gradient(m, W, b, loss_code, n_threads, span):
         G = np.empty_like(W)
         Gb = np.empty_like(b)
-        self._design.gradient_sum(W, b, G, Gb, loss_code=loss_code,
-                                  weight=self._weight, n_threads=n_threads, **span)
+        m.design.gradient_sum(W, b, G, Gb, loss_code=loss_code, weight=m.weight,
+                              n_threads=n_threads, **span)
         return G, Gb
 
-    def stage(self, attempt, delete, replace, X_replace, y_replace, X_insert,
-              y_insert, w_replace=None, w_insert=None):
+    def release(self, source):
+        """Drop a row source's map once its segment is done."""
+        self._maps.pop(source, None)
+
+    def settle(self, committed):
+        """Bring a journal left by an interrupted round in line with the
+        driver's decision: keep the edit of the ``committed`` attempt, undo
+        any other."""
+        self._settle(committed)
+
+    def _settle(self, committed):
+        if self._journal is not None:
+            if self._journal[0] != committed:
+                self.X, self.y, self.w = self._journal[1:]
+            self._journal = None
+
+    def stage(self, attempt, committed, delete, replace, X_replace, y_replace,
+              X_insert, y_insert, w_replace=None, w_insert=None):
         """Apply an edit, keeping the previous rows in the journal under the
         attempt's token."""
         if attempt in self._rolled_back:
             raise UnlearningError("this edit attempt was rolled back")
-        if self._journal is not None:
-            raise UnlearningError("an edit is already staged on this shard")
+        self._settle(committed)
         X, y, w = self.X, self.y, self.w
         kept = np.setdiff1d(np.arange(X.shape[0]), delete)
         pos = np.searchsorted(kept, replace)
@@ -230,23 +294,13 @@ class _Shard:
             y_new = np.concatenate([y_new, np.asarray(y_insert, dtype=y_new.dtype)])
         self._journal = (attempt, X, y, w)
         self.X, self.y, self.w = X_new, y_new, w_new
-        self._design = self._weight = None
         return X_new.shape[0]
 
-    def commit(self, attempt):
-        if self._journal is not None and self._journal[0] == attempt:
-            self._journal = None
-
     def rollback(self, attempt):
-        self._rolled_back.add(attempt)
+        self._rolled_back.append(attempt)
         if self._journal is not None and self._journal[0] == attempt:
             self.X, self.y, self.w = self._journal[1:]
             self._journal = None
-        self._design = self._weight = None
-
-    def release(self):
-        """Drop the segment's design (the map of the rows) once it is done."""
-        self._design = self._weight = self._order = self._bounds = None
 
     def rows(self):
         return self.X, self.y, self.w
@@ -257,19 +311,17 @@ class _Shards:
 
     Each call goes over the client's connection pool to the worker's
     ``actor_execute`` handler (the one Dask's actor proxies use), or through
-    the scheduler if the client was made with ``direct_to_workers=False``, and
+    the scheduler when the driver cannot reach the workers (``direct``), and
     every call to several shards is one coroutine on the client's event loop
     (see "How the calls travel" in the module docstring).
     """
 
-    def __init__(self, client, futures, addresses):
+    def __init__(self, client, futures, addresses, direct):
         self.client = client
         self._futures = futures  # holding them keeps the actors alive
         self._keys = [f.key for f in futures]
         self._addresses = list(addresses)
-        # A client made with direct_to_workers=False says the driver cannot
-        # reach the workers (only the scheduler): relay through it, as Dask does.
-        self._direct = client.direct_to_workers is not False
+        self._direct = direct
 
     def __len__(self):
         return len(self._keys)
@@ -281,15 +333,20 @@ class _Shards:
         frames, no copy): per argument ``to_serialize`` frames made a step
         with small coefficients 0.4-0.7 ms dearer on the benchmark machine.
         """
+        from distributed.protocol import to_serialize
         from distributed.protocol.serialize import ToPickle
 
-        msg = dict(function=method, actor=self._keys[s], args=ToPickle(list(args)),
-                   kwargs={})
+        address = self._addresses[s]
+        # An in-process comm hands messages over unserialised, and older Dask
+        # (2024.1) then leaves ToPickle wrapped: send what its actors send.
+        args = ([to_serialize(a) for a in args] if address.startswith("inproc")
+                else ToPickle(list(args)))
+        msg = dict(function=method, actor=self._keys[s], args=args, kwargs={})
         if self._direct:
-            reply = await self.client.rpc(self._addresses[s]).actor_execute(**msg)
+            reply = await self.client.rpc(address).actor_execute(**msg)
         else:
             reply = await self.client.scheduler.proxy(
-                msg=dict(msg, op="actor_execute"), worker=self._addresses[s])
+                msg=dict(msg, op="actor_execute"), worker=address)
         if reply["status"] != "OK":
             raise reply["exception"]
         return reply["result"]
@@ -301,7 +358,11 @@ class _Shards:
         out = await asyncio.gather(*[self.call(s, method, *a)
                                      for s, a in args.items()],
                                    return_exceptions=True)
-        for r in out:
+        for s, r in zip(args, out, strict=True):
+            if isinstance(r, asyncio.CancelledError):
+                # One call cancelled under a running round (its worker left).
+                raise RuntimeError(f"the call {method!r} to shard {s} was "
+                                   "cancelled: did its worker leave the cluster?")
             if isinstance(r, BaseException):
                 raise r
         return out
@@ -403,9 +464,9 @@ class ShardedDatabase:
                     raise ValueError(f"sample_weight must have shape ({X.shape[0]},), "
                                      f"got {sample_weight.shape}.")
             else:
-                sample_weight = check_weights(sample_weight, X.shape[0],
-                                              "sample_weight", error=ValueError)
+                sample_weight = check_sample_weight(sample_weight, X.shape[0])
             columns.append(sample_weight)
+        self._direct = _direct_route(self.client, workers[0])
         if is_dask_collection(X):
             groups = self._dask_groups(columns, workers)
         else:
@@ -416,12 +477,19 @@ class ShardedDatabase:
                    for w, parts in zip(workers, groups, strict=True)]
         for f in futures:
             f.result()  # raises here if a shard could not be built
-        self._shards = _Shards(self.client, futures, workers)
+        self._shards = _Shards(self.client, futures, workers, self._direct)
         self.n_features = int(X.shape[1])
         self.weighted = sample_weight is not None
         self.shard_sizes = tuple(int(shape[0]) for shape in self._shards.map("shape"))
         self.version = DatabaseVersion.new()
-        self._busy = False
+        # The driver's record of the edits (see _Shard): the last committed
+        # attempt, whether a shard may hold a journal to settle, and what is
+        # running (row sources read the rows; an edit changes them).
+        self._committed = None
+        self._unsettled = False
+        self._lock = threading.Lock()
+        self._readers = 0
+        self._editing = False
 
     def _array_groups(self, columns, workers):
         """Per worker, its contiguous slice of every column (rows, targets and
@@ -433,7 +501,7 @@ class ShardedDatabase:
         cuts = cuts.round().astype(np.int64)
         # hash=False: another database scattering the same rows must not share
         # (and, when this one releases them, lose) their keys.
-        kw = dict(direct=self.client.direct_to_workers is not False, hash=False)
+        kw = dict(direct=self._direct, hash=False)
         return [[[self.client.scatter(c[lo:hi], workers=[w], **kw)] for c in columns]
                 for w, lo, hi in zip(workers, cuts[:-1], cuts[1:], strict=False)]
 
@@ -492,7 +560,7 @@ class ShardedDatabase:
 
     def gather(self):
         """Every row and target, collected on the driver (for checks only)."""
-        parts = self._shards.map("rows")
+        parts = self._rows()
         return _stack([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
     def gather_sample_weight(self):
@@ -500,7 +568,11 @@ class ShardedDatabase:
         None if the records carry none."""
         if not self.weighted:
             return None
-        return np.concatenate([p[2] for p in self._shards.map("rows")])
+        return np.concatenate([p[2] for p in self._rows()])
+
+    def _rows(self):
+        with self._reading():
+            return self._shards.map("rows")
 
     def close(self):
         """Release the actors and their rows."""
@@ -516,6 +588,43 @@ class ShardedDatabase:
     def _row_source(self, spec, *, loss, n_jobs, shard_sizes=None):
         sizes = self.shard_sizes if shard_sizes is None else shard_sizes
         return _ClusterRows(self._shards, sizes, spec, loss=loss, n_jobs=n_jobs)
+
+    @contextlib.contextmanager
+    def _reading(self):
+        """Read the rows (a fit, a plan, a gather): any number at once, none
+        while an edit is being served."""
+        with self._lock:
+            if self._editing:
+                raise UnlearningError("An edit is being served on this database; "
+                                      "read it once the edit is done.")
+            self._readers += 1
+        try:
+            self._settle()
+            yield
+        finally:
+            with self._lock:
+                self._readers -= 1
+
+    def _start_edit(self):
+        with self._lock:
+            if self._editing:
+                raise UnlearningError("Another edit is being served on this "
+                                      "database.")
+            if self._readers:
+                raise UnlearningError("The database is being read (a fit is "
+                                      "running on it); serve the edit once it is "
+                                      "done.")
+            self._editing = True
+
+    def _end_edit(self):
+        self._editing = False
+
+    def _settle(self):
+        """Make every shard hold the rows of the last committed edit, if an
+        interrupted round may have left one otherwise."""
+        if self._unsettled:
+            self._shards.map("settle", self._shards.each(self._committed))
+            self._unsettled = False
 
 
 class ShardedEditRequest(_EditCounts):
@@ -534,26 +643,34 @@ class ShardedEditRequest(_EditCounts):
                  sample_weight_replace=None, sample_weight_insert=None):
         n, d = database.shape
         self.database = database
-        self._delete = self._positions(delete, n, "delete")
-        self._replace = self._positions(replace, n, "replace")
+        # The database as the request was built on it: a request names rows of
+        # that version only (_stage refuses it on any other).
+        self.version = database.version
+        self._n_before = n
+        self._offsets = database.offsets
+        self._delete, _ = self._positions(delete, n, "delete")
+        self._replace, order = self._positions(replace, n, "replace")
         both = np.intersect1d(self._delete, self._replace)
         if both.size:
             raise ValueError(f"Row {int(both[0])} is both deleted and replaced.")
-        self.X_replace, self.y_replace = self._records(
+        X_replace, y_replace = self._records(
             X_replace, y_replace, len(self._replace), d, "replace")
         self.X_insert, self.y_insert = self._records(
             X_insert, y_insert, None, d, "insert")
-        self.w_replace, self.w_insert = check_new_weights(
+        w_replace, self.w_insert = check_new_weights(
             database.weighted, sample_weight_replace, sample_weight_insert,
             len(self._replace), self.n_inserted)
-        self.version = database.version
+        self._refuse_empty(self.n_inserted)
+        # The new records in the order of their (sorted) positions.
+        self.X_replace, self.y_replace, self.w_replace = (
+            None if v is None else v[order] for v in (X_replace, y_replace, w_replace))
         self.version_after = database.version.successor()
         self._done = False
 
     @staticmethod
     def _positions(values, n, name):
         if values is None:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         pos = np.asarray(values)
         if pos.ndim != 1 or (pos.size and pos.dtype.kind not in "iu"):
             raise ValueError(f"{name} must be a 1-D list of row positions.")
@@ -566,7 +683,8 @@ class ShardedEditRequest(_EditCounts):
         uniq, counts = np.unique(pos, return_counts=True)
         if np.any(counts > 1):
             raise ValueError(f"{name} names row {int(uniq[counts > 1][0])} twice.")
-        return np.sort(pos)
+        order = np.argsort(pos, kind="stable")
+        return pos[order], order
 
     @staticmethod
     def _records(X, y, n_expected, d, name):
@@ -590,7 +708,7 @@ class ShardedEditRequest(_EditCounts):
 
     @property
     def n_samples_before(self):
-        return self.database.n_samples
+        return self._n_before
 
     @property
     def n_samples_after(self):
@@ -599,9 +717,9 @@ class ShardedEditRequest(_EditCounts):
     def routes(self):
         """Per shard: ``(delete, replace, replace_index)`` local positions, from
         the public shard sizes only (``replace_index`` picks the new rows)."""
-        offsets = self.database.offsets
+        offsets = self._offsets
         out = []
-        for s in range(len(self.database.shard_sizes)):
+        for s in range(len(offsets) - 1):
             lo, hi = offsets[s], offsets[s + 1]
             dl = self._delete[(self._delete >= lo) & (self._delete < hi)] - lo
             sel = np.flatnonzero((self._replace >= lo) & (self._replace < hi))
@@ -613,9 +731,18 @@ class ShardedEditRequest(_EditCounts):
         db = self.database
         if self._done:
             raise UnlearningError("This request has already been served.")
-        if db._busy:
-            raise UnlearningError("Another edit is being served on this database.")
-        db._busy = True
+        db._start_edit()
+        try:
+            db._settle()
+        except BaseException:
+            db._end_edit()
+            raise
+        if self.version != db.version:
+            db._end_edit()
+            raise UnlearningError(
+                f"The request was built on {self.version}, but the database is now "
+                f"at {db.version}: build the request again on the current "
+                "database.")
         self._attempt = secrets.token_hex(8)
         last = len(db.shard_sizes) - 1
         edits, sizes = {}, list(db.shard_sizes)
@@ -626,7 +753,8 @@ class ShardedEditRequest(_EditCounts):
                           (self.X_replace[sel], self.y_replace[sel],
                            None if self.w_replace is None else self.w_replace[sel]))
             ins = s == last and self.n_inserted
-            edits[s] = (self._attempt, dl, rp, Xr, yr, self.X_insert if ins else None,
+            edits[s] = (self._attempt, db._committed, dl, rp, Xr, yr,
+                        self.X_insert if ins else None,
                         self.y_insert if ins else None, wr,
                         self.w_insert if ins else None)
         try:
@@ -638,19 +766,42 @@ class ShardedEditRequest(_EditCounts):
         self.shard_sizes_after = tuple(sizes)
 
     def _commit(self):
+        """Decide the edit, on the driver alone: plain assignments that cannot
+        fail half-way. The shards keep the previous rows in their journal
+        until :meth:`_release` (or the next operation) settles them."""
         db = self.database
-        db._shards.map("commit", db._shards.each(self._attempt))
+        db._committed = self._attempt
+        db._unsettled = True
         db.shard_sizes = self.shard_sizes_after
         db.version = self.version_after
-        db._busy = False
+        db._end_edit()
         self._done = True
 
+    def _release(self):
+        """Drop the journals of a committed edit now, so the previous rows (a
+        deleted person's among them) leave the workers' memory."""
+        try:
+            self.database._settle()
+        except Exception as exc:  # noqa: BLE001 - the edit is served regardless
+            warnings.warn(
+                f"The edit is served, but the workers could not drop the previous "
+                f"rows yet ({type(exc).__name__}); they are dropped before the next "
+                "read or edit of the database.", RuntimeWarning, stacklevel=3)
+
     def _rollback(self):
+        """Undo the staged edit on every shard. Called while an error is being
+        raised: a shard that cannot roll back now is settled before the next
+        read or edit (``_unsettled`` stays set), and the error that caused the
+        rollback is the one the caller sees."""
         db = self.database
+        db._unsettled = True
         try:
             db._shards.map("rollback", db._shards.each(self._attempt))
+            db._unsettled = False
+        except Exception:  # noqa: BLE001, S110 - settled later, see above
+            pass
         finally:
-            db._busy = False
+            db._end_edit()
 
     def __repr__(self):
         return (f"ShardedEditRequest(n_samples={self.n_samples_before}, "
@@ -679,15 +830,18 @@ class _ClusterRows:
         self._shards = shards
         self._n_threads = n_jobs
         self._layout = None
-        shards.map("prepare", {s: (int(self._offsets[s]), spec)
+        # This source's maps on the shards, apart from any other source's.
+        self._token = secrets.token_hex(8)
+        shards.map("prepare", {s: (self._token, int(self._offsets[s]), spec)
                                for s in range(len(shards))})
 
     def release(self):
-        self._shards.map("release")
+        self._shards.map("release", self._shards.each(self._token))
 
     async def _sum(self, W, b, G, Gb, loss_code, batch):
         parts = await self._shards.call_all(
-            "gradient", self._shards.each(W, b, loss_code, batch, self._n_threads))
+            "gradient", self._shards.each(self._token, W, b, loss_code, batch,
+                                          self._n_threads))
         G[:] = parts[0][0]
         Gb[:] = parts[0][1]
         for g, gb in parts[1:]:
@@ -704,7 +858,7 @@ class _ClusterRows:
         for s in range(len(self._shards)):
             lo, hi = self._offsets[s], self._offsets[s + 1]
             mine = np.flatnonzero((order >= lo) & (order < hi))
-            layouts[s] = (order[mine] - lo, np.searchsorted(mine, bounds))
+            layouts[s] = (self._token, order[mine] - lo, np.searchsorted(mine, bounds))
         self._shards.map("set_layout", layouts)
         self._layout = order
 

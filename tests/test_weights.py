@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import sklearn
+from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, make_scorer
@@ -210,3 +211,19 @@ def test_class_weights_survive_edits_and_set_params(data):
     clf.set_params(class_weight=None)
     clf.partial_unlearn(EditRequest(X, y, delete=[0]))
     assert clf._plan.class_weights == (1.0, 3.0)
+
+
+def test_plan_sees_the_weights_fit_would_use(data):
+    # Weights divide lambda by their public bound, so the plan changes with
+    # them, whether they come with the call or with a Database.
+    X, y = data
+    w = np.where(y == 1, 2.0, 0.5)
+    clf = NoisyGDClassifier(classes=[0, 1], C=1.0, max_sample_weight=4.0,
+                            random_state=0)
+    fitted = clone(clf).fit(X, y, sample_weight=w)
+    for plan in (clf.plan(X, y, sample_weight=w),
+                 clf.plan(Database(X, y, sample_weight=w))):
+        assert plan.regularization == fitted._plan.lam
+        assert plan.steps == fitted._plan.fit_steps
+    assert clf.plan(X, y).regularization == 4.0 * fitted._plan.lam
+    assert not hasattr(clf, "n_features_in_")
