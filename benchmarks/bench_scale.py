@@ -130,7 +130,7 @@ def _dask_case(*, processes, steps, repeats, log):
         spec = dict(MAP, classes=None, error="fit", clip_rows=True,
                     weighting=dict(sample_weight_bound=0.0, class_weights=(),
                                    weight_bound=1.0))
-        cluster_rows = db._row_source(spec, loss="logistic", n_jobs=1)
+        cluster_rows = db._row_source(spec, loss="logistic", n_jobs=1, exclusive=True)
         in_memory = make_design(X, y, **MAP)
         t = interleaved_times({"memory": _stepper(in_memory, 1, steps, 20),
                                "cluster": _stepper(cluster_rows, 1, steps, 20)},

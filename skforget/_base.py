@@ -19,6 +19,7 @@ from skforget._linear import (
     _BasePrivateLinear,
     check_edit_weighting,
     check_sample_weight,
+    no_interrupts,
 )
 from skforget._report import FitPlan
 from skforget._rows import plan_weighting, row_weights
@@ -348,8 +349,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
                                              weighted=db.weighted)
             spec = self._row_map_spec(loss, classes, "fit", plan,
                                       new_attrs.get("_target_scale", 1.0))
-            with db._reading():
-                source = db._row_source(spec, loss=loss,
+            with db._reading() as alone:
+                source = db._row_source(spec, loss=loss, exclusive=alone,
                                         n_jobs=effective_n_jobs(self.n_jobs))
                 try:
                     yield (source, plan, public, new_attrs,
@@ -437,29 +438,41 @@ class _BaseNoisyGD(_BasePrivateLinear):
             raise TypeError("edits must be a skforget.EditRequest (or a "
                             "ShardedEditRequest), got "
                             f"{type(edits).__name__}.")
-        with _atomic(self):
-            self._partial_unlearn(edits)
         if isinstance(edits, ShardedEditRequest):
-            # The edit is decided on both sides; only now may an interrupt
-            # land without undoing the model: drop the workers' journals.
-            edits._release()
-        return self
+            return self._partial_unlearn_sharded(edits)
+        with _atomic(self):
+            return self._partial_unlearn(edits)
 
     def _partial_unlearn(self, edits):
-        plan = self._plan
-        previous = self.privacy_guarantee_
-        if isinstance(edits, ShardedEditRequest):
+        return self._unlearn_rows(edits, self._plan, self.privacy_guarantee_,
+                                  self._edited_database(edits))
+
+    def _partial_unlearn_sharded(self, edits):
+        """``partial_unlearn`` on a sharded database: the edit is staged on the
+        shards, the model unlearns, and then the model's new state and the
+        database's new version are taken in one step that Ctrl-C cannot split;
+        on any error before it, both stay as they were (``_atomic``, by hand:
+        the decision must be inside the protected block)."""
+        snapshot = dict(self.__dict__)
+        committed = False
+        try:
             self._check_edit_request(edits)
             edits._stage()
-            try:
-                self._unlearn_rows(edits, plan, previous, None)
-            except BaseException:
-                edits._rollback()
-                raise
-            edits._commit()
-            return self
-        return self._unlearn_rows(edits, plan, previous,
-                                  self._edited_database(edits))
+            self._unlearn_rows(edits, self._plan, self.privacy_guarantee_, None)
+            with no_interrupts():
+                edits._commit()
+                committed = True
+        except BaseException:
+            if not committed:
+                with no_interrupts():
+                    self.__dict__.clear()
+                    self.__dict__.update(snapshot)
+                edits._abort()
+            raise
+        finally:
+            if committed:
+                edits._release()
+        return self
 
     def _unlearn_rows(self, edits, plan, previous, edited):
         """The unlearning segment on the edited rows: in memory (``edited``,
@@ -490,7 +503,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
             design = edits.database._row_source(
                 self._row_map_spec(loss, getattr(self, "classes_", None), "unlearn",
                                    plan),
-                loss=loss, n_jobs=effective_n_jobs(self.n_jobs),
+                loss=loss, n_jobs=effective_n_jobs(self.n_jobs), exclusive=True,
                 shard_sizes=edits.shard_sizes_after)
         else:
             design = self._design(X_new, y_enc, loss, where="the edited database")

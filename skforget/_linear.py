@@ -12,6 +12,8 @@ perturbation) subclass :class:`_BasePrivateLinear` and implement ``fit`` and
 """
 
 import math
+import signal
+import threading
 import warnings
 from contextlib import contextmanager
 
@@ -63,6 +65,28 @@ def check_sample_weight(sample_weight, n):
         raise ValueError("sample_weight is zero for every row: there is nothing to "
                          "fit (as in scikit-learn, all-zero weights are refused).")
     return w
+
+
+@contextmanager
+def no_interrupts():
+    """Hold Ctrl-C back for the few assignments that must happen together (a
+    decision recorded in two places), then deliver it.
+
+    Python raises KeyboardInterrupt between any two bytecodes of the main
+    thread; inside this block the signal is only noted, and raised when the
+    block ends. Other threads never receive it, so there it does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending = []
+    previous = signal.signal(signal.SIGINT, lambda *args: pending.append(args))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if pending and callable(previous):
+            previous(*pending[0])
 
 
 @contextmanager

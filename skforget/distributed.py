@@ -62,7 +62,7 @@ import scipy.sparse as sp
 
 from skforget._database import DatabaseVersion, check_weights
 from skforget._edits import _EditCounts, check_new_weights
-from skforget._linear import check_sample_weight
+from skforget._linear import check_sample_weight, no_interrupts
 from skforget.exceptions import UnlearningError
 
 __all__ = ["ShardedDatabase", "ShardedEditRequest"]
@@ -86,24 +86,28 @@ def _direct_route(client, worker):
     """Whether the driver talks to the workers straight (fast) or through the
     scheduler: the client's ``direct_to_workers`` if set; if unset (Dask's
     default), straight when a worker answers within a few seconds, so that a
-    deployment that exposes only the scheduler still works."""
+    deployment that exposes only the scheduler still works. Probed once per
+    client (every fit on dask arrays builds a database)."""
     if client.direct_to_workers is not None:
         return bool(client.direct_to_workers)
+    if client.id not in _ROUTES:
 
-    async def probe():
-        try:
-            await asyncio.wait_for(client.rpc(worker).identity(), _PROBE_SECONDS)
-            return True
-        except (OSError, asyncio.TimeoutError):
-            return False
+        async def probe():
+            try:
+                await asyncio.wait_for(client.rpc(worker).identity(), _PROBE_SECONDS)
+                return True
+            except Exception:  # noqa: BLE001 - any failure: use the scheduler
+                return False
 
-    return client.sync(probe)
+        _ROUTES[client.id] = client.sync(probe)
+    return _ROUTES[client.id]
 
 
 #: How long the driver waits for a worker to answer before relaying through
 #: the scheduler (an unreachable address may otherwise hang for the connect
-#: timeout).
+#: timeout), and the answer per client.
 _PROBE_SECONDS = 5.0
+_ROUTES = {}
 
 
 def _stack(parts):
@@ -159,13 +163,23 @@ class _Shard:
         # rollback (an interrupted driver) must not apply.
         self._rolled_back = collections.deque(maxlen=256)
         self._maps = {}
+        # Row sources released: a prepare that arrives late must not map again.
+        self._released = collections.deque(maxlen=256)
 
     def shape(self):
         return self.X.shape
 
-    def prepare(self, source, offset, spec):
+    def prepare(self, source, offset, spec, exclusive):
         """Validate and map this shard's rows for one segment (rows
-        ``offset ...`` of the database, named so in errors)."""
+        ``offset ...`` of the database, named so in errors). ``exclusive``:
+        no other source is reading, so maps left by interrupted ones go.
+
+        Returns whether a record has a positive weight (True if unweighted).
+        """
+        if source in self._released:
+            raise UnlearningError("this row source was released")
+        if exclusive:
+            self._maps.clear()
         from sklearn.utils import check_array
 
         from skforget._rows import canonical_csr, make_design, row_weights
@@ -193,6 +207,7 @@ class _Shard:
             w = check_weights(self.w, len(self.w), "sample_weight", error=ValueError,
                               offset=offset)
         self._maps[source] = _Map(design, row_weights(w, y, **weighting))
+        return w is None or bool(np.any(w > 0))
 
     @staticmethod
     def _encode(y, classes, offset, error):
@@ -249,12 +264,15 @@ class _Shard:
 
     def release(self, source):
         """Drop a row source's map once its segment is done."""
+        self._released.append(source)
         self._maps.pop(source, None)
 
-    def settle(self, committed):
+    def settle(self, committed, aborted):
         """Bring a journal left by an interrupted round in line with the
         driver's decision: keep the edit of the ``committed`` attempt, undo
-        any other."""
+        any other; and refuse the ``aborted`` attempts' stages still on the
+        way."""
+        self._rolled_back.extend(a for a in aborted if a not in self._rolled_back)
         self._settle(committed)
 
     def _settle(self, committed):
@@ -270,6 +288,9 @@ class _Shard:
         if attempt in self._rolled_back:
             raise UnlearningError("this edit attempt was rolled back")
         self._settle(committed)
+        # No fit reads during an edit: the maps of interrupted ones (and the
+        # rows they hold) go now.
+        self._maps.clear()
         X, y, w = self.X, self.y, self.w
         kept = np.setdiff1d(np.arange(X.shape[0]), delete)
         pos = np.searchsorted(kept, replace)
@@ -486,10 +507,11 @@ class ShardedDatabase:
         # attempt, whether a shard may hold a journal to settle, and what is
         # running (row sources read the rows; an edit changes them).
         self._committed = None
+        self._aborted = collections.deque(maxlen=16)
         self._unsettled = False
         self._lock = threading.Lock()
-        self._readers = 0
-        self._editing = False
+        self._readers = {}     # thread -> reads running in it
+        self._editor = None    # the thread serving an edit
 
     def _array_groups(self, columns, workers):
         """Per worker, its contiguous slice of every column (rows, targets and
@@ -585,45 +607,75 @@ class ShardedDatabase:
                 f"{self.version})")
 
     # --- used by the estimators ------------------------------------------------
-    def _row_source(self, spec, *, loss, n_jobs, shard_sizes=None):
+    def _row_source(self, spec, *, loss, n_jobs, exclusive, shard_sizes=None):
         sizes = self.shard_sizes if shard_sizes is None else shard_sizes
-        return _ClusterRows(self._shards, sizes, spec, loss=loss, n_jobs=n_jobs)
+        return _ClusterRows(self._shards, sizes, spec, loss=loss, n_jobs=n_jobs,
+                            exclusive=exclusive)
 
     @contextlib.contextmanager
     def _reading(self):
         """Read the rows (a fit, a plan, a gather): any number at once, none
-        while an edit is being served."""
-        with self._lock:
-            if self._editing:
-                raise UnlearningError("An edit is being served on this database; "
-                                      "read it once the edit is done.")
-            self._readers += 1
+        while an edit is being served. Yields whether this read is alone."""
+        claimed = False
         try:
+            with no_interrupts():
+                alone = self._claim(edit=False)
+                claimed = True
             self._settle()
-            yield
+            yield alone
         finally:
-            with self._lock:
-                self._readers -= 1
+            if claimed:
+                with no_interrupts():
+                    self._unclaim(edit=False)
 
-    def _start_edit(self):
+    def _claim(self, edit):
+        """Claim the database for an edit (alone) or a read (with others).
+
+        A claim is held by a thread. One left by an interrupted operation of
+        this thread (a thread runs one operation at a time) or by a thread that
+        has ended is stale and dropped; the shards are then settled before
+        they are used. Returns, for a read, whether no other read runs.
+        """
+        me = threading.get_ident()
+        alive = {t.ident for t in threading.enumerate()}
         with self._lock:
-            if self._editing:
-                raise UnlearningError("Another edit is being served on this "
-                                      "database.")
-            if self._readers:
-                raise UnlearningError("The database is being read (a fit is "
-                                      "running on it); serve the edit once it is "
-                                      "done.")
-            self._editing = True
+            if self._editor is not None and (self._editor == me
+                                             or self._editor not in alive):
+                self._editor = None
+                self._unsettled = True
+            for t in [t for t in self._readers if t == me or t not in alive]:
+                del self._readers[t]
+            if self._editor is not None:
+                raise UnlearningError(
+                    "An edit is being served on this database" + (
+                        "." if edit else "; read it once the edit is done."))
+            if edit:
+                if self._readers:
+                    raise UnlearningError("The database is being read (a fit is "
+                                          "running on it); serve the edit once it "
+                                          "is done.")
+                self._editor = me
+                return True
+            alone = not self._readers
+            self._readers[me] = 1
+            return alone
 
-    def _end_edit(self):
-        self._editing = False
+    def _unclaim(self, edit):
+        me = threading.get_ident()
+        with self._lock:
+            if edit:
+                if self._editor == me:
+                    self._editor = None
+            else:
+                self._readers.pop(me, None)
 
     def _settle(self):
         """Make every shard hold the rows of the last committed edit, if an
-        interrupted round may have left one otherwise."""
+        interrupted round may have left one otherwise (call it holding a
+        claim)."""
         if self._unsettled:
-            self._shards.map("settle", self._shards.each(self._committed))
+            self._shards.map("settle", self._shards.each(self._committed,
+                                                         list(self._aborted)))
             self._unsettled = False
 
 
@@ -727,18 +779,19 @@ class ShardedEditRequest(_EditCounts):
         return out
 
     # --- used by the estimators: stage, then commit or roll back --------------
+    # An edit is served as: _stage (claim the database, stage on the shards),
+    # the estimator's unlearning steps, then _commit (the decision, recorded
+    # together with the model's new state) and _release; or _abort. The
+    # estimator calls _abort on any error after _stage was entered.
     def _stage(self):
         db = self.database
         if self._done:
             raise UnlearningError("This request has already been served.")
-        db._start_edit()
-        try:
-            db._settle()
-        except BaseException:
-            db._end_edit()
-            raise
+        with no_interrupts():
+            db._claim(edit=True)
+            self._claimed, self._attempt = threading.get_ident(), None
+        db._settle()
         if self.version != db.version:
-            db._end_edit()
             raise UnlearningError(
                 f"The request was built on {self.version}, but the database is now "
                 f"at {db.version}: build the request again on the current "
@@ -757,51 +810,63 @@ class ShardedEditRequest(_EditCounts):
                         self.X_insert if ins else None,
                         self.y_insert if ins else None, wr,
                         self.w_insert if ins else None)
-        try:
-            for s, size in zip(edits, db._shards.map("stage", edits), strict=True):
-                sizes[s] = int(size)
-        except BaseException:
-            self._rollback()
-            raise
+        db._unsettled = True  # until the edit is committed or rolled back
+        for s, size in zip(edits, db._shards.map("stage", edits), strict=True):
+            sizes[s] = int(size)
         self.shard_sizes_after = tuple(sizes)
 
     def _commit(self):
-        """Decide the edit, on the driver alone: plain assignments that cannot
-        fail half-way. The shards keep the previous rows in their journal
-        until :meth:`_release` (or the next operation) settles them."""
+        """Decide the edit, on the driver alone: plain assignments, made by
+        the estimator with Ctrl-C held back together with its own new state.
+        The shards keep the previous rows in their journal until
+        :meth:`_release` drops them."""
         db = self.database
         db._committed = self._attempt
-        db._unsettled = True
         db.shard_sizes = self.shard_sizes_after
         db.version = self.version_after
-        db._end_edit()
         self._done = True
 
     def _release(self):
-        """Drop the journals of a committed edit now, so the previous rows (a
-        deleted person's among them) leave the workers' memory."""
+        """After the commit: drop the journals now, so the previous rows (a
+        deleted person's among them) leave the workers' memory, then free the
+        database (held until then, so no other edit can interleave)."""
+        db = self.database
         try:
-            self.database._settle()
+            db._settle()
         except Exception as exc:  # noqa: BLE001 - the edit is served regardless
             warnings.warn(
                 f"The edit is served, but the workers could not drop the previous "
                 f"rows yet ({type(exc).__name__}); they are dropped before the next "
                 "read or edit of the database.", RuntimeWarning, stacklevel=3)
-
-    def _rollback(self):
-        """Undo the staged edit on every shard. Called while an error is being
-        raised: a shard that cannot roll back now is settled before the next
-        read or edit (``_unsettled`` stays set), and the error that caused the
-        rollback is the one the caller sees."""
-        db = self.database
-        db._unsettled = True
-        try:
-            db._shards.map("rollback", db._shards.each(self._attempt))
-            db._unsettled = False
-        except Exception:  # noqa: BLE001, S110 - settled later, see above
-            pass
         finally:
-            db._end_edit()
+            self._free()
+
+    def _abort(self):
+        """Undo a staged edit that will not be committed, on every shard, and
+        free the database. Called while an error is being raised: a shard that
+        cannot roll back now is settled before the next read or edit
+        (``_unsettled`` stays set), and the error that caused the abort is the
+        one the caller sees."""
+        if getattr(self, "_claimed", None) != threading.get_ident():
+            return  # not staged by this call (or already freed)
+        db = self.database
+        try:
+            if self._attempt is not None:
+                with no_interrupts():
+                    db._aborted.append(self._attempt)
+                    db._unsettled = True
+                try:
+                    db._shards.map("rollback", db._shards.each(self._attempt))
+                    db._unsettled = False
+                except Exception:  # noqa: BLE001, S110 - settled later, see above
+                    pass
+        finally:
+            self._free()
+
+    def _free(self):
+        with no_interrupts():
+            self.database._unclaim(edit=True)
+            self._claimed = None
 
     def __repr__(self):
         return (f"ShardedEditRequest(n_samples={self.n_samples_before}, "
@@ -823,7 +888,7 @@ class _ClusterRows:
     #: warning come between calls, so after a few dozen rounds of messages.
     max_steps_per_call = 64
 
-    def __init__(self, shards, shard_sizes, spec, *, loss, n_jobs):
+    def __init__(self, shards, shard_sizes, spec, *, loss, n_jobs, exclusive):
         self.loss = loss
         self._offsets = np.concatenate([[0], np.cumsum(shard_sizes)]).astype(np.int64)
         self.n_samples = int(self._offsets[-1])
@@ -832,11 +897,28 @@ class _ClusterRows:
         self._layout = None
         # This source's maps on the shards, apart from any other source's.
         self._token = secrets.token_hex(8)
-        shards.map("prepare", {s: (self._token, int(self._offsets[s]), spec)
-                               for s in range(len(shards))})
+        try:
+            weighted = shards.map("prepare", {
+                s: (self._token, int(self._offsets[s]), spec, exclusive)
+                for s in range(len(shards))})
+        except BaseException:
+            self.release(quiet=True)  # the shards that did map their rows
+            raise
+        if spec["error"] == "fit" and not any(weighted):
+            self.release(quiet=True)
+            raise ValueError("sample_weight is zero for every row: there is nothing "
+                             "to fit (as in scikit-learn, all-zero weights are "
+                             "refused).")
 
-    def release(self):
-        self._shards.map("release", self._shards.each(self._token))
+    def release(self, quiet=False):
+        """Drop this source's maps on the shards (``quiet``: best effort, on
+        the way out of an error; a map left behind goes with the next
+        exclusive read or edit)."""
+        try:
+            self._shards.map("release", self._shards.each(self._token))
+        except Exception:  # noqa: BLE001
+            if not quiet:
+                raise
 
     async def _sum(self, W, b, G, Gb, loss_code, batch):
         parts = await self._shards.call_all(

@@ -7,8 +7,11 @@ floating-point sums, and a failed edit must leave database and model as they
 were.
 """
 
+import contextlib
 import dataclasses
 import pickle
+import signal
+import threading
 
 import numpy as np
 import pytest
@@ -237,17 +240,141 @@ def test_fits_at_once_keep_their_own_row_maps_and_edits_wait(client):
             alone = NoisyGDClassifier(**kw).fit(X, y)
             assert _rel(model.coef_, alone.coef_) < 1e-12
         clf = together[0]
-        with db._reading():
-            with pytest.raises(UnlearningError, match="being read"):
-                clf.partial_unlearn(db.edit(delete=[0]))
-        db._start_edit()
-        try:
-            with pytest.raises(UnlearningError, match="edit is being served"):
-                NoisyGDClassifier(**kws[0]).fit(db)
-        finally:
-            db._end_edit()
+        # A read, then an edit, held by another (live) thread.
+        for edit, refused, message in [
+                (False, lambda: clf.partial_unlearn(db.edit(delete=[0])),
+                 "being read"),
+                (True, lambda: NoisyGDClassifier(**kws[0]).fit(db),
+                 "edit is being served")]:
+            with _claim_held_by_another_thread(db, edit):
+                with pytest.raises(UnlearningError, match=message):
+                    refused()
         clf.partial_unlearn(db.edit(delete=[0]))
         assert db.n_samples == 599
+    finally:
+        db.close()
+
+
+@contextlib.contextmanager
+def _claim_held_by_another_thread(db, edit):
+    held, done = threading.Event(), threading.Event()
+
+    def hold():
+        db._claim(edit=edit)
+        held.set()
+        done.wait()
+        db._unclaim(edit=edit)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    held.wait()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
+def _maps_held(client, db):
+    """Row maps the database's shards hold (each holds a copy of its rows)."""
+    keys = set(db._shards._keys)
+
+    def count(dask_worker):
+        return sum(len(a._maps) for k, a in dask_worker.state.actors.items()
+                   if k in keys)
+
+    return sum(client.run(count).values())
+
+
+def test_row_maps_do_not_outlive_their_fit_or_an_edit(client):
+    # A map holds the shard's rows: one left by a failed or interrupted fit must
+    # not keep a record the next edit deletes.
+    X, y = _data()
+    db = ShardedDatabase(X, np.where(np.arange(600) == 450, 7, y), client=client)
+    try:
+        with pytest.raises(ValueError, match=r"y\[450\]=7"):
+            NoisyGDClassifier(classes=[0, 1]).fit(db)   # shard 1 fails, shard 0 maps
+        assert _maps_held(client, db) == 0
+        clf = NoisyGDClassifier(classes=[0, 1, 7], random_state=0, max_iter=2).fit(db)
+        spec = dict(data_norm=1.0, intercept_scaling=1.0, gradient_bound=1.0,
+                    loss="multinomial", classes=[0, 1, 7], error="fit",
+                    clip_rows=True, weighting=dict(sample_weight_bound=0.0,
+                                                   class_weights=(), weight_bound=1.0))
+        left = db._row_source(spec, loss="multinomial", n_jobs=1, exclusive=False)
+        assert _maps_held(client, db) == 2          # as if its fit was interrupted
+        clf.partial_unlearn(db.edit(delete=[0]))
+        assert _maps_held(client, db) == 0
+        # A prepare that arrives after its source was released maps nothing.
+        left.release()
+        with pytest.raises(UnlearningError, match="released"):
+            db._shards.map("prepare", {0: (left._token, 0, spec, False)})
+    finally:
+        db.close()
+
+
+def test_ctrl_c_at_the_decision_keeps_model_and_database_together(client,
+                                                                 monkeypatch):
+    # An interrupt landing as the edit is decided is delivered after the model
+    # and the database have both taken it: never one without the other.
+    X, y = _data()
+    db = ShardedDatabase(X, y, client=client)
+    try:
+        clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
+                                max_iter=3).fit(db)
+        real = skd.ShardedEditRequest._commit
+
+        def commit_then_ctrl_c(self):
+            real(self)
+            signal.raise_signal(signal.SIGINT)
+
+        monkeypatch.setattr(skd.ShardedEditRequest, "_commit", commit_then_ctrl_c)
+        with pytest.raises(KeyboardInterrupt):
+            clf.partial_unlearn(db.edit(delete=[5]))
+        monkeypatch.undo()
+        assert clf.database_version_ == db.version and db.version.number == 1
+        np.testing.assert_array_equal(db.gather()[0], np.delete(X, 5, axis=0))
+        assert _maps_held(client, db) == 0
+        clf.partial_unlearn(db.edit(delete=[0]))
+        assert db.n_samples == 598
+    finally:
+        db.close()
+
+
+def test_a_stage_still_on_the_way_after_a_settle_is_refused(client):
+    X, y = _data(n=10)
+    db = ShardedDatabase(X, y, client=client)
+    try:
+        db._aborted.append("attempt-9")     # its rollback never reached shard 1
+        db._unsettled = True
+        db._settle()
+        none = np.zeros(0, np.int64)
+        with pytest.raises(UnlearningError, match="rolled back"):
+            db._shards.map("stage", {1: ("attempt-9", None, np.array([0]), none,
+                                         None, None, None, None)})
+        np.testing.assert_array_equal(db.gather()[0], X)
+    finally:
+        db.close()
+
+
+def test_claims_left_by_interrupted_operations_are_dropped(client):
+    # A claim stays with its thread: one left behind by an interrupt (the same
+    # thread comes back) or by a thread that has ended does not lock the
+    # database, and the shards are settled before they are used again.
+    X, y = _data()
+    db = ShardedDatabase(X, y, client=client)
+    try:
+        clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
+                                max_iter=3).fit(db)
+        db._claim(edit=True)                     # as if interrupted mid-edit
+        clf.partial_unlearn(db.edit(delete=[0]))
+        db._claim(edit=False)                    # as if interrupted mid-fit
+        clf.partial_unlearn(db.edit(delete=[0]))
+        gone = threading.Thread(target=db._claim, kwargs=dict(edit=True))
+        gone.start()
+        gone.join()                              # its thread has ended
+        clf.partial_unlearn(db.edit(delete=[0]))
+        np.testing.assert_array_equal(db.gather()[0], X[3:])
+        assert db.shard_sizes == (297, 300) and clf.database_version_ == db.version
     finally:
         db.close()
 
@@ -351,6 +478,10 @@ def test_weighted_dask_arrays(client):
         sample_weight=da.from_array(w, chunks=100))
     in_memory = NoisyGDClassifier(**kw).fit(X, y, sample_weight=w)
     assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+    with pytest.raises(ValueError, match="zero for every row"):
+        NoisyGDClassifier(**kw).fit(da.from_array(X, chunks=(200, 5)),
+                                    da.from_array(y, **chunks),
+                                    sample_weight=da.zeros(800, chunks=200))
     # Weights held in dask arrays are checked where they live, named by row.
     bad = da.from_array(np.where(np.arange(800) == 450, np.inf, w), chunks=200)
     with pytest.raises(ValueError, match=r"sample_weight\[450\]=inf"):
@@ -400,13 +531,17 @@ def test_an_in_process_cluster():
             db.close()
 
 
-def test_the_route_to_the_workers(client):
+def test_the_route_to_the_workers(client, monkeypatch):
     # Unset direct_to_workers (Dask's default): straight when a worker answers,
-    # through the scheduler when it does not (only the scheduler is exposed).
+    # through the scheduler when it does not (only the scheduler is exposed);
+    # probed once per client.
     assert client.direct_to_workers is None
     worker = sorted(client.scheduler_info()["workers"])[0]
-    assert skd._direct_route(client, worker) is True
+    monkeypatch.setattr(skd, "_ROUTES", {})
     assert skd._direct_route(client, "tcp://127.0.0.1:9") is False
+    assert skd._direct_route(client, worker) is False  # the answer is kept
+    monkeypatch.setattr(skd, "_ROUTES", {})
+    assert skd._direct_route(client, worker) is True
 
 
 def _record_threads(monkeypatch):
@@ -495,7 +630,7 @@ def test_a_failed_run_leaves_the_callers_coefficients(client, monkeypatch):
                     loss="logistic", classes=[0, 1], error="fit", clip_rows=True,
                     weighting=dict(sample_weight_bound=0.0, class_weights=(),
                                    weight_bound=1.0))
-        rows = db._row_source(spec, loss="logistic", n_jobs=1)
+        rows = db._row_source(spec, loss="logistic", n_jobs=1, exclusive=True)
         calls = _fail_shards_after(monkeypatch, 4, "lost at step 3")
         W, b = np.full((1, 5), 0.5), np.full(1, 0.25)
         with pytest.raises(RuntimeError, match="lost at step 3"):
