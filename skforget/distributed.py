@@ -32,7 +32,7 @@ its cost: an actor proxy goes through the scheduler (unless the client was made
 with ``direct_to_workers=True``) and crosses the client's event-loop thread
 twice per call, and a plain actor method runs in a worker thread. On a 2-worker
 ``LocalCluster`` a step with those hops took 5.1-5.8 ms; without them it takes
-1.5-1.8 ms (``benchmarks/bench_scale.py``). The gradient runs on the
+1.5-2 ms (``benchmarks/bench_scale.py``). The gradient runs on the
 worker's event loop when it is small (well under the time Dask tolerates a busy
 loop) and in a thread otherwise.
 
