@@ -41,6 +41,21 @@ def client(cluster):
         yield c
 
 
+@pytest.fixture
+def sharded(client):
+    """Build sharded databases on the test cluster; closed after the test."""
+    made = []
+
+    def make(X, y, **kwargs):
+        db = ShardedDatabase(X, y, client=client, **kwargs)
+        made.append(db)
+        return db
+
+    yield make
+    for db in made:
+        db.close()
+
+
 def _data(n=600, d=5, n_classes=2, sparse=False, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d)) * 0.6  # some rows over data_norm=1
@@ -67,55 +82,49 @@ CASES = [
 
 @pytest.mark.parametrize("Est, params, n_classes, sparse", CASES)
 @pytest.mark.parametrize("batch_size", [None, 60])
-def test_fit_and_edits_match_in_memory(client, Est, params, n_classes, sparse,
+def test_fit_and_edits_match_in_memory(sharded, Est, params, n_classes, sparse,
                                        batch_size):
     X, y = _data(n_classes=n_classes, sparse=sparse)
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        assert db.shard_sizes == (300, 300)
-        kw = dict(params, random_state=3, batch_size=batch_size, max_iter=8)
-        on_cluster = Est(**kw).fit(db)
-        in_memory = Est(**kw).fit(X, y)
-        assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
-        assert _rel(on_cluster.intercept_, in_memory.intercept_) < 1e-12
-        assert on_cluster.database_version_ == db.version
-        assert on_cluster.privacy_guarantee_ == in_memory.privacy_guarantee_
+    db = sharded(X, y)
+    assert db.shard_sizes == (300, 300)
+    kw = dict(params, random_state=3, batch_size=batch_size, max_iter=8)
+    on_cluster = Est(**kw).fit(db)
+    in_memory = Est(**kw).fit(X, y)
+    assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+    assert _rel(on_cluster.intercept_, in_memory.intercept_) < 1e-12
+    assert on_cluster.database_version_ == db.version
+    assert on_cluster.privacy_guarantee_ == in_memory.privacy_guarantee_
 
-        new = dict(X_replace=X[7:8], y_replace=y[:1], X_insert=X[10:12],
-                   y_insert=y[:2])
-        on_cluster.partial_unlearn(db.edit(delete=[3, 450], replace=[299], **new))
-        request = EditRequest(X, y, delete=[3, 450], replace=[299], **new)
-        in_memory.partial_unlearn(request)
-        assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
-        # The rows moved as EditRequest.apply() moves them, shard-locally.
-        X_new, y_new = request.apply()
-        X_got, y_got = db.gather()
-        X_got, X_new = (M.toarray() if sp.issparse(M) else M for M in (X_got, X_new))
-        np.testing.assert_array_equal(X_got, X_new)
-        np.testing.assert_array_equal(y_got, y_new)
-        assert db.shard_sizes == (299, 301)  # inserts join the last shard
-        assert on_cluster.database_version_ == db.version
-        assert db.version.number == 1
-    finally:
-        db.close()
+    new = dict(X_replace=X[7:8], y_replace=y[:1], X_insert=X[10:12],
+               y_insert=y[:2])
+    on_cluster.partial_unlearn(db.edit(delete=[3, 450], replace=[299], **new))
+    request = EditRequest(X, y, delete=[3, 450], replace=[299], **new)
+    in_memory.partial_unlearn(request)
+    assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+    # The rows moved as EditRequest.apply() moves them, shard-locally.
+    X_new, y_new = request.apply()
+    X_got, y_got = db.gather()
+    X_got, X_new = (M.toarray() if sp.issparse(M) else M for M in (X_got, X_new))
+    np.testing.assert_array_equal(X_got, X_new)
+    np.testing.assert_array_equal(y_got, y_new)
+    assert db.shard_sizes == (299, 301)  # inserts join the last shard
+    assert on_cluster.database_version_ == db.version
+    assert db.version.number == 1
 
 
-def test_reproducible_for_a_fixed_layout_and_keeps_no_rows(client):
+def test_reproducible_for_a_fixed_layout_and_keeps_no_rows(sharded):
     X, y = _data()
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        kw = dict(classes=[0, 1], random_state=0, batch_size=100, max_iter=5)
-        a = NoisyGDClassifier(**kw).fit(db)
-        b = NoisyGDClassifier(**kw).fit(db)
-        np.testing.assert_array_equal(a.coef_, b.coef_)
-        assert not any(isinstance(v, ShardedDatabase | _ClusterRows)
-                       for v in vars(a).values())
-        assert len(pickle.dumps(a)) < 20_000
-    finally:
-        db.close()
+    db = sharded(X, y)
+    kw = dict(classes=[0, 1], random_state=0, batch_size=100, max_iter=5)
+    a = NoisyGDClassifier(**kw).fit(db)
+    b = NoisyGDClassifier(**kw).fit(db)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert not any(isinstance(v, ShardedDatabase | _ClusterRows)
+                   for v in vars(a).values())
+    assert len(pickle.dumps(a)) < 20_000
 
 
-def test_dask_arrays(client):
+def test_dask_arrays(sharded):
     X, y = _data(n=800)
     Xd = da.from_array(X, chunks=(200, 5))
     yd = da.from_array(y, chunks=200)
@@ -124,12 +133,9 @@ def test_dask_arrays(client):
     in_memory = NoisyGDClassifier(**kw).fit(X, y)
     assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
     assert on_cluster.database_version_ is None
-    db = ShardedDatabase(Xd, yd, client=client)
-    try:
-        assert db.shard_sizes == (400, 400)  # two blocks per worker, in order
-        np.testing.assert_array_equal(db.gather()[0], X)
-    finally:
-        db.close()
+    db = sharded(Xd, yd)
+    assert db.shard_sizes == (400, 400)  # two blocks per worker, in order
+    np.testing.assert_array_equal(db.gather()[0], X)
 
 
 WEIGHTED = [
@@ -142,8 +148,8 @@ WEIGHTED = [
 
 @pytest.mark.parametrize("Est, params, n_classes, sparse", WEIGHTED)
 @pytest.mark.parametrize("batch_size", [None, 60])
-def test_weighted_fit_and_edits_match_in_memory(client, Est, params, n_classes,
-                                                sparse, batch_size):
+def test_weighted_fit_and_edits_match_in_memory(sharded, Est, params, n_classes, sparse,
+                                                batch_size):
     # Sample and class weights are per-record maps with public bounds, so the
     # shards weight their own rows: the same model as in memory, before and
     # after an edit whose new records bring their weights.
@@ -152,107 +158,95 @@ def test_weighted_fit_and_edits_match_in_memory(client, Est, params, n_classes,
     w[::7] = 6.0  # over max_sample_weight=4: counted as 4, on both sides
     kw = dict(params, random_state=2, batch_size=batch_size, max_iter=6,
               max_sample_weight=4.0)
-    db = ShardedDatabase(X, y, sample_weight=w, client=client)
-    try:
-        assert db.weighted and "weighted" in repr(db)
-        on_cluster = Est(**kw).fit(db)
-        in_memory = Est(**kw).fit(X, y, sample_weight=w)
-        assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
-        assert on_cluster.privacy_guarantee_ == in_memory.privacy_guarantee_
+    db = sharded(X, y, sample_weight=w)
+    assert db.weighted and "weighted" in repr(db)
+    on_cluster = Est(**kw).fit(db)
+    in_memory = Est(**kw).fit(X, y, sample_weight=w)
+    assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+    assert on_cluster.privacy_guarantee_ == in_memory.privacy_guarantee_
 
-        new = dict(X_replace=X[7:8], y_replace=y[:1], X_insert=X[10:12],
-                   y_insert=y[:2], sample_weight_replace=[0.25],
-                   sample_weight_insert=[2.0, 5.0])
-        on_cluster.partial_unlearn(db.edit(delete=[3, 450], replace=[299], **new))
-        request = EditRequest(X, y, delete=[3, 450], replace=[299], sample_weight=w,
-                              **new)
-        in_memory.partial_unlearn(request)
-        assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
-        assert on_cluster.privacy_guarantee_ == in_memory.privacy_guarantee_
-        np.testing.assert_array_equal(db.gather_sample_weight(),
-                                      request.sample_weight_after)
-    finally:
-        db.close()
+    new = dict(X_replace=X[7:8], y_replace=y[:1], X_insert=X[10:12],
+               y_insert=y[:2], sample_weight_replace=[0.25],
+               sample_weight_insert=[2.0, 5.0])
+    on_cluster.partial_unlearn(db.edit(delete=[3, 450], replace=[299], **new))
+    request = EditRequest(X, y, delete=[3, 450], replace=[299], sample_weight=w,
+                          **new)
+    in_memory.partial_unlearn(request)
+    assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+    assert on_cluster.privacy_guarantee_ == in_memory.privacy_guarantee_
+    np.testing.assert_array_equal(db.gather_sample_weight(),
+                                  request.sample_weight_after)
 
 
-def test_a_request_built_on_an_older_version_is_refused(client):
+def test_a_request_built_on_an_older_version_is_refused(sharded):
     # Two models on one database: once one has served an edit, a request built
     # on the version before it names rows of a database that is gone.
     X, y = _data()
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        kw = dict(classes=[0, 1], random_state=0, batch_size=None, max_iter=3)
-        a, b = NoisyGDClassifier(**kw).fit(db), NoisyGDClassifier(**kw).fit(db)
-        for_a = db.edit(replace=[3], X_replace=X[:1], y_replace=y[:1])
-        for_b = db.edit(replace=[5], X_replace=X[:1], y_replace=y[:1])
-        a.partial_unlearn(for_a)
-        before = (b.coef_.copy(), b.privacy_guarantee_, db.version, db.gather()[0])
-        with pytest.raises(UnlearningError, match="build the request again"):
-            b.partial_unlearn(for_b)
-        np.testing.assert_array_equal(b.coef_, before[0])
-        assert (b.privacy_guarantee_, db.version) == before[1:3]
-        np.testing.assert_array_equal(db.gather()[0], before[3])
-        with pytest.raises(UnlearningError, match="empty"):
-            db.edit()
-    finally:
-        db.close()
+    db = sharded(X, y)
+    kw = dict(classes=[0, 1], random_state=0, batch_size=None, max_iter=3)
+    a, b = NoisyGDClassifier(**kw).fit(db), NoisyGDClassifier(**kw).fit(db)
+    for_a = db.edit(replace=[3], X_replace=X[:1], y_replace=y[:1])
+    for_b = db.edit(replace=[5], X_replace=X[:1], y_replace=y[:1])
+    a.partial_unlearn(for_a)
+    before = (b.coef_.copy(), b.privacy_guarantee_, db.version, db.gather()[0])
+    with pytest.raises(UnlearningError, match="build the request again"):
+        b.partial_unlearn(for_b)
+    np.testing.assert_array_equal(b.coef_, before[0])
+    assert (b.privacy_guarantee_, db.version) == before[1:3]
+    np.testing.assert_array_equal(db.gather()[0], before[3])
+    with pytest.raises(UnlearningError, match="empty"):
+        db.edit()
 
 
-def test_replacements_in_any_order_land_on_their_rows(client):
+def test_replacements_in_any_order_land_on_their_rows(sharded):
     X, y = _data()
     w = np.linspace(0.5, 1.5, 600)
-    db = ShardedDatabase(X, y, sample_weight=w, client=client)
-    try:
-        kw = dict(classes=[0, 1], random_state=0, batch_size=None, max_iter=3)
-        on_cluster = NoisyGDClassifier(**kw).fit(db)
-        in_memory = NoisyGDClassifier(**kw).fit(X, y, sample_weight=w)
-        new = dict(replace=[450, 2], X_replace=np.full((2, 5), [[9.0], [1.0]]),
-                   y_replace=[1, 0], sample_weight_replace=[0.25, 0.75])
-        on_cluster.partial_unlearn(db.edit(**new))
-        request = EditRequest(X, y, sample_weight=w, **new)
-        in_memory.partial_unlearn(request)
-        X_new, y_new = request.apply()
-        X_got, y_got = db.gather()
-        np.testing.assert_array_equal(X_got[[2, 450]], [[1.0] * 5, [9.0] * 5])
-        np.testing.assert_array_equal(X_got, X_new)
-        np.testing.assert_array_equal(y_got, y_new)
-        np.testing.assert_array_equal(db.gather_sample_weight(),
-                                      request.sample_weight_after)
-        assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
-    finally:
-        db.close()
+    db = sharded(X, y, sample_weight=w)
+    kw = dict(classes=[0, 1], random_state=0, batch_size=None, max_iter=3)
+    on_cluster = NoisyGDClassifier(**kw).fit(db)
+    in_memory = NoisyGDClassifier(**kw).fit(X, y, sample_weight=w)
+    new = dict(replace=[450, 2], X_replace=np.full((2, 5), [[9.0], [1.0]]),
+               y_replace=[1, 0], sample_weight_replace=[0.25, 0.75])
+    on_cluster.partial_unlearn(db.edit(**new))
+    request = EditRequest(X, y, sample_weight=w, **new)
+    in_memory.partial_unlearn(request)
+    X_new, y_new = request.apply()
+    X_got, y_got = db.gather()
+    np.testing.assert_array_equal(X_got[[2, 450]], [[1.0] * 5, [9.0] * 5])
+    np.testing.assert_array_equal(X_got, X_new)
+    np.testing.assert_array_equal(y_got, y_new)
+    np.testing.assert_array_equal(db.gather_sample_weight(),
+                                  request.sample_weight_after)
+    assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
 
 
-def test_fits_at_once_keep_their_own_row_maps_and_edits_wait(client):
+def test_fits_at_once_keep_their_own_row_maps_and_edits_wait(client, sharded):
     # Each fit maps the rows with its own clipping and weighting; an edit is
     # refused while a fit reads the rows, and a fit while an edit is served.
     from concurrent.futures import ThreadPoolExecutor
 
     X, y = _data()
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        params = [dict(data_norm=0.5), dict(data_norm=5.0, class_weight={1: 3.0})]
-        kws = [dict(p, classes=[0, 1], random_state=0, batch_size=100, max_iter=40)
-               for p in params]
-        with ThreadPoolExecutor(2) as pool:
-            together = list(pool.map(lambda kw: NoisyGDClassifier(**kw).fit(db), kws))
-        for kw, model in zip(kws, together, strict=True):
-            alone = NoisyGDClassifier(**kw).fit(X, y)
-            assert _rel(model.coef_, alone.coef_) < 1e-12
-        clf = together[0]
-        # A read, then an edit, held by another (live) thread.
-        for edit, refused, message in [
-                (False, lambda: clf.partial_unlearn(db.edit(delete=[0])),
-                 "being read"),
-                (True, lambda: NoisyGDClassifier(**kws[0]).fit(db),
-                 "edit is being served")]:
-            with _claim_held_by_another_thread(db, edit):
-                with pytest.raises(UnlearningError, match=message):
-                    refused()
-        clf.partial_unlearn(db.edit(delete=[0]))
-        assert db.n_samples == 599
-    finally:
-        db.close()
+    db = sharded(X, y)
+    params = [dict(data_norm=0.5), dict(data_norm=5.0, class_weight={1: 3.0})]
+    kws = [dict(p, classes=[0, 1], random_state=0, batch_size=100, max_iter=40)
+           for p in params]
+    with ThreadPoolExecutor(2) as pool:
+        together = list(pool.map(lambda kw: NoisyGDClassifier(**kw).fit(db), kws))
+    for kw, model in zip(kws, together, strict=True):
+        alone = NoisyGDClassifier(**kw).fit(X, y)
+        assert _rel(model.coef_, alone.coef_) < 1e-12
+    clf = together[0]
+    # A read, then an edit, held by another (live) thread.
+    for edit, refused, message in [
+            (False, lambda: clf.partial_unlearn(db.edit(delete=[0])),
+             "being read"),
+            (True, lambda: NoisyGDClassifier(**kws[0]).fit(db),
+             "edit is being served")]:
+        with _claim_held_by_another_thread(db, edit):
+            with pytest.raises(UnlearningError, match=message):
+                refused()
+    clf.partial_unlearn(db.edit(delete=[0]))
+    assert db.n_samples == 599
 
 
 @contextlib.contextmanager
@@ -286,186 +280,163 @@ def _maps_held(client, db):
     return sum(client.run(count).values())
 
 
-def test_row_maps_do_not_outlive_their_fit_or_an_edit(client):
+def test_row_maps_do_not_outlive_their_fit_or_an_edit(client, sharded):
     # A map holds the shard's rows: one left by a failed or interrupted fit must
     # not keep a record the next edit deletes.
     X, y = _data()
-    db = ShardedDatabase(X, np.where(np.arange(600) == 450, 7, y), client=client)
-    try:
-        with pytest.raises(ValueError, match=r"y\[450\]=7"):
-            NoisyGDClassifier(classes=[0, 1]).fit(db)   # shard 1 fails, shard 0 maps
-        assert _maps_held(client, db) == 0
-        clf = NoisyGDClassifier(classes=[0, 1, 7], random_state=0, max_iter=2).fit(db)
-        spec = dict(data_norm=1.0, intercept_scaling=1.0, gradient_bound=1.0,
-                    loss="multinomial", classes=[0, 1, 7], error="fit",
-                    clip_rows=True, weighting=dict(sample_weight_bound=0.0,
-                                                   class_weights=(), weight_bound=1.0))
-        left = db._row_source(spec, loss="multinomial", n_jobs=1, exclusive=False)
-        assert _maps_held(client, db) == 2          # as if its fit was interrupted
-        clf.partial_unlearn(db.edit(delete=[0]))
-        assert _maps_held(client, db) == 0
-        # A prepare that arrives after its source was released maps nothing.
-        left.release()
-        with pytest.raises(UnlearningError, match="released"):
-            db._shards.map("prepare", {0: (left._token, 0, spec, False)})
-    finally:
-        db.close()
+    db = sharded(X, np.where(np.arange(600) == 450, 7, y))
+    with pytest.raises(ValueError, match=r"y\[450\]=7"):
+        NoisyGDClassifier(classes=[0, 1]).fit(db)   # shard 1 fails, shard 0 maps
+    assert _maps_held(client, db) == 0
+    clf = NoisyGDClassifier(classes=[0, 1, 7], random_state=0, max_iter=2).fit(db)
+    spec = dict(data_norm=1.0, intercept_scaling=1.0, gradient_bound=1.0,
+                loss="multinomial", classes=[0, 1, 7], error="fit",
+                clip_rows=True, weighting=dict(sample_weight_bound=0.0,
+                                               class_weights=(), weight_bound=1.0))
+    left = db._row_source(spec, loss="multinomial", n_jobs=1, exclusive=False)
+    assert _maps_held(client, db) == 2          # as if its fit was interrupted
+    clf.partial_unlearn(db.edit(delete=[0]))
+    assert _maps_held(client, db) == 0
+    # A prepare that arrives after its source was released maps nothing.
+    left.release()
+    with pytest.raises(UnlearningError, match="released"):
+        db._shards.map("prepare", {0: (left._token, 0, spec, False)})
 
 
-def test_ctrl_c_at_the_decision_keeps_model_and_database_together(client,
-                                                                 monkeypatch):
+def test_ctrl_c_at_the_decision_keeps_model_and_database_together(client, sharded,
+                                                                  monkeypatch):
     # An interrupt landing as the edit is decided is delivered after the model
     # and the database have both taken it: never one without the other.
     X, y = _data()
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
-                                max_iter=3).fit(db)
-        real = skd.ShardedEditRequest._commit
+    db = sharded(X, y)
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
+                            max_iter=3).fit(db)
+    real = skd.ShardedEditRequest._commit
 
-        def commit_then_ctrl_c(self):
-            real(self)
-            signal.raise_signal(signal.SIGINT)
+    def commit_then_ctrl_c(self):
+        real(self)
+        signal.raise_signal(signal.SIGINT)
 
-        monkeypatch.setattr(skd.ShardedEditRequest, "_commit", commit_then_ctrl_c)
-        with pytest.raises(KeyboardInterrupt):
-            clf.partial_unlearn(db.edit(delete=[5]))
-        monkeypatch.undo()
-        assert clf.database_version_ == db.version and db.version.number == 1
-        np.testing.assert_array_equal(db.gather()[0], np.delete(X, 5, axis=0))
-        assert _maps_held(client, db) == 0
-        clf.partial_unlearn(db.edit(delete=[0]))
-        assert db.n_samples == 598
-    finally:
-        db.close()
+    monkeypatch.setattr(skd.ShardedEditRequest, "_commit", commit_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        clf.partial_unlearn(db.edit(delete=[5]))
+    monkeypatch.undo()
+    assert clf.database_version_ == db.version and db.version.number == 1
+    np.testing.assert_array_equal(db.gather()[0], np.delete(X, 5, axis=0))
+    assert _maps_held(client, db) == 0
+    clf.partial_unlearn(db.edit(delete=[0]))
+    assert db.n_samples == 598
 
 
-def test_a_stage_still_on_the_way_after_a_settle_is_refused(client):
+def test_a_stage_still_on_the_way_after_a_settle_is_refused(sharded):
     X, y = _data(n=10)
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        db._aborted.append("attempt-9")     # its rollback never reached shard 1
-        db._unsettled = True
-        db._settle()
-        none = np.zeros(0, np.int64)
-        with pytest.raises(UnlearningError, match="rolled back"):
-            db._shards.map("stage", {1: ("attempt-9", None, np.array([0]), none,
-                                         None, None, None, None)})
-        np.testing.assert_array_equal(db.gather()[0], X)
-    finally:
-        db.close()
+    db = sharded(X, y)
+    db._aborted.append("attempt-9")     # its rollback never reached shard 1
+    db._unsettled = True
+    db._settle()
+    none = np.zeros(0, np.int64)
+    with pytest.raises(UnlearningError, match="rolled back"):
+        db._shards.map("stage", {1: ("attempt-9", None, np.array([0]), none,
+                                     None, None, None, None)})
+    np.testing.assert_array_equal(db.gather()[0], X)
 
 
-def test_claims_left_by_interrupted_operations_are_dropped(client):
+def test_claims_left_by_interrupted_operations_are_dropped(sharded):
     # A claim stays with its thread: one left behind by an interrupt (the same
     # thread comes back) or by a thread that has ended does not lock the
     # database, and the shards are settled before they are used again.
     X, y = _data()
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
-                                max_iter=3).fit(db)
-        db._claim(edit=True)                     # as if interrupted mid-edit
-        clf.partial_unlearn(db.edit(delete=[0]))
-        db._claim(edit=False)                    # as if interrupted mid-fit
-        clf.partial_unlearn(db.edit(delete=[0]))
-        gone = threading.Thread(target=db._claim, kwargs=dict(edit=True))
-        gone.start()
-        gone.join()                              # its thread has ended
-        clf.partial_unlearn(db.edit(delete=[0]))
-        np.testing.assert_array_equal(db.gather()[0], X[3:])
-        assert db.shard_sizes == (297, 300) and clf.database_version_ == db.version
-    finally:
-        db.close()
+    db = sharded(X, y)
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
+                            max_iter=3).fit(db)
+    db._claim(edit=True)                     # as if interrupted mid-edit
+    clf.partial_unlearn(db.edit(delete=[0]))
+    db._claim(edit=False)                    # as if interrupted mid-fit
+    clf.partial_unlearn(db.edit(delete=[0]))
+    gone = threading.Thread(target=db._claim, kwargs=dict(edit=True))
+    gone.start()
+    gone.join()                              # its thread has ended
+    clf.partial_unlearn(db.edit(delete=[0]))
+    np.testing.assert_array_equal(db.gather()[0], X[3:])
+    assert db.shard_sizes == (297, 300) and clf.database_version_ == db.version
 
 
-def test_journals_left_by_interrupted_rounds_are_settled(client, monkeypatch):
+def test_journals_left_by_interrupted_rounds_are_settled(sharded, monkeypatch):
     # The driver decides every edit; a shard that missed a commit or a rollback
     # (an interrupt, a worker error) is brought in line before the next read
     # or edit, so rows, sizes and version always agree.
     X, y = _data()
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
-                                max_iter=3).fit(db)
-        # 1. The round that drops a committed edit's journals fails: the edit
-        #    is served all the same, and the journals go at the next read.
-        real_settle = _Shard.settle
-        monkeypatch.setattr(_Shard, "settle", lambda self, committed: 1 / 0)
-        with pytest.warns(RuntimeWarning, match="edit is served"):
-            clf.partial_unlearn(db.edit(delete=[1, 400]))
-        monkeypatch.setattr(_Shard, "settle", real_settle)
-        assert db.shard_sizes == (299, 299) and clf.database_version_ == db.version
-        X1 = np.delete(X, [1, 400], axis=0)
-        np.testing.assert_array_equal(db.gather()[0], X1)
-        # 2. A failed edit whose rollback fails too: the caller sees the first
-        #    error, and the next read restores the rows.
-        _fail_shards_after(monkeypatch, 2, "lost at step 2")
-        monkeypatch.setattr(_Shard, "rollback", lambda self, attempt: 1 / 0)
-        version = db.version
-        with pytest.raises(RuntimeError, match="lost at step 2"):
-            clf.partial_unlearn(db.edit(delete=[0], X_insert=X[:2], y_insert=y[:2]))
-        monkeypatch.undo()
-        assert db.version == version and db.shard_sizes == (299, 299)
-        np.testing.assert_array_equal(db.gather()[0], X1)
-        clf.partial_unlearn(db.edit(delete=[0]))
-        np.testing.assert_array_equal(db.gather()[0], X1[1:])
-    finally:
-        db.close()
+    db = sharded(X, y)
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
+                            max_iter=3).fit(db)
+    # 1. The round that drops a committed edit's journals fails: the edit
+    #    is served all the same, and the journals go at the next read.
+    real_settle = _Shard.settle
+    monkeypatch.setattr(_Shard, "settle", lambda self, committed: 1 / 0)
+    with pytest.warns(RuntimeWarning, match="edit is served"):
+        clf.partial_unlearn(db.edit(delete=[1, 400]))
+    monkeypatch.setattr(_Shard, "settle", real_settle)
+    assert db.shard_sizes == (299, 299) and clf.database_version_ == db.version
+    X1 = np.delete(X, [1, 400], axis=0)
+    np.testing.assert_array_equal(db.gather()[0], X1)
+    # 2. A failed edit whose rollback fails too: the caller sees the first
+    #    error, and the next read restores the rows.
+    _fail_shards_after(monkeypatch, 2, "lost at step 2")
+    monkeypatch.setattr(_Shard, "rollback", lambda self, attempt: 1 / 0)
+    version = db.version
+    with pytest.raises(RuntimeError, match="lost at step 2"):
+        clf.partial_unlearn(db.edit(delete=[0], X_insert=X[:2], y_insert=y[:2]))
+    monkeypatch.undo()
+    assert db.version == version and db.shard_sizes == (299, 299)
+    np.testing.assert_array_equal(db.gather()[0], X1)
+    clf.partial_unlearn(db.edit(delete=[0]))
+    np.testing.assert_array_equal(db.gather()[0], X1[1:])
 
 
-def test_weighted_database_errors_and_rollback(client):
+def test_weighted_database_errors_and_rollback(sharded):
     X, y = _data()
     w = np.ones(600)
     with pytest.raises(ValueError, match=r"sample_weight\[5\]=-1.0"):
-        ShardedDatabase(X, y, sample_weight=np.where(np.arange(600) == 5, -1, w),
-                        client=client)
+        sharded(X, y, sample_weight=np.where(np.arange(600) == 5, -1, w))
     with pytest.raises(ValueError, match="zero for every row"):
-        ShardedDatabase(X, y, sample_weight=np.zeros(600), client=client)
-    db = ShardedDatabase(X, y, sample_weight=w * 2, client=client)
-    plain = ShardedDatabase(X, y, client=client)
-    try:
-        with pytest.raises(ValueError, match="holds its records' weights"):
-            NoisyGDClassifier(classes=[0, 1]).fit(db, sample_weight=w)
-        with pytest.raises(UnlearningError, match="sample_weight_replace is required"):
-            db.edit(replace=[1], X_replace=X[:1], y_replace=y[:1])
-        with pytest.raises(UnlearningError, match="has no sample weights"):
-            plain.edit(X_insert=X[:1], y_insert=y[:1], sample_weight_insert=[1.0])
-        with pytest.raises(UnlearningError, match=r"sample_weight_insert\[0\]"):
-            db.edit(X_insert=X[:1], y_insert=y[:1], sample_weight_insert=[np.nan])
-        clf = NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=3).fit(db)
-        assert clf.privacy_guarantee_.n_samples == 600
-        # A failed edit restores the weights with the rows.
-        with pytest.raises(UnlearningError, match="not one of the classes"):
-            clf.partial_unlearn(db.edit(delete=[0], X_insert=X[:1], y_insert=[5],
-                                        sample_weight_insert=[3.0]))
-        np.testing.assert_array_equal(db.gather_sample_weight(), w * 2)
-        assert plain.gather_sample_weight() is None
-    finally:
-        db.close()
-        plain.close()
+        sharded(X, y, sample_weight=np.zeros(600))
+    db = sharded(X, y, sample_weight=w * 2)
+    plain = sharded(X, y)
+    with pytest.raises(ValueError, match="holds its records' weights"):
+        NoisyGDClassifier(classes=[0, 1]).fit(db, sample_weight=w)
+    with pytest.raises(UnlearningError, match="sample_weight_replace is required"):
+        db.edit(replace=[1], X_replace=X[:1], y_replace=y[:1])
+    with pytest.raises(UnlearningError, match="has no sample weights"):
+        plain.edit(X_insert=X[:1], y_insert=y[:1], sample_weight_insert=[1.0])
+    with pytest.raises(UnlearningError, match=r"sample_weight_insert\[0\]"):
+        db.edit(X_insert=X[:1], y_insert=y[:1], sample_weight_insert=[np.nan])
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=3).fit(db)
+    assert clf.privacy_guarantee_.n_samples == 600
+    # A failed edit restores the weights with the rows.
+    with pytest.raises(UnlearningError, match="not one of the classes"):
+        clf.partial_unlearn(db.edit(delete=[0], X_insert=X[:1], y_insert=[5],
+                                    sample_weight_insert=[3.0]))
+    np.testing.assert_array_equal(db.gather_sample_weight(), w * 2)
+    assert plain.gather_sample_weight() is None
 
 
-def test_a_stage_arriving_after_its_rollback_does_not_apply(client):
+def test_a_stage_arriving_after_its_rollback_does_not_apply(sharded):
     # An interrupted driver rolls back while its stage message may still be on
     # the way: the shard refuses a stage whose attempt it has rolled back, so
     # the rows cannot change behind the driver's back.
     X, y = _data(n=10)
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        none = np.zeros(0, np.int64)
-        db._shards.map("rollback", {0: ("attempt-1",)})
-        with pytest.raises(UnlearningError, match="rolled back"):
-            db._shards.map("stage", {0: ("attempt-1", None, np.array([0]), none,
-                                         None, None, None, None)})
-        np.testing.assert_array_equal(db.gather()[0], X)
-        # A new attempt of the same edit goes through.
-        assert db._shards.map("stage", {0: ("attempt-2", None, np.array([0]), none,
-                                            None, None, None, None)}) == [4]
-        db._shards.map("rollback", {0: ("attempt-2",)})
-        np.testing.assert_array_equal(db.gather()[0], X)
-    finally:
-        db.close()
+    db = sharded(X, y)
+    none = np.zeros(0, np.int64)
+    db._shards.map("rollback", {0: ("attempt-1",)})
+    with pytest.raises(UnlearningError, match="rolled back"):
+        db._shards.map("stage", {0: ("attempt-1", None, np.array([0]), none,
+                                     None, None, None, None)})
+    np.testing.assert_array_equal(db.gather()[0], X)
+    # A new attempt of the same edit goes through.
+    assert db._shards.map("stage", {0: ("attempt-2", None, np.array([0]), none,
+                                        None, None, None, None)}) == [4]
+    db._shards.map("rollback", {0: ("attempt-2",)})
+    np.testing.assert_array_equal(db.gather()[0], X)
 
 
 def test_weighted_dask_arrays(client):
@@ -563,7 +534,7 @@ def _record_threads(monkeypatch):
 
 
 @pytest.mark.parametrize("inline", [True, False])
-def test_large_shards_sum_in_a_thread_with_the_same_result(client, monkeypatch,
+def test_large_shards_sum_in_a_thread_with_the_same_result(sharded, monkeypatch,
                                                            inline):
     # Small sums run on the worker's event loop (a thread hop would cost more
     # than the sum); large ones in a thread, so the loop stays responsive.
@@ -571,15 +542,12 @@ def test_large_shards_sum_in_a_thread_with_the_same_result(client, monkeypatch,
     on_loop = _record_threads(monkeypatch)
     if not inline:
         monkeypatch.setattr(skd, "_INLINE_WORK", 10)
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        kw = dict(classes=[0, 1], random_state=1, batch_size=None, max_iter=4)
-        on_cluster = NoisyGDClassifier(**kw).fit(db)
-        assert on_loop and set(on_loop) == {inline}
-        in_memory = NoisyGDClassifier(**kw).fit(X, y)
-        assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
-    finally:
-        db.close()
+    db = sharded(X, y)
+    kw = dict(classes=[0, 1], random_state=1, batch_size=None, max_iter=4)
+    on_cluster = NoisyGDClassifier(**kw).fit(db)
+    assert on_loop and set(on_loop) == {inline}
+    in_memory = NoisyGDClassifier(**kw).fit(X, y)
+    assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
 
 
 def _fail_shards_after(monkeypatch, n_calls, message, rows=None):
@@ -597,191 +565,163 @@ def _fail_shards_after(monkeypatch, n_calls, message, rows=None):
     return calls
 
 
-def test_a_shard_failing_mid_run_changes_nothing(client, monkeypatch):
+def test_a_shard_failing_mid_run_changes_nothing(sharded, monkeypatch):
     X, y = _data()
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
-                                max_iter=5).fit(db)
-        before = (clf.coef_.copy(), clf.intercept_.copy(),
-                  clf.privacy_guarantee_, db.version, db.shard_sizes)
-        calls = _fail_shards_after(monkeypatch, 4, "shard 0 lost its memory",
-                                   rows=299)  # step 3, on shard 0
-        with pytest.raises(RuntimeError, match="shard 0 lost its memory"):
-            clf.partial_unlearn(db.edit(delete=[1, 400]))
-        monkeypatch.undo()
-        assert len(calls) >= 5
-        np.testing.assert_array_equal(clf.coef_, before[0])
-        np.testing.assert_array_equal(clf.intercept_, before[1])
-        assert (clf.privacy_guarantee_, db.version, db.shard_sizes) == before[2:]
-        np.testing.assert_array_equal(db.gather()[0], X)
-        clf.partial_unlearn(db.edit(delete=[1]))
-        assert db.n_samples == X.shape[0] - 1
-    finally:
-        db.close()
+    db = sharded(X, y)
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
+                            max_iter=5).fit(db)
+    before = (clf.coef_.copy(), clf.intercept_.copy(),
+              clf.privacy_guarantee_, db.version, db.shard_sizes)
+    calls = _fail_shards_after(monkeypatch, 4, "shard 0 lost its memory",
+                               rows=299)  # step 3, on shard 0
+    with pytest.raises(RuntimeError, match="shard 0 lost its memory"):
+        clf.partial_unlearn(db.edit(delete=[1, 400]))
+    monkeypatch.undo()
+    assert len(calls) >= 5
+    np.testing.assert_array_equal(clf.coef_, before[0])
+    np.testing.assert_array_equal(clf.intercept_, before[1])
+    assert (clf.privacy_guarantee_, db.version, db.shard_sizes) == before[2:]
+    np.testing.assert_array_equal(db.gather()[0], X)
+    clf.partial_unlearn(db.edit(delete=[1]))
+    assert db.n_samples == X.shape[0] - 1
 
 
-def test_a_failed_run_leaves_the_callers_coefficients(client, monkeypatch):
+def test_a_failed_run_leaves_the_callers_coefficients(sharded, monkeypatch):
     # The steps of one call run on copies, written back when all are done.
     X, y = _data()
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        spec = dict(data_norm=1.0, intercept_scaling=1.0, gradient_bound=1.0,
-                    loss="logistic", classes=[0, 1], error="fit", clip_rows=True,
-                    weighting=dict(sample_weight_bound=0.0, class_weights=(),
-                                   weight_bound=1.0))
-        rows = db._row_source(spec, loss="logistic", n_jobs=1, exclusive=True)
-        calls = _fail_shards_after(monkeypatch, 4, "lost at step 3")
-        W, b = np.full((1, 5), 0.5), np.full(1, 0.25)
-        with pytest.raises(RuntimeError, match="lost at step 3"):
-            rows.run_steps(W, b, order=np.zeros(0, np.int64),
-                           bounds=np.array([0, 600]), first_batch=0,
-                           etas=np.full(5, 0.5), noise=np.ones((5, 1, 6)),
-                           sigma=0.1, lam=0.01, inv_B=1 / 600, loss_code=0,
-                           fit_intercept=True)
-        assert len(calls) > 4
-        np.testing.assert_array_equal(W, 0.5)
-        np.testing.assert_array_equal(b, 0.25)
-    finally:
-        db.close()
+    db = sharded(X, y)
+    spec = dict(data_norm=1.0, intercept_scaling=1.0, gradient_bound=1.0,
+                loss="logistic", classes=[0, 1], error="fit", clip_rows=True,
+                weighting=dict(sample_weight_bound=0.0, class_weights=(),
+                               weight_bound=1.0))
+    rows = db._row_source(spec, loss="logistic", n_jobs=1, exclusive=True)
+    calls = _fail_shards_after(monkeypatch, 4, "lost at step 3")
+    W, b = np.full((1, 5), 0.5), np.full(1, 0.25)
+    with pytest.raises(RuntimeError, match="lost at step 3"):
+        rows.run_steps(W, b, order=np.zeros(0, np.int64),
+                       bounds=np.array([0, 600]), first_batch=0,
+                       etas=np.full(5, 0.5), noise=np.ones((5, 1, 6)),
+                       sigma=0.1, lam=0.01, inv_B=1 / 600, loss_code=0,
+                       fit_intercept=True)
+    assert len(calls) > 4
+    np.testing.assert_array_equal(W, 0.5)
+    np.testing.assert_array_equal(b, 0.25)
 
 
 @pytest.mark.parametrize("batch_size", [None, 100])
-def test_plan_times_a_pass_on_the_cluster(client, batch_size):
+def test_plan_times_a_pass_on_the_cluster(sharded, batch_size):
     # The plan depends on public numbers only (it equals the in-memory one);
     # its time is one pass over the shards, and the estimator is untouched.
     X, y = _data()
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        clf = NoisyGDClassifier(classes=[0, 1], batch_size=batch_size)
-        before = dict(vars(clf))
-        on_cluster = clf.plan(db)
-        assert vars(clf) == before
-        in_memory = clf.plan(X, y)
-        for field in dataclasses.fields(on_cluster):
-            if "seconds" not in field.name:
-                assert (getattr(on_cluster, field.name)
-                        == getattr(in_memory, field.name)), field.name
-        assert on_cluster.seconds_per_pass > 0
-        assert on_cluster.expected_seconds == pytest.approx(
-            on_cluster.seconds_per_pass * on_cluster.passes)
-        as_dask = clf.plan(da.from_array(X, chunks=(200, 5)),
-                           da.from_array(y, chunks=200))
-        assert (as_dask.steps, as_dask.noise_scale) == (in_memory.steps,
-                                                        in_memory.noise_scale)
-        with pytest.raises(ValueError, match="certify_k_max"):
-            NoisyGDClassifier(classes=[0, 1], certify_k_max=2).plan(db)
-        assert db.version.number == 0 and db.shard_sizes == (300, 300)
-    finally:
-        db.close()
+    db = sharded(X, y)
+    clf = NoisyGDClassifier(classes=[0, 1], batch_size=batch_size)
+    before = dict(vars(clf))
+    on_cluster = clf.plan(db)
+    assert vars(clf) == before
+    in_memory = clf.plan(X, y)
+    for field in dataclasses.fields(on_cluster):
+        if "seconds" not in field.name:
+            assert (getattr(on_cluster, field.name)
+                    == getattr(in_memory, field.name)), field.name
+    assert on_cluster.seconds_per_pass > 0
+    assert on_cluster.expected_seconds == pytest.approx(
+        on_cluster.seconds_per_pass * on_cluster.passes)
+    as_dask = clf.plan(da.from_array(X, chunks=(200, 5)),
+                       da.from_array(y, chunks=200))
+    assert (as_dask.steps, as_dask.noise_scale) == (in_memory.steps,
+                                                    in_memory.noise_scale)
+    with pytest.raises(ValueError, match="certify_k_max"):
+        NoisyGDClassifier(classes=[0, 1], certify_k_max=2).plan(db)
+    assert db.version.number == 0 and db.shard_sizes == (300, 300)
 
 
-def test_routing_uses_public_counts(client):
+def test_routing_uses_public_counts(sharded):
     X, y = _data(n=10)
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        request = db.edit(delete=[0, 6], replace=[4, 5], X_replace=X[:2],
-                          y_replace=y[:2], X_insert=X[:1], y_insert=y[:1])
-        (d0, r0, s0), (d1, r1, s1) = request.routes()
-        assert d0.tolist() == [0] and r0.tolist() == [4] and s0.tolist() == [0]
-        assert d1.tolist() == [1] and r1.tolist() == [0] and s1.tolist() == [1]
-        assert request.n_samples_after == 9
-        with pytest.raises(ValueError, match="delete"):
-            db.edit(delete=[10])
-        with pytest.raises(ValueError, match="twice"):
-            db.edit(delete=[1, 1])
-        with pytest.raises(ValueError, match="both deleted and replaced"):
-            db.edit(delete=[1], replace=[1], X_replace=X[:1], y_replace=y[:1])
-        with pytest.raises(ValueError, match="X_insert"):
-            db.edit(X_insert=X[:1, :3], y_insert=y[:1])
-    finally:
-        db.close()
+    db = sharded(X, y)
+    request = db.edit(delete=[0, 6], replace=[4, 5], X_replace=X[:2],
+                      y_replace=y[:2], X_insert=X[:1], y_insert=y[:1])
+    (d0, r0, s0), (d1, r1, s1) = request.routes()
+    assert d0.tolist() == [0] and r0.tolist() == [4] and s0.tolist() == [0]
+    assert d1.tolist() == [1] and r1.tolist() == [0] and s1.tolist() == [1]
+    assert request.n_samples_after == 9
+    with pytest.raises(ValueError, match="delete"):
+        db.edit(delete=[10])
+    with pytest.raises(ValueError, match="twice"):
+        db.edit(delete=[1, 1])
+    with pytest.raises(ValueError, match="both deleted and replaced"):
+        db.edit(delete=[1], replace=[1], X_replace=X[:1], y_replace=y[:1])
+    with pytest.raises(ValueError, match="X_insert"):
+        db.edit(X_insert=X[:1, :3], y_insert=y[:1])
 
 
 @pytest.mark.parametrize("exc", [RuntimeError("worker lost"), KeyboardInterrupt()])
-def test_failed_unlearning_changes_nothing(client, monkeypatch, exc):
+def test_failed_unlearning_changes_nothing(sharded, monkeypatch, exc):
     X, y = _data()
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
-                                max_iter=5).fit(db)
-        before = (clf.coef_.copy(), clf.privacy_guarantee_, db.version,
-                  db.shard_sizes)
-        real = _ClusterRows.run_steps
-        calls = []
+    db = sharded(X, y)
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
+                            max_iter=5).fit(db)
+    before = (clf.coef_.copy(), clf.privacy_guarantee_, db.version,
+              db.shard_sizes)
+    real = _ClusterRows.run_steps
+    calls = []
 
-        def failing(self, W, b, **kw):
-            calls.append(1)
-            real(self, W, b, **{**kw, "etas": kw["etas"][:1],
-                                "noise": kw["noise"][:1]})
-            raise exc
+    def failing(self, W, b, **kw):
+        calls.append(1)
+        real(self, W, b, **{**kw, "etas": kw["etas"][:1],
+                            "noise": kw["noise"][:1]})
+        raise exc
 
-        monkeypatch.setattr(_ClusterRows, "run_steps", failing)
-        with pytest.raises(type(exc)):
-            clf.partial_unlearn(db.edit(delete=[1, 400], X_insert=X[:1],
-                                        y_insert=y[:1]))
-        assert calls
-        monkeypatch.undo()
-        np.testing.assert_array_equal(clf.coef_, before[0])
-        assert clf.privacy_guarantee_ == before[1]
-        assert (db.version, db.shard_sizes) == before[2:]
-        X_got, y_got = db.gather()
-        np.testing.assert_array_equal(X_got, X)
-        np.testing.assert_array_equal(y_got, y)
-        # The database still serves the next request.
-        clf.partial_unlearn(db.edit(delete=[1]))
-        assert db.n_samples == X.shape[0] - 1
-    finally:
-        db.close()
+    monkeypatch.setattr(_ClusterRows, "run_steps", failing)
+    with pytest.raises(type(exc)):
+        clf.partial_unlearn(db.edit(delete=[1, 400], X_insert=X[:1],
+                                    y_insert=y[:1]))
+    assert calls
+    monkeypatch.undo()
+    np.testing.assert_array_equal(clf.coef_, before[0])
+    assert clf.privacy_guarantee_ == before[1]
+    assert (db.version, db.shard_sizes) == before[2:]
+    X_got, y_got = db.gather()
+    np.testing.assert_array_equal(X_got, X)
+    np.testing.assert_array_equal(y_got, y)
+    # The database still serves the next request.
+    clf.partial_unlearn(db.edit(delete=[1]))
+    assert db.n_samples == X.shape[0] - 1
 
 
-def test_bad_targets_roll_back_and_stale_requests_are_refused(client):
+def test_bad_targets_roll_back_and_stale_requests_are_refused(sharded):
     X, y = _data()
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        clf = NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=3).fit(db)
-        with pytest.raises(UnlearningError, match="not one of the classes"):
-            clf.partial_unlearn(db.edit(X_insert=X[:1], y_insert=[5]))
-        np.testing.assert_array_equal(db.gather()[1], y)
-        stale = db.edit(delete=[0])
-        clf.partial_unlearn(db.edit(delete=[2]))
-        with pytest.raises(UnlearningError, match="stale|version"):
-            clf.partial_unlearn(stale)
-        assert db.n_samples == X.shape[0] - 1
-    finally:
-        db.close()
+    db = sharded(X, y)
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=3).fit(db)
+    with pytest.raises(UnlearningError, match="not one of the classes"):
+        clf.partial_unlearn(db.edit(X_insert=X[:1], y_insert=[5]))
+    np.testing.assert_array_equal(db.gather()[1], y)
+    stale = db.edit(delete=[0])
+    clf.partial_unlearn(db.edit(delete=[2]))
+    with pytest.raises(UnlearningError, match="stale|version"):
+        clf.partial_unlearn(stale)
+    assert db.n_samples == X.shape[0] - 1
 
 
-def test_clear_errors(client):
+def test_clear_errors(sharded):
     X, y = _data()
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        with pytest.raises(ValueError, match="public label set"):
-            NoisyGDClassifier().fit(db)
-        with pytest.raises(ValueError, match="certify_k_max"):
-            NoisyGDClassifier(classes=[0, 1], certify_k_max=2).fit(db)
-        with pytest.raises(ValueError, match="sample_weight"):
-            NoisyGDClassifier(classes=[0, 1]).fit(db, sample_weight=np.ones(600))
-        with pytest.raises(ValueError, match="y is given twice"):
-            NoisyGDClassifier(classes=[0, 1]).fit(db, y)
-        bad = ShardedDatabase(X, np.where(np.arange(600) == 450, 7, y),
-                              client=client)
-        try:
-            with pytest.raises(ValueError, match=r"y\[450\]=7"):
-                NoisyGDClassifier(classes=[0, 1]).fit(bad)
-        finally:
-            bad.close()
-    finally:
-        db.close()
+    db = sharded(X, y)
+    with pytest.raises(ValueError, match="public label set"):
+        NoisyGDClassifier().fit(db)
+    with pytest.raises(ValueError, match="certify_k_max"):
+        NoisyGDClassifier(classes=[0, 1], certify_k_max=2).fit(db)
+    with pytest.raises(ValueError, match="sample_weight"):
+        NoisyGDClassifier(classes=[0, 1]).fit(db, sample_weight=np.ones(600))
+    with pytest.raises(ValueError, match="y is given twice"):
+        NoisyGDClassifier(classes=[0, 1]).fit(db, y)
+    bad = sharded(X, np.where(np.arange(600) == 450, 7, y))
+    with pytest.raises(ValueError, match=r"y\[450\]=7"):
+        NoisyGDClassifier(classes=[0, 1]).fit(bad)
 
 
-def test_output_perturbation_refuses_a_sharded_database(client):
+def test_output_perturbation_refuses_a_sharded_database(sharded):
     from skforget import OutputPerturbationClassifier
 
     X, y = _data(n=200)
-    db = ShardedDatabase(X, y, client=client)
-    try:
-        with pytest.raises(TypeError, match="ShardedDatabase"):
-            OutputPerturbationClassifier(classes=[0, 1]).fit(db)
-    finally:
-        db.close()
+    db = sharded(X, y)
+    with pytest.raises(TypeError, match="ShardedDatabase"):
+        OutputPerturbationClassifier(classes=[0, 1]).fit(db)
