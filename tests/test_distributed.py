@@ -486,7 +486,7 @@ def test_an_in_process_cluster():
     # over unserialised (Dask 2024.1 then leaves ToPickle wrapped).
     X, y = _data()
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1,
-                                  processes=False, dashboard_address=None) as lc, \
+                                  processes=False, dashboard_address=":0") as lc, \
             distributed.Client(lc, set_as_default=False) as c:
         assert lc.scheduler_address.startswith("inproc")
         db = ShardedDatabase(X, y, client=c)
