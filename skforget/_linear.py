@@ -76,11 +76,13 @@ def no_interrupts():
     thread; inside this block the signal is only noted, and raised when the
     block ends. Other threads never receive it, so there it does nothing.
     """
-    if threading.current_thread() is not threading.main_thread():
+    previous = (signal.getsignal(signal.SIGINT)
+                if threading.current_thread() is threading.main_thread() else None)
+    if previous is None:  # not the main thread, or a handler set outside Python
         yield
         return
     pending = []
-    previous = signal.signal(signal.SIGINT, lambda *args: pending.append(args))
+    signal.signal(signal.SIGINT, lambda *args: pending.append(args))
     try:
         yield
     finally:

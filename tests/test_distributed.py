@@ -725,3 +725,4 @@ def test_output_perturbation_refuses_a_sharded_database(sharded):
     db = sharded(X, y)
     with pytest.raises(TypeError, match="ShardedDatabase"):
         OutputPerturbationClassifier(classes=[0, 1]).fit(db)
+
