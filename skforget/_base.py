@@ -256,7 +256,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
         """Seconds of one pass of the step loop over a row source (in memory or
         on a cluster), from zero coefficients with a fixed generator: nothing
         of it is kept or released."""
-        n_outputs = plan.n_params // (n_features + int(self.fit_intercept))
+        n_outputs = self._n_outputs(plan, n_features)
         one_pass = plan.segment(plan.n_batches, plan.n_batches)
         start = time.perf_counter()
         run_segment(source, np.zeros((n_outputs, n_features)), np.zeros(n_outputs),
@@ -377,7 +377,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
         """Train from a row source (in memory or on a cluster) and set the
         fitted attributes."""
         d = self.n_features_in_
-        n_outputs = plan.n_params // (d + int(self.fit_intercept))
+        n_outputs = self._n_outputs(plan, d)
         rng = segment_rng(self.random_state, 0)
         W0, b0 = initial_draw(rng, (n_outputs, d), fit_intercept=self.fit_intercept,
                               init_variance=plan.init_variance)

@@ -61,10 +61,17 @@ def check_sample_weight(sample_weight, n):
     per row (the error names the row, :func:`check_weights`), not all zero."""
     w = check_weights(sample_weight, n, "sample_weight", per="row of X",
                       error=ValueError)
-    if n and not np.any(w > 0):
+    if n:
+        check_some_weight(np.any(w > 0))
+    return w
+
+
+def check_some_weight(any_positive):
+    """Refuse weights that are zero for every row, as scikit-learn does
+    (``any_positive``: whether some weight is positive, wherever it was read)."""
+    if not any_positive:
         raise ValueError("sample_weight is zero for every row: there is nothing to "
                          "fit (as in scikit-learn, all-zero weights are refused).")
-    return w
 
 
 @contextmanager
@@ -332,6 +339,11 @@ class _BasePrivateLinear(BaseEstimator):
                            intercept_scaling=self._intercept_scaling(loss),
                            gradient_bound=self._output_gradient_bound(loss),
                            clip_rows=self.clip_rows, where=where)
+
+    def _n_outputs(self, plan, n_features):
+        """Outputs ``K`` of a plan's model on ``n_features`` features (the plan
+        counts ``K (d + 1)`` parameters with an intercept, ``K d`` without)."""
+        return plan.n_params // (n_features + int(self.fit_intercept))
 
     def _theta(self):
         """Current parameter ``(W, b)`` in the solver's layout."""

@@ -149,7 +149,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
     def _release(self, X, y_enc, loss, weights, plan, *, segment, where):
         """Certified solve on the rows, plus fresh Gaussian noise."""
         design = self._design(X, y_enc, loss, where=where)
-        n_outputs = plan.n_params // (X.shape[1] + int(self.fit_intercept))
+        n_outputs = self._n_outputs(plan, X.shape[1])
         if self.verbose:
             # Public numbers only: the iteration count and the gradient norm
             # reached depend on the rows and are never shown.
@@ -241,7 +241,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             if n_new == 0:
                 raise UnlearningError("The edit leaves no rows: there is nothing to "
                                       "refit on.")
-            n_outputs = plan.n_params // (X_new.shape[1] + int(self.fit_intercept))
+            n_outputs = self._n_outputs(plan, X_new.shape[1])
             new_plan = self._plan_release(loss, n_new, X_new.shape[1], n_outputs,
                                           plan.delta, plan_weighting(plan))
             W, b = self._release(X_new, y_enc, loss, weights, new_plan,

@@ -62,7 +62,7 @@ import scipy.sparse as sp
 
 from skforget._database import DatabaseVersion, check_weights
 from skforget._edits import _EditCounts, check_new_weights
-from skforget._linear import check_sample_weight, no_interrupts
+from skforget._linear import check_sample_weight, check_some_weight, no_interrupts
 from skforget.exceptions import UnlearningError
 
 __all__ = ["ShardedDatabase", "ShardedEditRequest"]
@@ -901,14 +901,11 @@ class _ClusterRows:
             weighted = shards.map("prepare", {
                 s: (self._token, int(self._offsets[s]), spec, exclusive)
                 for s in range(len(shards))})
+            if spec["error"] == "fit":
+                check_some_weight(any(weighted))
         except BaseException:
             self.release(quiet=True)  # the shards that did map their rows
             raise
-        if spec["error"] == "fit" and not any(weighted):
-            self.release(quiet=True)
-            raise ValueError("sample_weight is zero for every row: there is nothing "
-                             "to fit (as in scikit-learn, all-zero weights are "
-                             "refused).")
 
     def release(self, quiet=False):
         """Drop this source's maps on the shards (``quiet``: best effort, on
