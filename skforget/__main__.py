@@ -21,7 +21,7 @@ def demo(seed=None):
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import train_test_split
 
-    from skforget import EditRequest, NoisyGDClassifier
+    from skforget import Database, EditRequest, NoisyGDClassifier
     from skforget.datasets import load_dataset
 
     data = load_dataset("breast_cancer")
@@ -37,7 +37,10 @@ def demo(seed=None):
                   classes=[0, 1])
     baseline, t_base = _timed(lambda: LogisticRegression(max_iter=1000).fit(X_train,
                                                                            y_train))
-    model, t_fit = _timed(lambda: NoisyGDClassifier(**params).fit(X_train, y_train))
+    # A Database carries a version, so the model can check that every deletion
+    # request is built on the records it serves.
+    database = Database(X_train, y_train)
+    model, t_fit = _timed(lambda: NoisyGDClassifier(**params).fit(database))
     print(f"{'model':<44}{'test accuracy':>14}{'fit time':>11}")
     print(f"{'sklearn LogisticRegression (not private)':<44}"
           f"{baseline.score(X_test, y_test):>14.3f}{t_base:>10.3f}s")
@@ -48,7 +51,7 @@ def demo(seed=None):
 
     rng = np.random.default_rng(seed)
     forget = rng.choice(len(X_train), size=5, replace=False)
-    request = EditRequest(X_train, y_train, delete=forget)
+    request = EditRequest(database, delete=forget)
     X_left, y_left = request.apply()
     # Medians of five runs each (copies of the fitted model): on a few hundred
     # rows a single timing is mostly noise.

@@ -226,26 +226,26 @@ class _BaseNoisyGD(_BasePrivateLinear):
         >>> p.passes == p.steps // p.n_batches and p.expected_seconds > 0
         True
         """
-        # Validation sets n_features_in_ and friends: put everything back.
-        snapshot = dict(self.__dict__)
-        try:
-            self._freeze_params()
+        # Validation sets n_features_in_ and friends: plan on a shallow copy,
+        # so the estimator itself (and a predict or an edit running beside this
+        # call in another thread) never sees a planning state.
+        est = object.__new__(type(self))
+        est.__dict__.update(self.__dict__)
+        with fixed_errstate():
+            est._freeze_params()
             if isinstance(X, ShardedDatabase) or is_dask_collection(X):
                 # The plan from the shape; the pass timed on the cluster.
-                with self._cluster_rows(X, y, sample_weight) as (source, plan, *_):
-                    per_pass = self._time_one_pass(source, plan, X.shape[1])
+                with est._cluster_rows(X, y, sample_weight) as (source, plan, *_):
+                    per_pass = est._time_one_pass(source, plan, X.shape[1])
             else:
                 sample_weight = database_weights(X, sample_weight)
                 X, y, _ = unwrap_database(X, y)
-                X, y_enc, loss, _, plan, _, weights = self._make_plan(
+                X, y_enc, loss, _, plan, _, weights = est._make_plan(
                     X, y, sample_weight)
-                per_pass = self._time_one_pass(
-                    self._design(X, y_enc, loss, where="X"), plan, X.shape[1],
+                per_pass = est._time_one_pass(
+                    est._design(X, y_enc, loss, where="X"), plan, X.shape[1],
                     weights)
             n_samples, n_features = X.shape
-        finally:
-            self.__dict__.clear()
-            self.__dict__.update(snapshot)
         return FitPlan(
             n_samples=n_samples, n_features=n_features, n_batches=plan.n_batches,
             batch_size=plan.batch_size, passes=plan.fit_epochs,

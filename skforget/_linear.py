@@ -116,10 +116,20 @@ def _atomic(estimator):
 
 
 def _same_value(a, b):
-    """Whether two parameter values are equal (arrays and lists elementwise)."""
+    """Whether two parameter values are equal: array-likes (lists, arrays,
+    pandas Series or Index) elementwise, NaN equal to NaN, the rest by ``==``."""
+    def array_like(v):
+        return isinstance(v, list | tuple) or hasattr(v, "__array__")
+
     try:
-        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-            return np.array_equal(np.asarray(a), np.asarray(b))
+        if array_like(a) or array_like(b):
+            a, b = np.asarray(a), np.asarray(b)
+            if a.shape != b.shape:
+                return False
+            nan = a.dtype.kind in "fc" and b.dtype.kind in "fc"
+            return bool(np.array_equal(a, b, equal_nan=nan))
+        if isinstance(a, dict) and isinstance(b, dict):
+            return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
         return bool(a == b)
     except (TypeError, ValueError):
         return False
@@ -149,10 +159,38 @@ class _BasePrivateLinear(BaseEstimator):
     def _freeze_params(self):
         """Keep the hyper-parameters in force for this fit (called first thing
         in ``fit`` and ``plan``; a deep copy, so mutating a dict or list passed
-        as a parameter later changes nothing)."""
-        self._fit_params = copy.deepcopy(
-            {k: v for k, v in self.get_params(deep=False).items()
-             if k not in self._free_params})
+        as a parameter later changes nothing). Free parameters are recorded
+        too (``interval_certify`` replays the fit's seed) but not enforced."""
+        self._fit_params = copy.deepcopy(self.get_params(deep=False))
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if "_plan" in self.__dict__ and "_fit_params" not in self.__dict__:
+            # Pickled before parameters were frozen: the pickled parameters
+            # are the best record of the fit, if they agree with its plan;
+            # otherwise nothing says what the fit used, and edits are refused.
+            self._fit_params = copy.deepcopy(self.get_params(deep=False))
+            if not self._params_agree_with_plan():
+                self._fit_params = None
+
+    def _params_agree_with_plan(self):
+        """Whether the frozen parameters give the plan's public constants."""
+        plan = self._plan
+        try:
+            clip = self._clip_norm(plan.loss)
+            same_clip = (clip is None and plan.clip_norm is None) or (
+                clip is not None and plan.clip_norm is not None
+                and math.isclose(float(clip), plan.clip_norm, rel_tol=1e-12))
+            return (same_clip
+                    and math.isclose(self._row_norm_bound(plan.loss), plan.row_norm,
+                                     rel_tol=1e-12)
+                    and math.isclose(float(self._param("epsilon")), plan.epsilon,
+                                     rel_tol=1e-12)
+                    and int(self._param("max_edit_size")) == plan.max_edit_size
+                    and self._param("relation") == plan.relation
+                    and int(self._param("group_size")) == plan.group_size)
+        except (AttributeError, TypeError, ValueError):
+            return False
 
     def _param(self, name):
         """Hyper-parameter ``name`` as frozen at fit (its current value before
@@ -165,9 +203,16 @@ class _BasePrivateLinear(BaseEstimator):
     def _changed_params(self):
         """``{name: (value at fit, value now)}`` for every frozen
         hyper-parameter that ``set_params`` has changed since ``fit``."""
+        if "_fit_params" in self.__dict__ and self._fit_params is None:
+            raise UnlearningError(
+                "This model was pickled by an older skforget after set_params had "
+                "changed parameters that its plan fixed (clip_norm, data_norm, "
+                "intercept_scaling, epsilon, max_edit_size, relation or "
+                "group_size), so nothing records the values it was fitted with "
+                "and an edit cannot be certified. Fit it again.")
         frozen = self.__dict__.get("_fit_params") or {}
         return {k: (v, getattr(self, k)) for k, v in frozen.items()
-                if not _same_value(v, getattr(self, k))}
+                if k not in self._free_params and not _same_value(v, getattr(self, k))}
 
     @contextmanager
     def _fit_hyperparameters(self):
@@ -247,7 +292,7 @@ class _BasePrivateLinear(BaseEstimator):
 
     def _row_norm_bound(self, loss=None):
         """Public bound ``R`` on ``||[x, s_b]||`` (privacy-accounting.md, 10.2)."""
-        R = math.hypot(self.data_norm, self._intercept_scaling(loss))
+        R = math.hypot(self._param("data_norm"), self._intercept_scaling(loss))
         if not math.isfinite(R * R):
             raise ValueError(
                 f"data_norm={self.data_norm!r} and intercept_scaling="
@@ -315,16 +360,17 @@ class _BasePrivateLinear(BaseEstimator):
         class_weights = () if per_class is None else tuple(map(float, per_class))
         bound = ((sample_weight_bound if weighted else 1.0)
                  * (max(class_weights) if class_weights else 1.0))
-        if not math.isfinite(bound):
-            # Every row weight would be divided by inf: the model would train
-            # on nothing while reporting its guarantee.
+        if not (math.isfinite(bound) and bound > 0.0):
+            # Every row weight would be divided by inf (the model would train
+            # on nothing while reporting its guarantee) or by 0.
+            largest = max(class_weights) if class_weights else 1.0
             raise ValueError(
                 f"max_sample_weight={self.max_sample_weight!r} times the largest "
-                f"class_weight ({max(class_weights):.6g}) overflows to inf, the "
-                "public bound every record's weight is divided by. Rescale "
-                "sample_weight and class_weight with a public constant (only "
-                "their ratios matter) so that the product of the two bounds is "
-                "finite.")
+                f"class_weight ({largest:.6g}) is {bound!r}, the public bound every "
+                "record's weight is divided by. Rescale sample_weight and "
+                "class_weight with a public constant (only their ratios matter) "
+                "so that the product of the two bounds is a positive, finite "
+                "number.")
         return {"sample_weight_bound": sample_weight_bound,
                 "class_weights": class_weights, "weight_bound": bound}
 
@@ -383,10 +429,10 @@ class _BasePrivateLinear(BaseEstimator):
         ``sqrt(2) * data_norm`` with the default intercept, for a Huber-like cap
         on badly fitted records); the softmax is never clipped (None).
         """
-        L = self.clip_norm
+        L = self._param("clip_norm")
         if isinstance(L, str) and L == "auto":
             return None if loss in ("multinomial", "squared") else \
-                0.5 * float(self.data_norm)
+                0.5 * float(self._param("data_norm"))
         return L
 
     def _output_gradient_bound(self, loss):
@@ -424,10 +470,10 @@ class _BasePrivateLinear(BaseEstimator):
         return X if rows_only else (X, out[1])
 
     def _design(self, X, y, loss, *, where):
-        return make_design(X, y, loss=loss, data_norm=self.data_norm,
+        return make_design(X, y, loss=loss, data_norm=self._param("data_norm"),
                            intercept_scaling=self._intercept_scaling(loss),
                            gradient_bound=self._output_gradient_bound(loss),
-                           clip_rows=self.clip_rows, where=where)
+                           clip_rows=self._param("clip_rows"), where=where)
 
     def _n_outputs(self, plan, n_features):
         """Outputs ``K`` of a plan's model on ``n_features`` features (the plan

@@ -181,7 +181,8 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
         The refit uses the plan frozen at ``fit`` (target, ``delta``, ``tol``,
         relation, group size, regularisation rule, ``clip_norm``,
         ``data_norm``): hyper-parameters changed by ``set_params`` since are
-        ignored here, except ``max_iter`` and ``verbose``. The new model's law
+        set aside here with a warning, except ``max_iter``, ``verbose`` and
+        ``random_state`` (privacy-accounting.md, 16.1). The new model's law
         depends on the edited data and those public constants alone, so the
         removed records have no influence on it: the certificate says
         ``retrained=True`` and ``rho_deletion=0``; the adaptive figure sums a

@@ -128,6 +128,23 @@ def _project_rows_exactly(X, rows, radius):
     return X
 
 
+def _check_finite_rows(X, norms, where):
+    """Refuse NaN and infinite entries, which scikit-learn's validation lets
+    through under ``assume_finite=True``: a NaN row would make every
+    coefficient NaN while the guarantee is reported. A finite row has a
+    finite norm unless its entries are near the largest double, so only rows
+    whose norm is not finite are read again."""
+    suspects = np.flatnonzero(~np.isfinite(norms))
+    for i in suspects:
+        row = (X.data[X.indptr[i]:X.indptr[i + 1]] if sp.issparse(X)
+               else np.asarray(X[i]))
+        if not np.all(np.isfinite(row)):
+            raise ValueError(
+                f"Row {int(i)} of {where} holds NaN or infinite values, which no "
+                "privacy bound covers (scikit-learn's assume_finite=True skips the "
+                "usual check). Impute or drop them with public rules first.")
+
+
 @fixed_errstate
 def project_rows(X, data_norm, *, clip_rows=True, where="X"):
     """Apply the public row-norm bound to every row.
@@ -156,6 +173,7 @@ def project_rows(X, data_norm, *, clip_rows=True, where="X"):
     """
     norms = row_norms(X)
     n_features = X.shape[1]
+    _check_finite_rows(X, norms, where)
     if not clip_rows:
         refused = ~(norms <= data_norm * (1.0 + 1e-12))
         if np.any(refused):

@@ -44,6 +44,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 from scipy.stats import beta as beta_dist
 from sklearn.base import clone, is_classifier
 
+from skforget._database import Database
 from skforget._edits import EditRequest
 from skforget.exceptions import PrivacyLeakWarning
 
@@ -507,15 +508,17 @@ def _release(estimator, X, y, mode, seed):
     if mode == "insert":
         # The audited record (last row) arrives through an edit: fit without it,
         # then insert it; the model's DP figure after the edit covers it.
-        X0, y0 = X[:-1], np.asarray(y)[:-1]
-        model.fit(X0, y0)
-        model.partial_unlearn(EditRequest(X0, y0, X_insert=X[-1:],
+        # Databases carry versions, so the requests are checked, not just sized.
+        db0 = Database(X[:-1], np.asarray(y)[:-1])
+        model.fit(db0)
+        model.partial_unlearn(EditRequest(db0, X_insert=X[-1:],
                                           y_insert=np.asarray(y)[-1:]))
         return model, model.privacy_guarantee_.epsilon
-    model.fit(X, y)
+    db = Database(X, y)
+    model.fit(db)
     if mode == "deletion":
         # The audited record (canary or stand-in) is always the last row.
-        model.partial_unlearn(EditRequest(X, y, delete=[X.shape[0] - 1]))
+        model.partial_unlearn(EditRequest(db, delete=[X.shape[0] - 1]))
         return model, model.privacy_guarantee_.deletion.epsilon_deletion
     return model, model.privacy_guarantee_.epsilon
 

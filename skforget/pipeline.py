@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from skforget._database import Database, _describe, check_version, unwrap_database
 from skforget._edits import EditRequest
 from skforget._public import check_public_preprocessing
+from skforget._validation import fixed_errstate
 from skforget.exceptions import UnlearningError
 
 __all__ = ["ForgetPipeline", "make_forget_pipeline"]
@@ -169,7 +170,7 @@ class ForgetPipeline(Pipeline):
         public = check_public_preprocessing(self)
         params = self._database_weights(X, params)
         X, y, version = unwrap_database(X, y)
-        with _atomic_tree(self):
+        with _atomic_tree(self), fixed_errstate():
             super().fit(X, y, **params)
             self.public_preprocessing_ = public
             self.database_version_ = version
@@ -221,6 +222,7 @@ class ForgetPipeline(Pipeline):
         raise UnlearningError(f"{name} cannot be preprocessed: {error}") from error
 
     @available_if(_final_estimator_has("partial_unlearn"))
+    @fixed_errstate
     def partial_unlearn(self, edits):
         """Serve an edit request on raw records.
 

@@ -246,3 +246,144 @@ def test_a_pipeline_edit_warns_once_on_plain_frames():
         warnings.simplefilter("always")
         pipe.partial_unlearn(EditRequest(frame, Y_BIN, delete=[0]))
     assert sum(UNVERSIONED in str(w.message) for w in rec) == 1
+
+
+# --- from the second reading (review 21) -----------------------------------
+
+
+@pytest.mark.parametrize("factory", [
+    lambda: NoisyGDClassifier(classes=[0, 1], max_iter=5),
+    lambda: OutputPerturbationClassifier(classes=[0, 1]),
+])
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_assume_finite_cannot_smuggle_nan_or_inf_rows(factory, value):
+    import sklearn
+
+    Xb = X.copy()
+    Xb[7, 2] = value
+    est = factory()
+    with sklearn.config_context(assume_finite=True):
+        with pytest.raises(ValueError, match="Row 7 of X holds NaN or infinite"):
+            est.fit(Xb, Y_BIN)
+        assert not hasattr(est, "coef_")
+        est.fit(X, Y_BIN)
+        # A request's own records are checked when it is built; the rows it
+        # was built on reach the row map.
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            EditRequest(X, Y_BIN, replace=[0], X_replace=Xb[[7]], y_replace=[1])
+        before = pickle.dumps(est)
+        with pytest.raises(ValueError, match="Row 6 of the edited database holds"):
+            est.partial_unlearn(EditRequest(Xb, Y_BIN, delete=[0]))
+        assert pickle.dumps(est) == before
+
+
+def _as_pickled_before_freezing(model):
+    state = dict(model.__dict__)
+    del state["_fit_params"]
+    old = object.__new__(type(model))
+    old.__dict__.update(state)
+    return pickle.loads(pickle.dumps(old))
+
+
+def test_models_pickled_before_freezing_recover_or_refuse():
+    model = NoisyGDRegressor(random_state=0, max_iter=5).fit(X, Y_REG)
+    reference, _ = _served(model, Y_REG)
+    # Parameters that agree with the plan are taken as the fit's.
+    old = _as_pickled_before_freezing(model)
+    assert old._fit_params == model._fit_params
+    old.set_params(clip_norm=1000.0)
+    with pytest.warns(UserWarning, match="clip_norm="):
+        est, _ = _served(old, Y_REG)
+    np.testing.assert_array_equal(est.coef_, reference.coef_)
+    # Changed before pickling: nothing records the fit's values; refused.
+    changed = copy.deepcopy(model)
+    changed.set_params(clip_norm=1000.0)
+    old = _as_pickled_before_freezing(changed)
+    assert old._fit_params is None
+    with pytest.raises(ValueError, match="Fit it again"):
+        _served(old, Y_REG)
+
+
+def test_interval_certificates_replay_the_fitted_values():
+    from skforget.certify import interval_certify
+
+    model = NoisyGDClassifier(classes=[0, 1], clip_norm=0.5, max_iter=3,
+                              batch_size=None, random_state=0).fit(X, Y_BIN)
+    before = interval_certify(model, X, Y_BIN, X, k=1)
+    model.set_params(data_norm=100.0, clip_norm=10.0, random_state=5,
+                     fit_intercept=False)
+    np.testing.assert_array_equal(interval_certify(model, X, Y_BIN, X, k=1), before)
+
+
+def test_plan_and_pipelines_ignore_the_caller_errstate():
+    from skforget.pipeline import ForgetPipeline
+    from skforget.preprocessing import PublicScaler
+
+    reg = NoisyGDRegressor(target_scale=1e10)
+    y = Y_REG.copy()
+    y[0] = 1e-300
+    expected = reg.plan(X, y)
+    with np.errstate(all="raise"):
+        got = reg.plan(X, y)
+    assert (got.n_batches, got.steps, got.noise_scale) == \
+        (expected.n_batches, expected.steps, expected.noise_scale)
+    Xh = X.copy()
+    Xh[0] = [1.234e-300, 1e10, 0.0, 0.0]
+    pipe = ForgetPipeline([("scale", PublicScaler(center=0.0, scale=1e10)),
+                           ("clf", NoisyGDClassifier(classes=[0, 1], max_iter=5,
+                                                     random_state=0))])
+    reference = copy.deepcopy(pipe).fit(Xh, Y_BIN)
+    with np.errstate(all="raise"):
+        pipe.fit(Xh, Y_BIN)
+        pipe.partial_unlearn(EditRequest(Xh, Y_BIN, replace=[1], X_replace=Xh[[0]],
+                                         y_replace=[0]))
+    reference.partial_unlearn(EditRequest(Xh, Y_BIN, replace=[1],
+                                          X_replace=Xh[[0]], y_replace=[0]))
+    np.testing.assert_array_equal(pipe[-1].coef_, reference[-1].coef_)
+
+
+@pytest.mark.parametrize("factory", [NoisyGDRegressor, OutputPerturbationRegressor])
+def test_an_overflowing_target_raises_nothing_under_warnings_as_errors(factory):
+    y = Y_REG.copy()
+    y[3] = 1e308
+    est = factory(target_scale=0.5, random_state=0)
+    reference = copy.deepcopy(est).fit(X, y)
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error", RuntimeWarning)
+        est.fit(X, y)
+    np.testing.assert_array_equal(est.coef_, reference.coef_)
+
+
+def test_an_underflowing_weight_bound_is_refused_by_name():
+    est = NoisyGDClassifier(classes=[0, 1], max_sample_weight=1e-200,
+                            class_weight={0: 1e-200, 1: 1e-200})
+    with pytest.raises(ValueError, match="positive, finite"):
+        est.fit(X, Y_BIN, sample_weight=np.ones(len(X)))
+
+
+def test_plan_leaves_a_fitted_model_untouched():
+    model = NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=5)
+    model.fit(X, Y_BIN)
+    model.set_params(data_norm=3.0)
+    state = dict(model.__dict__)
+    model.plan(X[:30], Y_BIN[:30])
+    assert model.__dict__.keys() == state.keys()
+    assert all(model.__dict__[k] is v for k, v in state.items())
+
+
+def test_raising_certify_k_max_after_a_minibatch_fit_does_not_block_edits():
+    model = NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=5,
+                              batch_size=10).fit(X, Y_BIN)
+    model.set_params(certify_k_max=3)
+    with pytest.warns(UserWarning, match="served without it"):
+        model.partial_unlearn(EditRequest(X, Y_BIN, delete=[0]))
+    assert model.privacy_guarantee_.deletion.n_deleted == 1
+
+
+def test_pandas_label_sets_are_not_reported_as_changed():
+    pd = pytest.importorskip("pandas")
+    model = NoisyGDClassifier(classes=pd.Series([0, 1]), random_state=0,
+                              max_iter=5).fit(X, Y_BIN)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _served(model, Y_BIN)

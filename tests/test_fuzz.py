@@ -217,11 +217,14 @@ def test_partial_unlearn_either_sound_or_unchanged(data, db, spec):
     assert len(est.privacy_guarantee_.edits) == 1
 
 
-def _outcome(est, run):
-    """Coefficients after ``run(est)``, or the error's type and message."""
+def _outcome(est, run, strict=False):
+    """Coefficients after ``run(est)``, or the error's type and message
+    (``strict``: with RuntimeWarnings turned into errors)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            if strict:
+                warnings.simplefilter("error", RuntimeWarning)
             run(est)
     except (ValueError, TypeError) as exc:
         return type(exc), str(exc)
@@ -249,7 +252,8 @@ def test_the_caller_errstate_changes_nothing(data, db, spec, op):
     # Under np.errstate(all="raise") one extreme but finite record used to make
     # the row map raise FloatingPointError (underflow in the projection): an
     # exception whose occurrence depends on the data. Fit, an edit and
-    # predictions must give bit for bit what they give under numpy's defaults.
+    # predictions must give bit for bit what they give under numpy's defaults,
+    # also with RuntimeWarnings turned into errors.
     X, layout = db
     X = _as_layout(X, layout)
     y = _targets(data.draw, spec, X.shape[0])
@@ -267,7 +271,7 @@ def test_the_caller_errstate_changes_nothing(data, db, spec, op):
 
     expected = _outcome(_any_estimator(spec), run)
     with np.errstate(all="raise"):
-        got = _outcome(_any_estimator(spec), run)
+        got = _outcome(_any_estimator(spec), run, strict=True)
     assert got == expected
     event("raised" if isinstance(expected[0], type) else "ran")
 

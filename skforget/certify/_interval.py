@@ -255,7 +255,11 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
     if g.edits:
         raise NotCertifiableError("interval_certify covers a model straight out of "
                                   "fit; this one has served edits since.")
-    if not isinstance(estimator.random_state, (int, np.integer)):
+    # The seed, intercept and row map in force at fit (set_params since does
+    # not change what is replayed).
+    seed = estimator._param("random_state")
+    fit_intercept = estimator._param("fit_intercept")
+    if not isinstance(seed, (int, np.integer)):
         raise NotCertifiableError("interval_certify replays the training noise, so "
                                   "it needs an integer random_state.")
     if plan.n_batches > 1:
@@ -266,16 +270,16 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
                                     y_numeric=estimator._y_numeric)
     y_enc, n_outputs, loss, _ = estimator._encode_targets(y, fit=False)
     design = estimator._design(X, y_enc, loss, where="X")
-    rng = segment_rng(estimator.random_state, 0)
+    rng = segment_rng(seed, 0)
     W0, b0 = initial_draw(rng, (n_outputs, X.shape[1]),
-                          fit_intercept=estimator.fit_intercept,
+                          fit_intercept=fit_intercept,
                           init_variance=plan.init_variance)
     G = output_gradient_bound(loss=loss, row_norm=plan.row_norm,
                               clip_norm=plan.clip_norm)
     box = interval_box(design, W0, b0, steps=g.fit_steps,
                        learning_rate=plan.learning_rate, lam=plan.lam,
                        sigma=plan.sigma, normaliser=plan.normaliser, rng=rng,
-                       fit_intercept=estimator.fit_intercept, k=k, mode=mode,
+                       fit_intercept=fit_intercept, k=k, mode=mode,
                        gradient_bound=G)
     W, b = estimator._theta()
     slack = 1e-9 * (np.abs(W).max() + np.abs(b).max()) + 1e-12
@@ -284,7 +288,8 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
         raise ValueError("The fitted coefficients are outside the replayed box: X, y "
                          "are not the rows this model was fitted on.")
     query = estimator._validate_rows(X_query, reset=False, order=None)
-    query, scale, _ = project_rows(query, estimator.data_norm, clip_rows=True)
+    query, scale, _ = project_rows(query, estimator._param("data_norm"),
+                                   clip_rows=True)
     query = query.toarray() if sp.issparse(query) else np.asarray(query)
     rows = np.column_stack([np.asarray(query, dtype=np.float64) * scale[:, None],
                             np.full(len(query), estimator._intercept_scaling())])

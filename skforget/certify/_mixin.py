@@ -9,6 +9,7 @@ during the current segment only, by a tracker the solver calls at every step
 (``_start_tracking``), and is dropped by the next ``fit`` or edit.
 """
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -16,6 +17,7 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from skforget._validation import user_stacklevel
 from skforget.certify._ball import (
     BallTracker,
     ClearingTracker,
@@ -101,6 +103,20 @@ class CertifyMixin:
                 # Radii of an earlier segment must not survive (statelessness).
                 return ClearingTracker(segment)
             return super()._start_tracking(design, plan, segment=segment)
+        if segment > 0 and (plan.n_batches > 1 or plan.loss == "multinomial"
+                            or not hasattr(design, "X")):
+            # certify_k_max was raised after fit (it is free): the tracking it
+            # asks for cannot run on this plan or on rows held by a cluster.
+            # The edit itself must not fail for an optional side computation.
+            warnings.warn(
+                f"certify_k_max={k_max} was set after fit, but the data-dependent "
+                "radius needs a full-batch ovr or binary plan and rows in memory; "
+                "this edit is served without it (the public radius still "
+                "applies). Fit with certify_k_max > 0 to track it.",
+                UserWarning, stacklevel=user_stacklevel())
+            # No tracker: radii of an earlier segment are never used again
+            # (_radii checks their segment), and the solver runs as without.
+            return None
         check_loss(plan.loss)
         check_step_size(learning_rate=plan.learning_rate, lam=plan.lam)
         if plan.n_batches > 1:
