@@ -37,14 +37,17 @@ the form ``q rho`` add, so the total is (1, delta)-DP:
     counts, (b1) as the library normalises them (divided by the largest,
     ``C="auto"``) and (b2) normalised to mean 1 over the classes (``C`` set so
     that the penalty stays the unweighted default's; the planner then adds the
-    noise for the larger weight bound); (b3) the public weights normalised to
-    mean 1 the same way;
+    noise for the larger weight bound); (b4) scikit-learn's scale (weights
+    averaging 1 over the records, their largest ``1 / (K p_min)``), ``C`` set
+    the same way; (b3) the public weights normalised to mean 1 like (b2);
 (c) ``private standardisation``: from the public representation (published
     ranges, not centred), the per-feature sums and sums of squares released with
     Gaussian noise (joint sensitivity sqrt(6) for unit rows), then centring and
     scaling by those estimates before the unit-norm map;
 (d) at epsilon = 8: the default plan, 4x its passes, C = 10x the default's, and
-    both.
+    both;
+(e) at epsilon = 1: C = 10x the default's (one public rule for every table,
+    not tuned), and for multiclass ``multi_class="ovr"``.
 """
 
 import json
@@ -58,7 +61,7 @@ from pathlib import Path
 import numpy as np
 from _common import Section, md_table, scenario_main
 from _data import MissingDataset
-from _tables import TABLES, load_table, represent
+from _tables import MAX_ROWS, TABLES, load_table, represent
 from scipy.special import softmax
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import (
@@ -142,12 +145,13 @@ def metrics(y, scores, majority):
             "majority_share": float(np.mean(pred == majority))}
 
 
-def visibly_constant(model, data_norm=1.0):
+def visibly_constant(model, data_norm=1.0, offset=0.0):
     """One class wins on the whole ``data_norm`` ball, read from the released
     coefficients alone: binary ``|b| >= ||w|| R``; multiclass some ``c`` with
-    ``b_c - b_k >= ||w_c - w_k|| R`` for every ``k != c``."""
+    ``b_c - b_k >= ||w_c - w_k|| R`` for every ``k != c``. ``offset`` is added
+    to the intercepts first (lever a)."""
     W = np.atleast_2d(model.coef_)
-    b = np.atleast_1d(model.intercept_)
+    b = np.atleast_1d(model.intercept_) + offset
     if W.shape[0] == 1:
         return bool(abs(b[0]) >= np.linalg.norm(W[0]) * data_norm)
     for c in range(W.shape[0]):
@@ -197,7 +201,7 @@ def run_diffprivlib_proba(python, X_tr, X_te, y_tr, y_te, seeds, log):
 
 
 def run_table(name, *, smoke, seeds, levers, dpl_python, log):
-    table = load_table(name, max_rows=SMOKE_ROWS if smoke else None)
+    table = load_table(name, max_rows=SMOKE_ROWS if smoke else MAX_ROWS)
     classes = np.arange(len(table.classes))
     y_all = np.searchsorted(table.classes, table.y)
     K = len(classes)
@@ -229,12 +233,13 @@ def run_table(name, *, smoke, seeds, levers, dpl_python, log):
     def weights(values):
         return {int(c): float(w) for c, w in zip(classes, values, strict=True)}
 
-    def record(label, model, seconds, lr_seconds, scores, eps=EPSILON, **extra):
+    def record(label, model, seconds, lr_seconds, scores, eps=EPSILON, offset=0.0,
+               **extra):
         m = metrics(y_te, scores, majority)
         m["fit_seconds"] = seconds
         m["time_ratio"] = seconds / lr_seconds
         if model is not None and hasattr(model, "privacy_guarantee_"):
-            m["visibly_constant"] = float(visibly_constant(model))
+            m["visibly_constant"] = float(visibly_constant(model, offset=offset))
             m["passes"] = float(model.n_iter_[0])
         m.update(extra)
         results.setdefault(label, {"epsilon": eps, "seeds": []})["seeds"].append(m)
@@ -266,6 +271,7 @@ def run_table(name, *, smoke, seeds, levers, dpl_python, log):
         m, t = _fit(ngd(seed, eps=eps_rest), X_tr, y_tr)
         offset = (-np.log(p_hat[1] / p_hat[0]) if K == 2 else -np.log(p_hat))
         record("(a) offset -log p_hat", m, t, t_lr, scores_of(m, X_te, offset),
+               offset=offset,
                p_hat_error=float(np.abs(p_hat - np.bincount(y_tr) / n).max()))
         record("(a0) same model, no offset", m, t, t_lr, scores_of(m, X_te))
         # (b) balanced weights from the noisy counts.
@@ -282,6 +288,12 @@ def run_table(name, *, smoke, seeds, levers, dpl_python, log):
                         class_weight=weights(mean1)),
                     X_tr, y_tr)
         record("(b2) noisy balanced, mean 1", m, t, t_lr, scores_of(m, X_te))
+        # (b4) scikit-learn's scale (the weights average 1 over the records)
+        # with C keeping the unweighted default penalty: lambda / W in the
+        # library's units, and the planner adds the noise of the bound W.
+        m, t = _fit(ngd(seed, eps=eps_rest, C=1.0 / (lam * n),
+                        class_weight=weights(bal)), X_tr, y_tr)
+        record("(b4) noisy balanced, sklearn scale", m, t, t_lr, scores_of(m, X_te))
         pub = np.array([public_cw[int(c)] for c in classes])
         lam1 = default_regularization(
             sensitivity=default_plan.sensitivity, n_params=default_plan.n_params,
@@ -300,6 +312,15 @@ def run_table(name, *, smoke, seeds, levers, dpl_python, log):
         lrp, t = _fit(LogisticRegression(), Xp_tr, y_tr)
         record("(c-ref) LogisticRegression() on public scaling", lrp, t, t_lr,
                scores_of(lrp, Xp_te), eps=None)
+        # (e) epsilon = 1, another public regularisation rule (10x the default
+        # C, the same for every table, not tuned) and, for multiclass, the
+        # one-vs-rest model (each output clipped at clip_norm).
+        C1 = 1.0 / (default_plan.lam * n)
+        m, t = _fit(ngd(seed, C=10 * C1), X_tr, y_tr)
+        record("(e1) C=10x default", m, t, t_lr, scores_of(m, X_te))
+        if K > 2:
+            m, t = _fit(ngd(seed, multi_class="ovr"), X_tr, y_tr)
+            record('(e2) multi_class="ovr"', m, t, t_lr, scores_of(m, X_te))
         # (d) epsilon = 8: passes and regularisation.
         m8, t = _fit(ngd(seed, eps=EPSILON_HIGH), X_tr, y_tr)
         record("(d0) NoisyGD defaults, eps=8", m8, t, t_lr, scores_of(m8, X_te),
@@ -382,12 +403,16 @@ def markdown(per_table, *, smoke, seeds, dpl_note, levers):
     lever_rows = ("NoisyGD defaults", "(a0) same model, no offset",
                   "(a) offset -log p_hat", "NoisyGD public class_weight",
                   "(b1) noisy balanced, /max", "(b2) noisy balanced, mean 1",
+                  "(b4) noisy balanced, sklearn scale",
                   "(b3) public weights, mean 1", "(c0) public scaling, not centred",
                   "(c) private standardisation",
-                  "(c-ref) LogisticRegression() on public scaling")
+                  "(c-ref) LogisticRegression() on public scaling",
+                  "(e1) C=10x default", '(e2) multi_class="ovr"')
     rows = []
     for name, v in per_table.items():
         for label in lever_rows:
+            if label not in v["results"]:
+                continue
             med = v["results"][label]["median"]
             rows.append([name, label] + [_fmt(med.get(k), k) for k in keys[:5]]
                         + [_fmt(med.get("visibly_constant"), "const")])
