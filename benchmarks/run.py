@@ -11,8 +11,10 @@ numbers are not meaningful.
 
 Scenarios (one module each): kernel (issue 2), fit, privacy_utility, unlearn
 (issue 4), audit, imbalanced (issue 14), scale (issue 16: n_jobs, memmap,
-Dask), output_perturbation (issue 17). The exit status is non-zero if any
-scenario failed, including a full run that could not set up diffprivlib.
+Dask), output_perturbation (issue 17), decisions (issue 23: real tables at
+defaults and prototypes of the levers; also writes decisions.md/.json). The
+exit status is non-zero if any scenario failed, including a full run that could
+not set up diffprivlib.
 """
 
 import argparse
@@ -28,7 +30,7 @@ from _common import RESULTS, ROOT, Section, machine_info, write_json  # noqa: E4
 
 SCENARIOS = (
     "kernel", "fit", "privacy_utility", "unlearn", "audit", "imbalanced", "scale",
-    "output_perturbation",
+    "output_perturbation", "decisions",
 )
 
 
@@ -85,7 +87,7 @@ def main(argv=None):
         t0 = time.perf_counter()
         kwargs = {"smoke": args.smoke, "out_dir": out,
                   "log": lambda *a: print(*a, flush=True)}
-        if name == "privacy_utility":
+        if name in ("privacy_utility", "decisions"):
             kwargs["diffprivlib"] = args.diffprivlib
         try:
             section = _module(name).run(**kwargs)
