@@ -12,7 +12,8 @@ numbers are not meaningful.
 Scenarios (one module each): kernel (issue 2), fit, privacy_utility, unlearn
 (issue 4), audit, imbalanced (issue 14), scale (issue 16: n_jobs, memmap,
 Dask), output_perturbation (issue 17), decisions (issue 23: real tables at
-defaults and prototypes of the levers; also writes decisions.md/.json). The
+defaults and prototypes of the levers; also writes decisions.md/.json), search
+(issue 26: PrivateSearchCV against the untuned defaults). The
 exit status is non-zero if any scenario failed, including a full run that could
 not set up diffprivlib.
 """
@@ -30,7 +31,7 @@ from _common import RESULTS, ROOT, Section, machine_info, write_json  # noqa: E4
 
 SCENARIOS = (
     "kernel", "fit", "privacy_utility", "unlearn", "audit", "imbalanced", "scale",
-    "output_perturbation", "decisions",
+    "output_perturbation", "decisions", "search",
 )
 
 
