@@ -20,6 +20,7 @@ from skforget.accounting import EditCertificate, PrivacyGuarantee
 from skforget.exceptions import (
     DataDependentStepError,
     NotCertifiableError,
+    PrivacyBudgetWarning,
     PrivacyLeakWarning,
     UnlearningError,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "OutputPerturbationClassifier",
     "OutputPerturbationRegressor",
     "PrivacyGuarantee",
+    "PrivacyBudgetWarning",
     "PrivacyLeakWarning",
     "UnlearningError",
     "__version__",

@@ -36,8 +36,12 @@ from skforget._rows import (
     project_rows,
     row_weights,
 )
-from skforget._validation import user_stacklevel
-from skforget.exceptions import PrivacyLeakWarning, UnlearningError
+from skforget._validation import called_from_model_selection, user_stacklevel
+from skforget.exceptions import (
+    PrivacyBudgetWarning,
+    PrivacyLeakWarning,
+    UnlearningError,
+)
 
 #: Targets more than this many times the unclipped reach ``clip_norm / R``
 #: (for most rows) make the regressor warn when no public target scale is given.
@@ -268,6 +272,25 @@ class _BasePrivateLinear(BaseEstimator):
         """``(n_outputs, loss, new_attributes, classes or None)`` from public
         parameters alone, for rows whose targets stay on a cluster."""
         raise NotImplementedError
+
+    def _warn_if_model_selection(self, rho, delta):
+        """Say what a fit spends when scikit-learn's model selection runs it:
+        ``GridSearchCV`` and ``cross_val_score`` fit many models on shared rows
+        and compare exact validation scores, which the per-model figure does
+        not cover. ``rho`` is the fit's planned rho-coefficient (public)."""
+        if not called_from_model_selection():
+            return
+        one = accounting.rho_to_epsilon(rho=rho, delta=delta)
+        ten = accounting.rho_to_epsilon(rho=10 * rho, delta=delta)
+        warnings.warn(
+            f"{type(self).__name__}.fit runs inside scikit-learn's model selection "
+            f"(GridSearchCV, cross_val_score, ...). Each fit is ({one:.3g}, "
+            f"{delta:.2g})-DP alone, but the fits share rows: their Rényi figures "
+            f"add (10 such fits: epsilon {ten:.3g}), and the exact validation "
+            "scores that choose between them are covered by no figure. "
+            "skforget.model_selection.PrivateSearchCV tunes with one figure for "
+            "the whole search (privacy-accounting.md, Section 17).",
+            PrivacyBudgetWarning, stacklevel=user_stacklevel())
 
     # --- shared helpers --------------------------------------------------------
     def _intercept_scaling(self, loss=None):

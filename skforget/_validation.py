@@ -16,9 +16,12 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from skforget.exceptions import PrivacyLeakWarning
+from skforget.exceptions import PrivacyBudgetWarning, PrivacyLeakWarning
 
 warnings.simplefilter("always", PrivacyLeakWarning)
+# Once per distinct message: a grid search would otherwise repeat the same
+# figure for every one of its fits.
+warnings.simplefilter("once", PrivacyBudgetWarning)
 
 PRIVACY_CONSTRAINTS = {
     "epsilon": [Interval(Real, 0, None, closed="neither")],
@@ -73,6 +76,20 @@ def user_stacklevel():
         frame = frame.f_back
         level += 1
     return level
+
+
+_MODEL_SELECTION = f"{os.sep}sklearn{os.sep}model_selection{os.sep}"
+
+
+def called_from_model_selection():
+    """Whether scikit-learn's model selection (``GridSearchCV``,
+    ``cross_val_score``, ...) is on the call stack (public: the caller's code)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if _MODEL_SELECTION in os.path.abspath(frame.f_code.co_filename):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def check_finite_params(estimator, names):

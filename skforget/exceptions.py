@@ -11,6 +11,15 @@ class PrivacyLeakWarning(UserWarning):
     """
 
 
+class PrivacyBudgetWarning(PrivacyLeakWarning):
+    """Privacy is spent beyond what the model's own guarantee reports.
+
+    Raised, for instance, when scikit-learn's ``GridSearchCV`` or
+    ``cross_val_score`` fits a private estimator many times on overlapping
+    rows. Shown once per distinct message.
+    """
+
+
 class UnlearningError(ValueError):
     """An edit request cannot be served by the fitted model.
 

@@ -228,3 +228,22 @@ def test_scipy_distributions_are_drawn(cancer):
                         {"C": stats.loguniform(1e-3, 1.0)}, n_candidates=3,
                         random_state=0).fit(X, y)
     assert all(1e-3 <= p["C"] <= 1.0 for p in s.cv_results_["params"])
+
+
+def test_sklearn_model_selection_says_what_it_spends(cancer):
+    from sklearn.model_selection import GridSearchCV, cross_val_score
+
+    from skforget import OutputPerturbationClassifier, PrivacyBudgetWarning
+
+    X, y = cancer
+    with pytest.warns(PrivacyBudgetWarning, match=r"10 such fits: epsilon") as rec:
+        GridSearchCV(NoisyGDClassifier(classes=[0, 1]), {"C": [0.1, 1.0]},
+                     cv=3).fit(X, y)
+    assert any("PrivateSearchCV" in str(w.message) for w in rec)
+    with pytest.warns(PrivacyBudgetWarning, match="cross_val_score"):
+        cross_val_score(OutputPerturbationClassifier(classes=[0, 1]), X, y, cv=2)
+    # Neither a plain fit nor the private search warns.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyBudgetWarning)
+        NoisyGDClassifier(classes=[0, 1]).fit(X, y)
+        _search(n_candidates=2).fit(X, y)
