@@ -10,8 +10,9 @@ public label set; side by side on the same split, at a total epsilon = 1:
 * ``NoisyGDClassifier(epsilon=1)`` at defaults (no tuning);
 * ``PrivateSearchCV`` over a fixed public grid (``C`` on a log grid and
   "auto"; ``clip_norm`` too for binary tables), mean 10 candidates
-  (logarithmic law), refit on all rows with half the budget (the default),
-  and without refit (all of epsilon to the candidates);
+  (logarithmic law): at defaults (candidates trained on all rows, scored on
+  them with noise), and scored on a held-out fifth with and without a refit
+  on all rows (half the budget);
 * ``LogisticRegression()`` (not private), for scale.
 
 Reported: test accuracy and balanced accuracy, medians over noise seeds, the
@@ -72,8 +73,10 @@ def run_table(name, *, smoke, seeds, log):
             warnings.simplefilter("ignore")
             record("default, epsilon=1", NoisyGDClassifier(
                 classes=classes, epsilon=EPSILON).fit(X_tr, y_tr))
-            for label, kw in (("PrivateSearchCV, refit", {}),
-                              ("PrivateSearchCV, no refit", {"refit": False})):
+            for label, kw in (("PrivateSearchCV", {}),
+                              ("held out 20 %, refit", {"validation_fraction": 0.2}),
+                              ("held out 20 %, no refit",
+                               {"validation_fraction": 0.2, "refit": False})):
                 search = PrivateSearchCV(base, _grid(len(classes)), epsilon=EPSILON,
                                          n_candidates=3 if smoke else 10, **kw)
                 search.fit(X_tr, y_tr)
@@ -88,25 +91,29 @@ def run_table(name, *, smoke, seeds, log):
 
 
 def markdown(per_table):
-    labels = ["default, epsilon=1", "PrivateSearchCV, refit",
-              "PrivateSearchCV, no refit", "LogisticRegression()"]
+    labels = ["default, epsilon=1", "PrivateSearchCV", "held out 20 %, refit",
+              "held out 20 %, no refit", "LogisticRegression()"]
     body = []
     for name, r in per_table.items():
         m = r["median"]
-        best = max(m["PrivateSearchCV, refit"][0], m["PrivateSearchCV, no refit"][0])
-        floor = "yes" if best >= m["default, epsilon=1"][0] - 0.02 else "no"
+        floor = ("yes" if m["PrivateSearchCV"][0] >= m["default, epsilon=1"][0] - 0.02
+                 else "no")
         body.append([f"{name} ({r['n_train']} rows, {r['n_classes']} classes)"]
                     + [f"{m[k][0]:.3f} / {m[k][1]:.3f}" for k in labels] + [floor])
     eps = next(iter(per_table.values()))["budgets"]
     return "\n".join([
         "Accuracy / balanced accuracy on the held-out quarter (medians over "
         "noise seeds). Every private row spends epsilon = 1 in all: the "
-        "search's figure covers the selection and the refit "
-        f"(each candidate ran at epsilon "
-        f"{eps['PrivateSearchCV, refit']['run_epsilon']:.3f} with refit, "
-        f"{eps['PrivateSearchCV, no refit']['run_epsilon']:.3f} without). "
-        "'floor' says whether the better search is within 0.02 of the untuned "
-        "default's accuracy (issue 26).",
+        "search's figure covers the selection and the refit. PrivateSearchCV "
+        "(the default) trains every candidate on all rows and scores it on them "
+        f"(each fit at epsilon {eps['PrivateSearchCV']['run_epsilon']:.3f}, the "
+        "score's noise taking 5 % of the run's budget); 'held out 20 %' scores "
+        "on a held-out fifth instead (fits at epsilon "
+        f"{eps['held out 20 %, refit']['run_epsilon']:.3f} then a refit at "
+        f"{eps['held out 20 %, refit']['refit_epsilon']:.3f}, or "
+        f"{eps['held out 20 %, no refit']['run_epsilon']:.3f} without refit). "
+        "'floor': the default search within 0.02 of the untuned default's "
+        "accuracy (issue 26).",
         "",
         md_table(["table"] + labels + ["floor"], body),
     ])

@@ -44,12 +44,14 @@ def test_selection_curve_matches_dp_accounting(shape, mean, rho):
     np.testing.assert_allclose(ours, theirs, rtol=1e-4)
 
 
-@pytest.mark.parametrize("mean,shape,refit_share", [
-    (10.0, 0.0, 0.0), (10.0, 0.0, 0.5), (5.0, 1.0, 0.3), (20.0, 0.5, 0.5)])
-def test_plan_search_total_matches_dp_accounting(refit_share, mean, shape):
+@pytest.mark.parametrize("mean,shape,refit_share,score_share", [
+    (10.0, 0.0, 0.0, 0.05), (10.0, 0.0, 0.5, 0.0), (5.0, 1.0, 0.3, 0.0),
+    (20.0, 0.5, 0.5, 0.0)])
+def test_plan_search_total_matches_dp_accounting(refit_share, mean, shape,
+                                                 score_share):
     delta = 1e-5
     b = acc.plan_search(epsilon=1.0, delta=delta, mean=mean, shape=shape,
-                        refit_share=refit_share)
+                        refit_share=refit_share, score_share=score_share)
     assert b.epsilon <= 1.0
     ledger = dp_rdp.RdpAccountant(orders=list(_ORDERS))
     run = dp_event.GaussianDpEvent(1.0 / math.sqrt(2.0 * b.run_rho))
@@ -57,8 +59,11 @@ def test_plan_search_total_matches_dp_accounting(refit_share, mean, shape):
     if refit_share:
         ledger.compose(dp_event.GaussianDpEvent(1.0 / math.sqrt(2.0 * b.refit_rho)))
     assert ledger.get_epsilon(delta) == pytest.approx(b.epsilon, rel=1e-4)
-    # The target handed to each run is covered by the selection's rho.
-    assert acc.epsilon_to_rho(epsilon=b.run_epsilon, delta=delta) <= b.run_rho
+    # The target handed to each run's fit is covered by the selection's rho
+    # net of the score's share.
+    assert b.score_rho == pytest.approx(score_share * b.run_rho)
+    assert acc.epsilon_to_rho(epsilon=b.run_epsilon, delta=delta) <= \
+        b.run_rho - b.score_rho
     if refit_share:
         assert b.refit_epsilon == pytest.approx(refit_share * 1.0, rel=1e-8)
         assert acc.epsilon_to_rho(epsilon=b.refit_epsilon, delta=delta) <= b.refit_rho
@@ -130,7 +135,13 @@ def test_search_reports_one_figure_within_its_epsilon(cancer):
     s = _search().fit(X, y)
     g = s.privacy_guarantee_
     assert g.epsilon <= 1.0 and g.delta == acc.default_delta(n_samples=len(y))
-    assert s.best_estimator_.privacy_guarantee_.epsilon <= g.refit_epsilon * (1 + 1e-9)
+    # By default the selected run, trained on all rows, is the model.
+    assert g.refit_rho == 0 and g.score_rho == pytest.approx(0.05 * g.run_rho)
+    assert s.best_estimator_.privacy_guarantee_.epsilon <= g.run_epsilon * (1 + 1e-9)
+    held = _search(validation_fraction=0.2).fit(X, y)
+    assert held.privacy_guarantee_.epsilon <= 1.0
+    assert held.best_estimator_.privacy_guarantee_.epsilon <= \
+        held.privacy_guarantee_.refit_epsilon * (1 + 1e-9)
     assert "whole search" in str(g) and "does not undo" in str(g)
     assert set(s.best_params_) == set(GRID)
     # Released: the candidates (public) and which one won, never other scores.
@@ -175,10 +186,15 @@ def test_every_run_is_planned_within_the_selection(cancer, monkeypatch):
     monkeypatch.setattr(NoisyGDClassifier, "fit", spy)
     s = _search(random_state=None).fit(X, y)
     budget = s.privacy_guarantee_
+    assert len(seen) == s.n_candidates_  # no refit: the selected run is kept
+    assert all(rho <= budget.run_rho - budget.score_rho for _, rho, _ in seen)
+    assert all(seed is None for *_, seed in seen)  # fresh noise for every fit
+    seen.clear()
+    s = _search(random_state=None, validation_fraction=0.2).fit(X, y)
+    budget = s.privacy_guarantee_
     runs, refit = seen[:-1], seen[-1]
     assert len(runs) == s.n_candidates_
     assert all(rho <= budget.run_rho for _, rho, _ in runs)
-    assert all(seed is None for *_, seed in seen)  # fresh noise for every fit
     assert refit[1] <= budget.refit_rho
 
 
@@ -188,6 +204,9 @@ def test_search_refuses_what_it_sets_or_cannot_score(cancer):
         PrivateSearchCV(NoisyGDClassifier(), {"epsilon": [1, 2]}).fit(X, y)
     with pytest.raises(ValueError, match="does not have"):
         PrivateSearchCV(NoisyGDClassifier(), {"alpha": [1, 2]}).fit(X, y)
+    with pytest.raises(ValueError, match="group_size=2"):
+        PrivateSearchCV(NoisyGDClassifier(group_size=2), {"C": [1.0]},
+                        validation_fraction=0.2).fit(X, y)
     with pytest.raises(ValueError, match="target_bound is required"):
         PrivateSearchCV(NoisyGDRegressor(), {"alpha": [1.0]}).fit(X, y * 1.0)
 
@@ -209,7 +228,7 @@ def test_deletion_through_the_search(cancer):
         warnings.simplefilter("ignore")
         s.partial_unlearn(EditRequest(X, y, delete=[0, 1]))
     assert s.best_estimator_.privacy_guarantee_.deletion.n_deleted == 2
-    no_refit = _search(refit=False).fit(X, y)
+    no_refit = _search(refit=False, validation_fraction=0.2).fit(X, y)
     with pytest.raises(ValueError, match="refit=True"):
         no_refit.partial_unlearn(EditRequest(X, y, delete=[0]))
 

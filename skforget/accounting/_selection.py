@@ -171,9 +171,14 @@ class SearchBudget:
     epsilon, delta : float
         The whole search's (epsilon, delta): selection and refit together.
     run_epsilon : float
-        Target of each candidate run, alone (its rho-coefficient is ``run_rho``).
+        Target of each candidate's fit, alone: its rho-coefficient is
+        ``run_rho - score_rho`` at most.
     run_rho, refit_rho : float
-        Rho-coefficients of one run and of the refit (0 without refit).
+        Rho-coefficients of one run (fit and score) and of the refit (0
+        without refit).
+    score_rho : float
+        Part of ``run_rho`` spent on a noisy score computed on the fit's own
+        rows (0 when candidates are scored on held-out rows, Lemma 17.1).
     refit_epsilon : float
         The refit's target at ``delta``, a hair below its share of
         ``epsilon`` so that rounding cannot take it past ``refit_rho``
@@ -199,6 +204,7 @@ class SearchBudget:
     shape: float
     gamma: float
     order: float
+    score_rho: float = 0.0
 
     def to_dict(self):
         """The plan as a JSON-ready dict."""
@@ -239,7 +245,8 @@ def _total_rdp(run_rho, refit_rho, mean, shape):
             + _ORDERS * refit_rho)
 
 
-def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5):
+def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5,
+                score_share=0.0):
     """Split a total (epsilon, delta) between repeat-and-select and a refit.
 
     privacy-accounting.md, Section 17.3: the refit gets the rho-coefficient of
@@ -259,6 +266,9 @@ def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5):
         ``eta`` of the truncated negative binomial law (0: logarithmic).
     refit_share : float in [0, 1), default=0.5
         Share of ``epsilon`` given to the refit on all rows (0: no refit).
+    score_share : float in [0, 1), default=0
+        Share of each run's rho-coefficient spent on a noisy score of the
+        run's own rows (Lemma 17.1b); 0 when runs are scored on held-out rows.
 
     Returns
     -------
@@ -276,6 +286,8 @@ def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5):
     mean, shape = _check_law(mean, shape)
     # Below 1: the candidate runs need part of the budget.
     refit_share = check_real(refit_share, "refit_share", low=0.0, high=1.0,
+                             low_open=False)
+    score_share = check_real(score_share, "score_share", low=0.0, high=1.0,
                              low_open=False)
     refit_epsilon = (_target_within(epsilon_to_rho(
         epsilon=refit_share * epsilon, delta=delta), delta) if refit_share > 0 else 0.0)
@@ -303,7 +315,8 @@ def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5):
         orders=_ORDERS, rdp=_total_rdp(run_rho, 0.0, mean, shape), delta=delta)[0]
     return SearchBudget(
         epsilon=eps_total, delta=delta,
-        run_epsilon=_target_within(run_rho, delta), run_rho=run_rho,
+        run_epsilon=_target_within((1.0 - score_share) * run_rho, delta),
+        run_rho=run_rho, score_rho=score_share * run_rho,
         refit_epsilon=refit_epsilon,
         refit_rho=refit_rho, selection_epsilon=selection, mean=mean, shape=shape,
         gamma=repetition_gamma(mean=mean, shape=shape), order=order)

@@ -4,13 +4,16 @@
 
 Design
 ------
-One candidate run (privacy-accounting.md, Lemma 17.1) fits a clone with
-hyper-parameters drawn from public distributions on a training part fixed
-before the data are read, and scores it on the validation part with Gaussian
-noise calibrated so that the score costs no more than the fit: a record is in
-one part only, so the run is a rho-coefficient ``run_rho`` mechanism. The
-number of runs is random (truncated negative binomial, Theorem 17.2) and only
-the best run is released; the refit on all rows composes with it (17.3).
+One candidate run fits a clone with hyper-parameters drawn from public
+distributions and scores it with Gaussian noise. By default (Lemma 17.1b) it
+fits on all rows and scores on the same rows, the score taking
+``SCORE_SHARE`` of the run's rho-coefficient; the selected run is then the
+released model, trained on every row, and no refit is needed. With a
+``validation_fraction`` (Lemma 17.1) it fits on a training part fixed before
+the data are read and scores on the other part at no extra cost (a record is
+in one part only); the refit on all rows then composes with the selection
+(17.3). The number of runs is random (truncated negative binomial, Theorem
+17.2) and only the best run is released.
 
 Everything that decides the runs (the split, the number of runs, the candidate
 hyper-parameters) comes from the search's public generator; the score noise
@@ -41,6 +44,12 @@ from skforget import accounting
 #: Parameters of the tuned estimator that the search sets itself.
 _RESERVED = ("epsilon", "delta", "random_state")
 
+#: Share of each run's rho-coefficient spent on scoring it on its own rows
+#: (privacy-accounting.md, Lemma 17.1b): the score's noise, 1 / (N sqrt(2 *
+#: 0.05 rho_run)), is below a percent of accuracy from about 3000 rows at
+#: epsilon = 1, while the fit keeps 95 % of the run's budget.
+SCORE_SHARE = 0.05
+
 
 def _best_has(name):
     def check(self):
@@ -64,10 +73,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     search runs a random number ``K`` of candidates (mean ``n_candidates``,
     truncated negative binomial law), each a private fit on a training part
     scored privately on a validation part, releases only the best one, and
-    refits it on all rows. The whole search is (``epsilon``, ``delta``)-DP for
-    every record; with a mean of 10 candidates a total epsilon of 1 leaves
-    each run about 0.55 (0.29 by naive composition of 10 fits)
-    (privacy-accounting.md, Section 17).
+    returns it. The whole search is (``epsilon``, ``delta``)-DP for every
+    record; with a mean of 10 candidates a total epsilon of 1 leaves each run
+    about 0.55 (0.29 by naive composition of 10 fits) (privacy-accounting.md,
+    Section 17). By default every candidate is trained on all rows and scored
+    on them with noise, so the selected model is trained on every row and
+    serves deletions directly.
 
     Parameters
     ----------
@@ -89,15 +100,20 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         ``eta`` of the law of the number of runs: 0 logarithmic (the default;
         least privacy per candidate), 1 geometric; larger values concentrate
         ``K`` around its mean at a higher privacy price.
-    validation_fraction : float in (0, 1), default=0.2
-        Share of the rows, chosen at random before the data are read, on which
-        candidates are scored.
+    validation_fraction : float in (0, 1) or None, default=None
+        None: candidates are trained on all rows and scored on them, the
+        score's noise taking 5 % of each run's budget (``SCORE_SHARE``). A
+        float: the share of the rows, chosen at random before the data are
+        read, held out to score candidates trained on the rest.
     refit : bool, default=True
-        Refit the selected hyper-parameters on all rows (``best_estimator_``).
-        Without refit, ``best_estimator_`` is the selected run, trained on the
-        training part only, and all of ``epsilon`` goes to the runs.
+        With a ``validation_fraction``: refit the selected hyper-parameters on
+        all rows with ``refit_share`` of ``epsilon``; without refit,
+        ``best_estimator_`` is the selected run, trained on the training part
+        only. Without a ``validation_fraction`` the selected run already saw
+        every row and is returned as it is.
     refit_share : float in [0, 1), default=0.5
-        Share of ``epsilon`` given to the refit.
+        Share of ``epsilon`` given to the refit (with a
+        ``validation_fraction`` and ``refit=True`` only).
     target_bound : float, default=None
         Regressors only: public bound ``b`` of the absolute error that still
         counts; each validation record scores ``1 - min(|y - y_hat| / b, 1)``.
@@ -151,7 +167,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         "delta": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
         "n_candidates": [Interval(Real, 1, None, closed="left")],
         "shape": [Interval(Real, 0, None, closed="left")],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
         "refit": ["boolean"],
         "refit_share": [Interval(Real, 0, 1, closed="left")],
         "target_bound": [Interval(Real, 0, None, closed="neither"), None],
@@ -160,7 +176,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     }
 
     def __init__(self, estimator, param_distributions, *, epsilon=1.0, delta="auto",
-                 n_candidates=10, shape=0.0, validation_fraction=0.2, refit=True,
+                 n_candidates=10, shape=0.0, validation_fraction=None, refit=True,
                  refit_share=0.5, target_bound=None, random_state=None, verbose=0):
         self.estimator = estimator
         self.param_distributions = param_distributions
@@ -200,6 +216,17 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "target_bound is required for a regressor: the public bound of the "
                 "absolute error that still counts in the validation score (each "
                 "record scores 1 - min(|y - y_hat| / target_bound, 1)).")
+        if self.validation_fraction is None:
+            return 0
+        if int(params.get("group_size", 1)) > 1:
+            # A person's rows could fall on both sides of the random split,
+            # and Lemma 17.1 prices a unit on one side only.
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction!r} with group_size="
+                f"{params['group_size']}: a person's rows could land in both the "
+                "training and the validation part, which Lemma 17.1 does not "
+                "price. Leave validation_fraction=None (candidates are scored on "
+                "their own rows, Lemma 17.1b).")
         n_val = int(math.ceil(self.validation_fraction * n))
         if not (1 <= n_val < n):
             raise ValueError(f"validation_fraction={self.validation_fraction!r} "
@@ -234,10 +261,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         n_val = self._check_inputs(n)
         delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
                  else float(self.delta))
+        held_out = n_val > 0
+        refits = held_out and self.refit
         budget = accounting.plan_search(
             epsilon=float(self.epsilon), delta=delta, mean=float(self.n_candidates),
             shape=float(self.shape),
-            refit_share=float(self.refit_share) if self.refit else 0.0)
+            refit_share=float(self.refit_share) if refits else 0.0,
+            score_share=0.0 if held_out else SCORE_SHARE)
         public = check_random_state(self.random_state)
         seeded = isinstance(self.random_state, Integral)
         # Secret noise for the scores; the runs get their own seeds (or None).
@@ -255,10 +285,17 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if self.verbose:
             print(f"[skforget] PrivateSearchCV: {k} candidate runs, each planned "
                   f"for epsilon {budget.run_epsilon:.4g}; {budget}")
-        X_train, y_train = _safe_split(self.estimator, X, y, train)
-        X_val, y_val = _safe_split(self.estimator, X, y, val)
+        if held_out:
+            X_train, y_train = _safe_split(self.estimator, X, y, train)
+            X_val, y_val = _safe_split(self.estimator, X, y, val)
+        else:  # no copy: every run reads all rows
+            X_train = X_val = X
+            y_train = y_val = y
         group = int(self.estimator.get_params().get("group_size", 1))
-        sigma_score = group / (n_val * math.sqrt(2.0 * budget.run_rho))
+        # Lemma 17.1: held-out rows are scored at the run's rho at no extra
+        # cost; Lemma 17.1b: the fit's own rows at the score's share of it.
+        sigma_score = group / ((n_val if held_out else n) * math.sqrt(
+            2.0 * (budget.run_rho if held_out else budget.score_rho)))
         best = None
         for i, params in enumerate(candidates):
             est = clone(self.estimator).set_params(
@@ -270,7 +307,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 warnings.simplefilter("ignore", UserWarning)
                 est.fit(X_train, y_train)
             rho = est.privacy_guarantee_.rho
-            if not rho <= budget.run_rho:
+            if not rho <= budget.run_rho - budget.score_rho:
                 raise RuntimeError(
                     f"Candidate {params} reports rho={rho:.6g}, above the "
                     f"{budget.run_rho:.6g} the selection was planned for: "
@@ -288,7 +325,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.n_candidates_ = k
         self.cv_results_ = {"params": candidates,
                             "selected": np.arange(k) == index}
-        if self.refit:
+        if refits:
             model = clone(self.estimator).set_params(
                 **self.best_params_, epsilon=budget.refit_epsilon, delta=delta,
                 random_state=int(public.randint(2**31)) if seeded else None)
@@ -337,10 +374,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         the deleted records, bounded by ``privacy_guarantee_.selection_epsilon``
         (privacy-accounting.md, 17.4).
         """
-        if not self.refit:
+        if self.validation_fraction is not None and not self.refit:
             raise ValueError("Without refit, best_estimator_ was trained on the "
                              "search's training part only; fit with refit=True "
-                             "to serve deletions on the whole database.")
+                             "(or without a validation_fraction) to serve "
+                             "deletions on the whole database.")
         self.best_estimator_.partial_unlearn(edits)
         return self
 
