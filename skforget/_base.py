@@ -551,4 +551,5 @@ class _BaseNoisyGD(_BasePrivateLinear):
         self.n_unlearn_iter_ = steps // edit.n_batches
         self.privacy_guarantee_ = guarantee
         self.database_version_ = edits.version_after
+        self._warn_if_adaptive_exceeds(guarantee)
         return self

@@ -292,6 +292,20 @@ class _BasePrivateLinear(BaseEstimator):
             "the whole search (privacy-accounting.md, Section 17).",
             PrivacyBudgetWarning, stacklevel=user_stacklevel())
 
+    @staticmethod
+    def _warn_if_adaptive_exceeds(guarantee):
+        """Say when an edit's adaptive figure passes the model's epsilon."""
+        cert = guarantee.deletion
+        if cert is None or not cert.epsilon_adaptive > guarantee.target_epsilon:
+            return
+        warnings.warn(
+            f"After {cert.index} edit(s), the figure against requests adapted to "
+            f"earlier releases is epsilon {cert.epsilon_adaptive:.3g}, above the "
+            f"model's target {guarantee.target_epsilon:.3g}. If requests may depend "
+            "on what the models revealed, fit a new model on the current database "
+            "(it restarts the count; privacy_guarantee_ explains).",
+            PrivacyBudgetWarning, stacklevel=user_stacklevel())
+
     # --- shared helpers --------------------------------------------------------
     def _intercept_scaling(self, loss=None):
         """Feature value ``s_b`` of the intercept coordinate (0 without one).

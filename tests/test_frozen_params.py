@@ -387,3 +387,26 @@ def test_pandas_label_sets_are_not_reported_as_changed():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _served(model, Y_BIN)
+
+
+def test_group_and_adaptive_figures_are_in_plain_sight():
+    from skforget import PrivacyBudgetWarning
+
+    Xs, ys = X, Y_BIN
+    model = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(Xs, ys)
+    crossed = False
+    for _ in range(12):
+        request = EditRequest(Xs, ys, delete=[0, 1, 2])
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            model.partial_unlearn(request)
+        Xs, ys = request.apply()
+        g = model.privacy_guarantee_
+        text = str(g)
+        assert "3 removed records together" in text
+        assert f"{g.deletion.epsilon_deletion_batch:.4g}"[:4] in text
+        over = g.deletion.epsilon_adaptive > g.target_epsilon
+        warned = any(issubclass(w.category, PrivacyBudgetWarning) for w in rec)
+        assert warned == over and ("exceeds the model's target" in text) == over
+        crossed |= over
+    assert crossed  # the stream is long enough to cross

@@ -306,15 +306,28 @@ class PrivacyGuarantee:
                 f"({_fmt(cert.epsilon_adaptive)}, {self.delta:.3g})."
             )
         else:
+            removed = cert.n_deleted + cert.n_replaced
+            together = (f"; the {removed} removed records together, as one unit: "
+                        f"({_fmt(cert.epsilon_deletion_batch)}, {self.delta:.3g})"
+                        if removed > 1 else "")
             lines.append(
                 f"Deleted records (edit {cert.index}: {cert.n_deleted} deleted, "
                 f"{cert.n_replaced} replaced, {cert.n_inserted} inserted, "
                 f"{cert.steps} steps): ({_fmt(cert.epsilon_deletion)}, "
                 f"{self.delta:.3g})-indistinguishable from never having been seen "
-                f"(Rényi: q*{_fmt(cert.rho_deletion)} at every order q > 1); "
+                f"(Rényi: q*{_fmt(cert.rho_deletion)} at every order q > 1)"
+                f"{together}; "
                 f"against requests adapted to {cert.releases_seen} earlier "
                 f"release(s): ({_fmt(cert.epsilon_adaptive)}, {self.delta:.3g})."
             )
+        if cert is not None and cert.epsilon_adaptive > self.target_epsilon:
+            lines.append(
+                f"The adaptive figure ({_fmt(cert.epsilon_adaptive)}) exceeds the "
+                f"model's target epsilon {_fmt(self.target_epsilon)}: a requester "
+                f"who chose requests after seeing the {cert.releases_seen} earlier "
+                "releases learns more about the deleted records than a fresh model "
+                "would reveal about a present one. A new fit on the current "
+                "database restarts the count.")
         if self.preprocessing:
             lines.append("Preprocessing inside the guarantee, all public:")
             lines.extend(f"  {path}: {how}" for path, how in self.preprocessing)
