@@ -46,6 +46,7 @@ from skforget.audit import (
     clopper_pearson,
 )
 from skforget.exceptions import PrivacyLeakWarning
+from skforget.model_selection import PrivateSearchCV
 
 DATASET = "breast_cancer"
 MODE_NAMES = {"dp": "DP", "deletion": "deletion", "insert": "DP after insert"}
@@ -79,6 +80,13 @@ class ReparametrisedUnlearner(NoisyGDRegressor):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             return super().partial_unlearn(edits)
+
+
+def searched_classifier(epsilon, **extra):
+    """A private search over C: the whole search is one released mechanism."""
+    return PrivateSearchCV(NoisyGDClassifier(classes=[0, 1]),
+                           {"C": [0.01, 0.1, 1.0]}, epsilon=epsilon,
+                           n_candidates=3, **extra)
 
 
 def audit_ceiling(n_eval, delta, confidence=CONFIDENCE):
@@ -140,6 +148,16 @@ def run(*, smoke=False, out_dir=None, log=print):
         for via in vias:
             configs.append((f"hostile canary ({via}): {label}", f"dp-{via}", 1.0,
                             cls, extra, Xh, yh, canary))
+    # PrivateSearchCV is a mechanism of its own (spec Section 17): a random
+    # number of candidates, each scored on its own rows, the best released.
+    Xs = hostile_data()[0][3]
+    ys = (Xs[:, 0] > 0).astype(int)
+    for eps in sorted({epsilons[0], epsilons[-1]}):
+        configs.append(("PrivateSearchCV (mean 3 candidates, C in {0.01, 0.1, 1}), "
+                        "canary [0, 0.66]", "dp-fit", eps, searched_classifier, {},
+                        Xs, ys, Canary(x=np.array([0.0, 0.66]), y=1,
+                                       x_reference=np.array([0.0, 0.66]),
+                                       y_reference=0)))
     results, rows = [], []
     for label, mode, eps, cls, extra, Xa, ya, canary in configs:
         est = cls(epsilon=eps, **(params if canary is None else {}), **extra)

@@ -40,6 +40,7 @@ from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.validation import check_is_fitted, indexable
 
 from skforget import accounting
+from skforget._database import Database, unwrap_database
 
 #: Parameters of the tuned estimator that the search sets itself.
 _RESERVED = ("epsilon", "delta", "random_state")
@@ -242,20 +243,27 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         return 1.0 - np.minimum(err, 1.0)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y=None):
         """Run the private search and refit the selected hyper-parameters.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
-            Training rows.
-        y : array-like of shape (n_samples,)
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features) \
+                or Database
+            Training rows (a :class:`~skforget.Database` without sample
+            weights, ``y`` omitted, is unpacked).
+        y : array-like of shape (n_samples,), default=None
             Targets.
 
         Returns
         -------
         self : object
         """
+        if isinstance(X, Database):
+            if X.sample_weight is not None:
+                raise ValueError("PrivateSearchCV does not take sample weights; "
+                                 "pass a Database without them.")
+            X, y, _ = unwrap_database(X, y)
         X, y = indexable(X, y)
         n = len(y)
         n_val = self._check_inputs(n)
