@@ -33,7 +33,7 @@ from skforget import (
     PrivacyLeakWarning,
 )
 from skforget import accounting as acc
-from skforget.accounting._plan import GROWTH_HEADROOM
+from skforget.accounting._calibration import GROWTH_HEADROOM
 
 D = 3
 HUGE = np.finfo(np.float64).max

@@ -7,6 +7,15 @@ skforget reports is computed here, by a function that cites the result it
 applies; see ``privacy-accounting.md`` for the derivations.
 """
 
+from skforget.accounting._calibration import (
+    auto_batches,
+    batch_data_weight,
+    default_delta,
+    deletion_factor,
+    initial_error,
+    steps_fit_typical,
+    typical_curvature,
+)
 from skforget.accounting._conversions import (
     advantage_bound,
     epsilon_at_order,
@@ -23,6 +32,7 @@ from skforget.accounting._cyclic import (
     step_sizes,
 )
 from skforget.accounting._guarantee import EditCertificate, PrivacyGuarantee
+from skforget.accounting._ledger import guarantee_after_edit, guarantee_after_fit
 from skforget.accounting._noisy_gd import (
     check_learning_rate,
     contraction,
@@ -62,17 +72,8 @@ from skforget.accounting._output_perturbation import (
 from skforget.accounting._plan import (
     EditPlan,
     TrainingPlan,
-    auto_batches,
-    batch_data_weight,
-    default_delta,
-    deletion_factor,
-    guarantee_after_edit,
-    guarantee_after_fit,
-    initial_error,
     plan_training,
     plan_unlearning,
-    steps_fit_typical,
-    typical_curvature,
 )
 
 __all__ = [

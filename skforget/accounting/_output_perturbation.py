@@ -24,6 +24,7 @@ function here is of public numbers only.
 import math
 from dataclasses import dataclass
 
+from skforget.accounting._calibration import deletion_factor
 from skforget.accounting._checks import (
     check_choice,
     check_int,
@@ -45,7 +46,6 @@ from skforget.accounting._noisy_gd import (
     sensitivity,
     smoothness,
 )
-from skforget.accounting._plan import deletion_factor
 
 #: Largest relative tolerance accepted: beyond it the tolerance term would
 #: dominate the sensitivity it is added to.
