@@ -37,7 +37,7 @@ from scipy.special import expit, log_expit, logsumexp, softmax
 from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
 from skforget._solver import gradient_sum
-from skforget.accounting import certified_solve_bounds
+from skforget.accounting._output_perturbation import certified_solve_bounds
 
 
 class CertificationError(ArithmeticError):
@@ -182,8 +182,8 @@ def solve_certified(design, *, lam, n_outputs, normaliser, tolerance, gradient_b
     certificate ``||theta|| <= B`` and ``||grad F|| + e_pub <= tolerance``
     holds; otherwise plain gradient descent at ``1 / (lam + beta)`` runs from 0
     for the public number ``K`` of steps of
-    :func:`~skforget.accounting.certified_solve_bounds` (stopping early only
-    at a point that passes the certificate), which lands within
+    :func:`~skforget.accounting._output_perturbation.certified_solve_bounds`
+    (stopping early only at a point that passes the certificate), which lands within
     ``tolerance / lam`` of the minimiser whatever the data. The running time,
     not the result's guarantee, depends on the data.
 

@@ -31,7 +31,7 @@ from skforget._validation import (
     check_finite_params,
     segment_rng,
 )
-from skforget.accounting._output_perturbation import MAX_TOL
+from skforget.accounting._output_perturbation import MAX_TOL, certified_solve_bounds
 from skforget.distributed import ShardedDatabase
 from skforget.exceptions import UnlearningError
 
@@ -131,7 +131,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
         # Section 15.3's public precondition, from public numbers only and
         # before the solve: whether the release can be certified must never
         # depend on the rows.
-        _, e_pub, steps = accounting.certified_solve_bounds(
+        _, e_pub, steps = certified_solve_bounds(
             n_samples=n, n_params=n_params, gradient_bound=plan.gradient_bound,
             row_norm=plan.row_norm, lam=plan.lam, beta=plan.beta,
             tolerance=plan.tolerance)

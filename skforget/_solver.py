@@ -21,7 +21,7 @@ import joblib
 import numpy as np
 
 from skforget import _kernels
-from skforget.accounting import Segment, step_sizes
+from skforget.accounting._cyclic import Segment, step_sizes
 
 LOSS_CODES = {
     "logistic": _kernels.LOGISTIC,

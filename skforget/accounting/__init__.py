@@ -8,13 +8,8 @@ applies; see ``privacy-accounting.md`` for the derivations.
 """
 
 from skforget.accounting._calibration import (
-    auto_batches,
-    batch_data_weight,
     default_delta,
     deletion_factor,
-    initial_error,
-    steps_fit_typical,
-    typical_curvature,
 )
 from skforget.accounting._conversions import (
     advantage_bound,
@@ -28,8 +23,6 @@ from skforget.accounting._cyclic import (
     Segment,
     rho_cyclic_present,
     rho_cyclic_removed,
-    shift_bound,
-    step_sizes,
 )
 from skforget.accounting._guarantee import EditCertificate, PrivacyGuarantee
 from skforget.accounting._ledger import guarantee_after_edit, guarantee_after_fit
@@ -61,7 +54,6 @@ from skforget.accounting._noisy_gd import (
 )
 from skforget.accounting._output_perturbation import (
     OutputPerturbationPlan,
-    certified_solve_bounds,
     guarantee_after_output_perturbation,
     minimizer_sensitivity,
     output_perturbation_noise,
@@ -70,7 +62,6 @@ from skforget.accounting._output_perturbation import (
     rho_output_perturbation,
 )
 from skforget.accounting._plan import (
-    EditPlan,
     TrainingPlan,
     plan_training,
     plan_unlearning,
@@ -78,14 +69,11 @@ from skforget.accounting._plan import (
 
 __all__ = [
     "EditCertificate",
-    "EditPlan",
     "OutputPerturbationPlan",
     "PrivacyGuarantee",
     "Segment",
     "TrainingPlan",
     "advantage_bound",
-    "auto_batches",
-    "batch_data_weight",
     "check_learning_rate",
     "contraction",
     "coupling_distance",
@@ -101,10 +89,8 @@ __all__ = [
     "group_factor",
     "guarantee_after_edit",
     "guarantee_after_fit",
-    "certified_solve_bounds",
     "guarantee_after_output_perturbation",
     "init_variance",
-    "initial_error",
     "max_learning_rate",
     "minimizer_sensitivity",
     "noise_scale",
@@ -127,12 +113,8 @@ __all__ = [
     "rho_to_epsilon",
     "rho_two_phase",
     "sensitivity",
-    "shift_bound",
     "smoothness",
-    "step_sizes",
     "steps_fit",
-    "steps_fit_typical",
     "steps_unlearn_privacy",
     "steps_unlearn_utility",
-    "typical_curvature",
 ]

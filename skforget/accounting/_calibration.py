@@ -62,7 +62,7 @@ def typical_curvature(*, loss, data_norm, n_features):
 
     Examples
     --------
-    >>> from skforget.accounting import typical_curvature
+    >>> from skforget.accounting._calibration import typical_curvature
     >>> typical_curvature(loss="logistic", data_norm=1.0, n_features=100)
     0.0025
     """
@@ -83,7 +83,7 @@ def initial_error(*, loss, n_classes=2, target_bound=1.0):
 
     Examples
     --------
-    >>> from skforget.accounting import initial_error
+    >>> from skforget.accounting._calibration import initial_error
     >>> round(initial_error(loss="logistic"), 6), initial_error(loss="squared")
     (0.693147, 0.5)
     """
@@ -110,7 +110,7 @@ def steps_fit_typical(*, init_error, target, learning_rate, lam, curvature):
 
     Examples
     --------
-    >>> from skforget.accounting import steps_fit_typical
+    >>> from skforget.accounting._calibration import steps_fit_typical
     >>> steps_fit_typical(init_error=1.0, target=0.01, learning_rate=1.0,
     ...                   lam=0.01, curvature=0.09)
     47
@@ -136,7 +136,7 @@ def auto_batches(*, n_samples, learning_rate, lam, epochs_per_relaxation=None,
 
     Examples
     --------
-    >>> from skforget.accounting import auto_batches
+    >>> from skforget.accounting._calibration import auto_batches
     >>> auto_batches(n_samples=10**6, learning_rate=2.0, lam=1e-5)
     5000
     >>> auto_batches(n_samples=500, learning_rate=2.0, lam=0.05)
@@ -163,7 +163,7 @@ def batch_data_weight(n_samples, n_batches, normaliser, normaliser_batches=None)
 
     Examples
     --------
-    >>> from skforget.accounting import batch_data_weight
+    >>> from skforget.accounting._calibration import batch_data_weight
     >>> batch_data_weight(1000, 10, 1000), batch_data_weight(1090, 1, 1000)
     (1.0, 1.09)
     >>> batch_data_weight(1200, 11, 1000, normaliser_batches=10)

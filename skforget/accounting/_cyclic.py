@@ -96,7 +96,7 @@ def step_sizes(segment):
 
     Examples
     --------
-    >>> from skforget.accounting import Segment, step_sizes
+    >>> from skforget.accounting._cyclic import Segment, step_sizes
     >>> step_sizes(Segment(n_batches=4, epochs=2, learning_rate=1.0)).tolist()
     [1.0, 1.0, 1.0, 1.0, 1.0, 0.75, 0.5, 0.25]
     """
@@ -337,7 +337,7 @@ def shift_bound(segments, *, lam, beta, sensitivity, normaliser):
 
     Examples
     --------
-    >>> from skforget.accounting import Segment, shift_bound
+    >>> from skforget.accounting._cyclic import Segment, shift_bound
     >>> round(shift_bound([Segment(1, 100, 1.0)], lam=0.1, beta=0.5,
     ...                   sensitivity=2.0, normaliser=100), 4)
     0.2

@@ -197,7 +197,7 @@ def certified_solve_bounds(*, n_samples, n_params, gradient_bound, row_norm, lam
 
     Examples
     --------
-    >>> from skforget.accounting import certified_solve_bounds
+    >>> from skforget.accounting._output_perturbation import certified_solve_bounds
     >>> B, e, K = certified_solve_bounds(n_samples=10000, n_params=21,
     ...     gradient_bound=1.0, row_norm=2 ** 0.5, lam=0.01, beta=0.5, tolerance=2e-7)
     >>> round(B, 6), e < 1e-7, K
