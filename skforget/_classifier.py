@@ -9,7 +9,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from skforget._base import _BaseNoisyGD
 from skforget._linear import _PrivateClassifierMixin
-from skforget.certify import MODES, CertifyMixin
+from skforget.certify._ball import MODES
+from skforget.certify._mixin import CertifyMixin
 
 
 class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,

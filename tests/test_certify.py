@@ -30,7 +30,6 @@ from skforget._rows import make_design
 from skforget._solver import initial_draw, run_noisy_gd
 from skforget._validation import segment_rng
 from skforget.certify import (
-    MODES,
     BallTracker,
     Segment,
     ball_step,
@@ -45,6 +44,7 @@ from skforget.certify import (
     topsum_table,
 )
 from skforget.certify._ball import (
+    MODES,
     augmented_row_norms,
     check_step_size,
     clipped_multipliers,

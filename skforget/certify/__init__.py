@@ -20,7 +20,6 @@ changes the mean clipped gradient by at most ``k G / N``.
 """
 
 from skforget.certify._ball import (
-    MODES,
     BallTracker,
     Segment,
     ball_step,
@@ -39,13 +38,10 @@ from skforget.certify._interval import (
     interval_box,
     interval_certify,
 )
-from skforget.certify._mixin import CertifyMixin
 
 __all__ = [
-    "MODES",
     "BallTracker",
     "Box",
-    "CertifyMixin",
     "Segment",
     "ball_step",
     "box_margin_bounds",
