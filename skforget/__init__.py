@@ -10,6 +10,7 @@ the result is indistinguishable from a model that never saw the removed records.
 from skforget._classifier import NoisyGDClassifier
 from skforget._database import Database, DatabaseVersion
 from skforget._edits import EditRequest
+from skforget._legacy import install as _install_legacy_paths
 from skforget._op_estimators import (
     OutputPerturbationClassifier,
     OutputPerturbationRegressor,
@@ -25,6 +26,8 @@ from skforget.exceptions import (
 )
 
 __version__ = "0.1.0.dev0"
+
+_install_legacy_paths()
 
 __all__ = [
     "DataDependentStepError",

@@ -33,7 +33,7 @@ LAYERS = (
                    "skforget.preprocessing")),
     ("tools", ("skforget.audit", "skforget.datasets")),
     ("service", ("skforget.store",)),
-    ("package", ("skforget", "skforget.__main__")),
+    ("package", ("skforget", "skforget.__main__", "skforget._legacy")),
 )
 
 #: Imports that break the order today, each with the move that removes it. The

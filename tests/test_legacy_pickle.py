@@ -10,6 +10,8 @@ existing store keeps working after an upgrade.
 """
 
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -56,3 +58,22 @@ def test_legacy_model_can_still_unlearn(legacy):
 
 def test_legacy_fit_plan_unpickles(legacy):
     assert type(legacy["models"]["FitPlan"]) is skforget.FitPlan
+
+
+def test_a_fresh_interpreter_unpickles_without_importing_skforget_first():
+    # What a RecordStore does when it opens a file: pickle.loads is the first
+    # thing to touch skforget, through the old module paths.
+    code = ("import pickle, sys; d = pickle.loads(open(sys.argv[1], 'rb').read()); "
+            "print(sorted(type(m).__module__ for m in d['models'].values()))")
+    out = subprocess.run([sys.executable, "-c", code, str(LEGACY)], check=True,
+                         capture_output=True, text=True).stdout
+    assert "skforget" in out
+
+
+def test_every_old_path_names_a_module_that_moved():
+    from skforget._legacy import MOVED_MODULES
+
+    package = Path(skforget.__file__).parent
+    for old, new in MOVED_MODULES.items():
+        assert sys.modules[old] is sys.modules[new]
+        assert not (package / f"{old.split('.')[-1]}.py").exists()
