@@ -10,13 +10,13 @@ the result is indistinguishable from a model that never saw the removed records.
 from skforget._classifier import NoisyGDClassifier
 from skforget._database import Database, DatabaseVersion
 from skforget._edits import EditRequest
+from skforget._fit_plan import FitPlan
 from skforget._legacy import install as _install_legacy_paths
 from skforget._op_estimators import (
     OutputPerturbationClassifier,
     OutputPerturbationRegressor,
 )
 from skforget._regressor import NoisyGDRegressor
-from skforget._report import FitPlan
 from skforget.accounting import EditCertificate, PrivacyGuarantee
 from skforget.exceptions import (
     DataDependentStepError,

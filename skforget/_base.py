@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from skforget import accounting
 from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
+from skforget._fit_plan import FitPlan
 from skforget._linear import (
     _atomic,
     _BasePrivateLinear,
@@ -21,7 +22,6 @@ from skforget._linear import (
     check_sample_weight,
     no_interrupts,
 )
-from skforget._report import FitPlan
 from skforget._rows import plan_weighting, row_weights
 from skforget._solver import effective_n_jobs, initial_draw, run_segment
 from skforget._validation import (

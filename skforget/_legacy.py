@@ -14,7 +14,9 @@ import importlib
 import sys
 
 #: Old module path -> the module that holds its classes now.
-MOVED_MODULES = {}
+MOVED_MODULES = {
+    "skforget._report": "skforget._fit_plan",
+}
 
 
 def install():
