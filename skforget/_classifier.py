@@ -7,8 +7,8 @@ from numbers import Integral, Real
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from skforget._base import _BaseNoisyGD
 from skforget._linear import _PrivateClassifierMixin
+from skforget._noisy_gd import _BaseNoisyGD
 from skforget.certify._ball import MODES
 from skforget.certify._mixin import CertifyMixin
 

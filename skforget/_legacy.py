@@ -15,6 +15,7 @@ import sys
 
 #: Old module path -> the module that holds its classes now.
 MOVED_MODULES = {
+    "skforget._base": "skforget._noisy_gd",
     "skforget._report": "skforget._fit_plan",
 }
 

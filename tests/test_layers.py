@@ -26,7 +26,7 @@ LAYERS = (
     ("records", ("skforget._database", "skforget._edits")),
     ("cluster", ("skforget.distributed",)),
     ("certificates", ("skforget.certify", "skforget.certify.")),
-    ("estimators", ("skforget._linear", "skforget._base", "skforget._classifier",
+    ("estimators", ("skforget._linear", "skforget._noisy_gd", "skforget._classifier",
                     "skforget._regressor", "skforget._output_perturbation",
                     "skforget._op_estimators", "skforget._fit_plan")),
     ("pipelines", ("skforget._public", "skforget.pipeline",
