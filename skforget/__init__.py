@@ -12,7 +12,7 @@ from skforget._database import Database, DatabaseVersion
 from skforget._edits import EditRequest
 from skforget._fit_plan import FitPlan
 from skforget._legacy import install as _install_legacy_paths
-from skforget._op_estimators import (
+from skforget._output_perturbation_estimators import (
     OutputPerturbationClassifier,
     OutputPerturbationRegressor,
 )

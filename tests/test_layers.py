@@ -28,7 +28,7 @@ LAYERS = (
     ("certificates", ("skforget.certify", "skforget.certify.")),
     ("estimators", ("skforget._linear", "skforget._noisy_gd", "skforget._classifier",
                     "skforget._regressor", "skforget._output_perturbation",
-                    "skforget._op_estimators", "skforget._fit_plan")),
+                    "skforget._output_perturbation_estimators", "skforget._fit_plan")),
     ("pipelines", ("skforget._public", "skforget.pipeline",
                    "skforget.preprocessing")),
     ("tools", ("skforget.audit", "skforget.datasets")),
