@@ -7,11 +7,11 @@ descent, and delete, replace or insert records later with a certificate that
 the result is indistinguishable from a model that never saw the removed records.
 """
 
-from skforget._classifier import NoisyGDClassifier
 from skforget._database import Database, DatabaseVersion
 from skforget._edits import EditRequest
 from skforget._fit_plan import FitPlan
 from skforget._legacy import install as _install_legacy_paths
+from skforget._noisy_gd_estimators import NoisyGDClassifier
 from skforget._output_perturbation_estimators import (
     OutputPerturbationClassifier,
     OutputPerturbationRegressor,

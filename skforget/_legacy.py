@@ -16,6 +16,7 @@ import sys
 #: Old module path -> the module that holds its classes now.
 MOVED_MODULES = {
     "skforget._base": "skforget._noisy_gd",
+    "skforget._classifier": "skforget._noisy_gd_estimators",
     "skforget._op_estimators": "skforget._output_perturbation_estimators",
     "skforget._report": "skforget._fit_plan",
 }

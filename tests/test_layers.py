@@ -26,7 +26,7 @@ LAYERS = (
     ("records", ("skforget._database", "skforget._edits")),
     ("cluster", ("skforget.distributed",)),
     ("certificates", ("skforget.certify", "skforget.certify.")),
-    ("estimators", ("skforget._linear", "skforget._noisy_gd", "skforget._classifier",
+    ("estimators", ("skforget._linear", "skforget._noisy_gd", "skforget._noisy_gd_estimators",
                     "skforget._regressor", "skforget._output_perturbation",
                     "skforget._output_perturbation_estimators", "skforget._fit_plan")),
     ("pipelines", ("skforget._public", "skforget.pipeline",
