@@ -11,12 +11,11 @@ from skforget._database import Database, DatabaseVersion
 from skforget._edits import EditRequest
 from skforget._fit_plan import FitPlan
 from skforget._legacy import install as _install_legacy_paths
-from skforget._noisy_gd_estimators import NoisyGDClassifier
+from skforget._noisy_gd_estimators import NoisyGDClassifier, NoisyGDRegressor
 from skforget._output_perturbation_estimators import (
     OutputPerturbationClassifier,
     OutputPerturbationRegressor,
 )
-from skforget._regressor import NoisyGDRegressor
 from skforget.accounting import EditCertificate, PrivacyGuarantee
 from skforget.exceptions import (
     DataDependentStepError,

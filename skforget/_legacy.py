@@ -18,6 +18,7 @@ MOVED_MODULES = {
     "skforget._base": "skforget._noisy_gd",
     "skforget._classifier": "skforget._noisy_gd_estimators",
     "skforget._op_estimators": "skforget._output_perturbation_estimators",
+    "skforget._regressor": "skforget._noisy_gd_estimators",
     "skforget._report": "skforget._fit_plan",
 }
 
