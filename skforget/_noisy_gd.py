@@ -19,11 +19,10 @@ from skforget._linear import (
     _atomic,
     _BasePrivateLinear,
     check_edit_weighting,
-    check_sample_weight,
-    no_interrupts,
 )
 from skforget._rows import plan_weighting, row_weights
 from skforget._solver import effective_n_jobs, initial_draw, run_segment
+from skforget._utils import check_sample_weight, no_interrupts
 from skforget._validation import (
     PRIVACY_CONSTRAINTS,
     check_delta,

@@ -23,8 +23,9 @@ from skforget import accounting
 from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
 from skforget._erm import solve_certified
-from skforget._linear import _atomic, _BasePrivateLinear, check_sample_weight
+from skforget._linear import _atomic, _BasePrivateLinear
 from skforget._rows import plan_weighting, row_weights
+from skforget._utils import check_sample_weight
 from skforget._validation import (
     PRIVACY_CONSTRAINTS,
     check_delta,

@@ -60,9 +60,14 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from skforget._database import DatabaseVersion, check_weights
+from skforget._database import DatabaseVersion
 from skforget._edits import _EditCounts, check_new_weights
-from skforget._linear import check_sample_weight, check_some_weight, no_interrupts
+from skforget._utils import (
+    check_sample_weight,
+    check_some_weight,
+    check_weights,
+    no_interrupts,
+)
 from skforget.exceptions import UnlearningError
 
 __all__ = ["ShardedDatabase", "ShardedEditRequest"]
