@@ -21,8 +21,9 @@ distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
 from skforget import EditRequest, NoisyGDClassifier, NoisyGDRegressor  # noqa: E402
-from skforget import distributed as skd  # noqa: E402
-from skforget.distributed import ShardedDatabase, _ClusterRows, _Shard  # noqa: E402
+from skforget.distributed import ShardedDatabase  # noqa: E402
+from skforget.distributed import _database as skd  # noqa: E402
+from skforget.distributed._database import _ClusterRows, _Shard  # noqa: E402
 from skforget.exceptions import UnlearningError  # noqa: E402
 
 

@@ -24,7 +24,7 @@ LAYERS = (
     ("kernels", ("skforget._kernels", "skforget._gd_fast", "skforget._gd_fast_avx2")),
     ("solver", ("skforget._rows", "skforget._solver", "skforget._erm")),
     ("records", ("skforget._database", "skforget._edits")),
-    ("cluster", ("skforget.distributed",)),
+    ("cluster", ("skforget.distributed", "skforget.distributed.")),
     ("certificates", ("skforget.certify", "skforget.certify.")),
     ("estimators", ("skforget._linear", "skforget._fit_plan", "skforget._noisy_gd",
                     "skforget._noisy_gd_estimators", "skforget._output_perturbation",
