@@ -242,7 +242,8 @@ def solve_certified(design, *, lam, n_outputs, normaliser, tolerance, gradient_b
     # (a record of 1e200 must not turn a release into an error under
     # warnings-as-errors, nor announce itself with a RuntimeWarning): the whole
     # solve runs silenced, and any failure of the fast path falls back to the
-    # public K-step descent, which never fails (review 15b, N1).
+    # public K-step descent, which never fails (so how the release is computed
+    # never depends on a record's values, only its time does).
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:

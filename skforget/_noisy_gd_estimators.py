@@ -10,10 +10,10 @@ the parameters.
 from numbers import Integral, Real
 
 from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from skforget._linear import _PrivateClassifierMixin, _PrivateRegressorMixin
 from skforget._noisy_gd import _BaseNoisyGD
+from skforget._validation import Interval, StrOptions
 from skforget.certify._ball import MODES
 from skforget.certify._mixin import CertifyMixin
 

@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from numbers import Integral, Real
 
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from skforget import accounting
@@ -28,6 +27,7 @@ from skforget._rows import plan_weighting, row_weights
 from skforget._utils import check_sample_weight
 from skforget._validation import (
     PRIVACY_CONSTRAINTS,
+    Interval,
     check_delta,
     check_finite_params,
     segment_rng,
@@ -181,8 +181,10 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
         A refit is the fit's mechanism on the edited database (Theorem 15.4):
         the same targets, ``tol``, relation, group size, regularisation rule,
         ``clip_norm``, ``data_norm`` and row map, whatever ``set_params``
-        changed since (review 15: a refit at a new epsilon broke the adaptive
-        figure). The user's current values are restored afterwards; only
+        changed since: the adaptive figure of a later edit adds up every
+        release under the fit's constants, so a refit at, say, a new epsilon
+        would release under constants the accountant never saw. The user's
+        current values are restored afterwards; only
         ``max_iter`` and ``verbose`` (which do not change the release's law)
         are taken as they are now.
         """

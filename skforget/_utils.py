@@ -1,12 +1,13 @@
 # Authors: The skforget developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Small helpers every layer may use: the sample-weight checks and a Ctrl-C guard.
+"""Small helpers every layer may use: weight checks, a Ctrl-C guard, shared docs.
 
 A leaf module, like scikit-learn's ``sklearn.utils``: it imports nothing of
 skforget but the exceptions, so the records, the cluster code and the
 estimators can all share these without importing one another.
 """
 
+import inspect
 import signal
 import threading
 from contextlib import contextmanager
@@ -78,3 +79,22 @@ def no_interrupts():
         signal.signal(signal.SIGINT, previous)
         if pending and callable(previous):
             previous(*pending[0])
+
+
+def fill_doc(obj, **blocks):
+    """Put shared text into ``obj``'s docstring: each ``{name}`` becomes
+    ``blocks[name]``; returns ``obj``.
+
+    The one way skforget shares docstring text (parameters that two estimators
+    or two functions have in common). The docstring and every block are
+    dedented first (:func:`inspect.cleandoc`), so a placeholder written at the
+    docstring's indentation receives the block at the same indentation on every
+    Python version; ``str.replace``, not ``format``, because docstrings hold
+    literal braces.
+    """
+    if obj.__doc__:  # None under python -OO
+        doc = inspect.cleandoc(obj.__doc__)
+        for name, block in blocks.items():
+            doc = doc.replace(f"{{{name}}}", inspect.cleandoc(block))
+        obj.__doc__ = doc
+    return obj

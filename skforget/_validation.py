@@ -3,7 +3,8 @@
 """Parameter constraints shared by the estimators, and noise streams.
 
 This is the only module that imports scikit-learn's private parameter-validation
-helpers, so a change there touches one file.
+helpers (the estimators take ``Interval`` and ``StrOptions`` from here), so a
+change there touches one file; tests/test_layers.py checks it.
 """
 
 import os

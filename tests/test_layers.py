@@ -139,3 +139,17 @@ def test_the_parser_sees_every_kind_of_import(source, tmp_path):
     path = tmp_path / "probe.py"
     path.write_text(source)
     assert _imports("skforget._public", path) == {"skforget.pipeline"}
+
+
+def test_only_validation_imports_sklearns_private_parameter_checks():
+    # skforget._validation re-exports Interval and StrOptions, so a change in
+    # scikit-learn's private module touches one file.
+    users = set()
+    for name, path in MODULES.items():
+        if path.suffix != ".py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and \
+                    node.module == "sklearn.utils._param_validation":
+                users.add(name)
+    assert users == {"skforget._validation"}

@@ -447,8 +447,9 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
     if earlier is None:  # a model pickled before the history was kept
         earlier = (plan,) * (1 + len(previous.edits))
     releases_seen = len(earlier)
-    # Sum over every earlier release with its own stored constants (review 15:
-    # max(previous, current) x count covered only the last release).
+    # Sum over every earlier release with its own stored constants: the
+    # requester saw each release, and one release's figure (say the largest
+    # times the count) need not bound another's made under other constants.
     terms = [rho_adaptive_release(
         sensitivity=e.sensitivity,
         deletion_sensitivity=e.sensitivity * math.sqrt(factor),

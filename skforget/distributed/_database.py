@@ -82,7 +82,7 @@ class _Shards:
     ``actor_execute`` handler (the one Dask's actor proxies use), or through
     the scheduler when the driver cannot reach the workers (``direct``), and
     every call to several shards is one coroutine on the client's event loop
-    (see "How the calls travel" in the module docstring).
+    (see "How the calls travel" in :mod:`skforget.distributed`).
     """
 
     def __init__(self, client, futures, addresses, direct):
