@@ -29,10 +29,11 @@ LAYERS = (
     ("estimators", ("skforget._linear", "skforget._fit_plan", "skforget._noisy_gd",
                     "skforget._noisy_gd_estimators", "skforget._output_perturbation",
                     "skforget._output_perturbation_estimators")),
-    ("pipelines", ("skforget._public", "skforget.pipeline",
-                   "skforget.preprocessing")),
+    ("pipelines", ("skforget._public", "skforget.pipeline", "skforget.pipeline.",
+                   "skforget.preprocessing", "skforget.preprocessing.")),
+    ("selection", ("skforget.model_selection", "skforget.model_selection.")),
     ("tools", ("skforget.audit", "skforget.datasets")),
-    ("service", ("skforget.store",)),
+    ("service", ("skforget.store", "skforget.store.")),
     ("package", ("skforget", "skforget.__main__", "skforget._legacy")),
 )
 

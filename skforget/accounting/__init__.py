@@ -25,7 +25,7 @@ from skforget.accounting._cyclic import (
     rho_cyclic_removed,
 )
 from skforget.accounting._guarantee import EditCertificate, PrivacyGuarantee
-from skforget.accounting._ledger import guarantee_after_edit, guarantee_after_fit
+from skforget.accounting._history import guarantee_after_edit, guarantee_after_fit
 from skforget.accounting._noisy_gd import (
     check_learning_rate,
     contraction,

@@ -6,9 +6,9 @@
 ``eta`` and the fit's passes (privacy-accounting.md, Sections 7 and 12);
 :func:`plan_unlearning` sizes one edit (unlearning steps, or a fresh retraining
 when that is no dearer). The numbers they are built from are in
-:mod:`skforget.accounting._calibration`; what a run earns is stated by the
-ledger, :mod:`skforget.accounting._ledger`. The estimators reach the
-mathematics through these and the ledger, and also read the bounds of
+:mod:`skforget.accounting._calibration`; what a run earns is stated by
+:mod:`skforget.accounting._history`. The estimators reach the
+mathematics through these two modules, and also read the bounds of
 :mod:`skforget.accounting._noisy_gd` directly (sensitivity, smoothness and
 gradient bounds for the row map and the certificates).
 

@@ -1,6 +1,6 @@
 # Authors: The skforget developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""The ledger: from the public history actually run to the guarantee it earns.
+"""A model's guarantee, from the public history actually run.
 
 :func:`guarantee_after_fit` and :func:`guarantee_after_edit` state what the
 released model satisfies (privacy-accounting.md, Sections 6 and 12), from the
