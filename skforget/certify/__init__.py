@@ -21,7 +21,7 @@ changes the mean clipped gradient by at most ``k G / N``.
 
 from skforget.certify._ball import (
     BallTracker,
-    Segment,
+    HistorySegment,
     ball_step,
     contraction_factors,
     current_size_remove_increments,
@@ -42,7 +42,7 @@ from skforget.certify._interval import (
 __all__ = [
     "BallTracker",
     "Box",
-    "Segment",
+    "HistorySegment",
     "ball_step",
     "box_margin_bounds",
     "contraction_factors",
