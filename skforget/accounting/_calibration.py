@@ -42,6 +42,15 @@ def default_delta(*, n_samples):
     Delta must be well below ``1/n``: a mechanism that publishes one random record
     is (0, 1/n)-DP.
 
+    Parameters
+    ----------
+    n_samples : int
+        Number of records ``n``.
+
+    Returns
+    -------
+    delta : float
+
     Examples
     --------
     >>> from skforget.accounting import default_delta
@@ -320,6 +329,17 @@ def deletion_factor(*, plan_relation, n_replaced):
     ``g G``, a quarter of the replace-one ``(2 g G)^2`` in Rényi terms. A replaced
     unit is compared with its replacement in the slot from the start:
     ``2 g G`` whatever the DP relation.
+
+    Parameters
+    ----------
+    plan_relation : {"replace", "zero_out"}
+        Neighbouring relation of the DP figure.
+    n_replaced : int
+        Units the edit replaces (0: deletions only).
+
+    Returns
+    -------
+    factor : float
     """
     del_factor = 2.0 if n_replaced > 0 else 1.0
     dp_factor = 2.0 if plan_relation == "replace" else 1.0

@@ -306,6 +306,22 @@ def rho_cyclic_removed(segments, n_present, *, lam, beta, sigma, sensitivity,
     (the last of them evaluated exactly per position, earlier ones lumped) and
     absent from the rest, whose noise absorbs its shift.
 
+    Parameters
+    ----------
+    lam, beta, sigma, sensitivity, normaliser : float
+        The regularisation strength ``lambda``; the loss's smoothness ``beta``
+        (:func:`smoothness`); the noise scale ``sigma`` (a step adds ``N(0, 2 eta
+        sigma^2 I)``); the sensitivity ``S`` (:func:`sensitivity`); the normaliser
+        ``N`` of the gradient sum.
+    segments : list of Segment
+        The history, oldest first.
+    n_present : int
+        Segments in which the unit was present (the first ``n_present``).
+
+    Returns
+    -------
+    rho : float
+
     Examples
     --------
     >>> from skforget.accounting import Segment, rho_cyclic_removed

@@ -134,6 +134,22 @@ def rho_output_perturbation(*, sensitivity, normaliser, lam, sigma, tol=0.0):
     (Mironov 2017, Prop. 7), so the figure is attained by a pair of databases
     whose certified minimisers are ``Delta`` apart.
 
+    Parameters
+    ----------
+    sensitivity, normaliser : float
+        The sensitivity ``S`` (:func:`sensitivity`); the normaliser ``N`` of the
+        gradient sum.
+    lam : float
+        Regularisation strength ``lambda`` of the objective.
+    sigma : float
+        Standard deviation of the Gaussian noise added to the minimiser.
+    tol : float, default=0.0
+        Certified tolerance ``tau`` of the solve (eq. 15.1).
+
+    Returns
+    -------
+    rho : float
+
     Examples
     --------
     >>> from skforget.accounting import rho_output_perturbation
