@@ -13,9 +13,56 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 
 from skforget._linear import _PrivateClassifierMixin, _PrivateRegressorMixin
 from skforget._noisy_gd import _BaseNoisyGD
+from skforget._utils import fill_doc
 from skforget._validation import Interval, StrOptions
 from skforget.certify._ball import MODES
 from skforget.certify._mixin import CertifyMixin
+
+#: Parameters the two estimators document alike (filled in by fill_doc below).
+_SHARED_PARAMETERS = {
+    "delta": """\
+    delta : float or "auto", default="auto"
+        DP failure probability; "auto" is ``min(1e-5, n_samples ** -1.1)``.""",
+    "max_edit_size": """\
+    max_edit_size : int, default=10
+        Largest number of rows one edit request may name.""",
+    "max_sample_weight": """\
+    max_sample_weight : float, default=1.0
+        Public bound on ``sample_weight``: larger weights count as the bound.
+        Row weights are divided by it (times the largest class weight), so each
+        record's influence, hence the noise, is that of the unweighted model,
+        and ``C`` / ``alpha`` are scaled to keep their scikit-learn meaning
+        (privacy-accounting.md, Section 4.4). Set it to the largest weight a
+        record can have (2 for a record that counts twice).""",
+    "data_norm": """\
+    data_norm : float, default=1.0
+        Public bound on the L2 norm of each row of ``X``.""",
+    "verbose": """\
+    verbose : int, default=0
+        Print progress of the noisy gradient steps.""",
+    "n_jobs": """\
+    n_jobs : int or None, default=None
+        Threads that sum the clipped gradients of each batch, over contiguous
+        ranges of its rows (OpenMP in the compiled kernel; builds without
+        OpenMP run the ranges one after the other). None means 1, -1 all
+        CPUs (joblib's rule). A batch of ``m`` rows uses
+        ``min(n_jobs, m // 8192)`` threads (at least one), so mini-batches
+        smaller than that run on one thread: starting and joining threads costs
+        every step. The coefficients match ``n_jobs=1`` up to the order of
+        floating-point sums (about 1e-15 relative per step) and are
+        reproducible for a given ``n_jobs``; the privacy guarantee does not
+        depend on it.""",
+    "certify_k_max": """\
+    certify_k_max : int, default=0
+        Largest budget ``k`` for which ``fit`` and ``partial_unlearn`` track the
+        data-dependent radius of the prediction certificates (one extra pass
+        over the rows per step). 0 turns the tracking off; :meth:`certify` with
+        the public radius needs no tracking.""",
+    "certify_modes": """\
+    certify_modes : str or tuple of str, default=("remove",)
+        Neighbourhoods tracked when ``certify_k_max > 0``: any of ``"remove"``,
+        ``"replace"``, ``"add"``, ``"add_remove"``.""",
+}
 
 
 class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
@@ -79,28 +126,19 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         cover.
     epsilon : float, default=1.0
         DP target for every record present (``(epsilon, delta)``-DP, replace-one).
-    delta : float or "auto", default="auto"
-        DP failure probability; "auto" is ``min(1e-5, n_samples ** -1.1)``.
+    {delta}
     deletion_epsilon : float, default=None
         Deletion target at the same ``delta``: after :meth:`partial_unlearn`, a
         removed record is ``(deletion_epsilon, delta)``-indistinguishable from
         one never seen. None means ``epsilon / 10``. Must not exceed ``epsilon``.
-    max_edit_size : int, default=10
-        Largest number of rows one edit request may name.
-    max_sample_weight : float, default=1.0
-        Public bound on ``sample_weight``: larger weights count as the bound.
-        Row weights are divided by it (times the largest class weight), so each
-        record's influence, hence the noise, is that of the unweighted model,
-        and ``C`` / ``alpha`` are scaled to keep their scikit-learn meaning
-        (privacy-accounting.md, Section 4.4). Set it to the largest weight a
-        record can have (2 for a record that counts twice).
+    {max_edit_size}
+    {max_sample_weight}
     group_size : int, default=1
         Records per privacy unit (e.g. the rows one person owns).
     relation : {"replace", "zero_out"}, default="replace"
         Neighbouring relation of the guarantee: one unit replaced by arbitrary
         records, or by null records (half the sensitivity).
-    data_norm : float, default=1.0
-        Public bound on the L2 norm of each row of ``X``.
+    {data_norm}
     clip_rows : bool, default=True
         Project rows with a larger norm onto the ``data_norm`` ball (a per-row,
         data-independent map); if False, such rows raise an error (rows over
@@ -147,27 +185,10 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         the seed: in ``GridSearchCV`` or ``cross_val_score`` every fit would draw
         the same noise, and comparing fits on overlapping rows cancels it, so
         use None whenever the fitted models are released.
-    verbose : int, default=0
-        Print progress of the noisy gradient steps.
-    n_jobs : int or None, default=None
-        Threads that sum the clipped gradients of each batch, over contiguous
-        ranges of its rows (OpenMP in the compiled kernel; builds without
-        OpenMP run the ranges one after the other). None means 1, -1 all
-        CPUs (joblib's rule). A batch of ``m`` rows uses
-        ``min(n_jobs, m // 8192)`` threads (at least one), so mini-batches
-        smaller than that run on one thread: starting and joining threads costs
-        every step. The coefficients match ``n_jobs=1`` up to the order of
-        floating-point sums (about 1e-15 relative per step) and are
-        reproducible for a given ``n_jobs``; the privacy guarantee does not
-        depend on it.
-    certify_k_max : int, default=0
-        Largest budget ``k`` for which ``fit`` and ``partial_unlearn`` track the
-        data-dependent radius of the prediction certificates (one extra pass
-        over the rows per step). 0 turns the tracking off; :meth:`certify` with
-        the public radius needs no tracking.
-    certify_modes : str or tuple of str, default=("remove",)
-        Neighbourhoods tracked when ``certify_k_max > 0``: any of ``"remove"``,
-        ``"replace"``, ``"add"``, ``"add_remove"``.
+    {verbose}
+    {n_jobs}
+    {certify_k_max}
+    {certify_modes}
 
     Attributes
     ----------
@@ -314,25 +335,16 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         privacy usually needs ``alpha`` of the order of ``sqrt(n_samples)``.
     epsilon : float, default=1.0
         DP target for every record present.
-    delta : float or "auto", default="auto"
-        DP failure probability; "auto" is ``min(1e-5, n_samples ** -1.1)``.
+    {delta}
     deletion_epsilon : float, default=None
         Deletion target at the same ``delta``; None means ``epsilon / 10``.
-    max_edit_size : int, default=10
-        Largest number of rows one edit request may name.
-    max_sample_weight : float, default=1.0
-        Public bound on ``sample_weight``: larger weights count as the bound.
-        Row weights are divided by it (times the largest class weight), so each
-        record's influence, hence the noise, is that of the unweighted model,
-        and ``C`` / ``alpha`` are scaled to keep their scikit-learn meaning
-        (privacy-accounting.md, Section 4.4). Set it to the largest weight a
-        record can have (2 for a record that counts twice).
+    {max_edit_size}
+    {max_sample_weight}
     group_size : int, default=1
         Records per privacy unit.
     relation : {"replace", "zero_out"}, default="replace"
         Neighbouring relation of the guarantee.
-    data_norm : float, default=1.0
-        Public bound on the L2 norm of each row of ``X``.
+    {data_norm}
     clip_rows : bool, default=True
         Project rows over ``data_norm`` onto its ball; if False, raise (rows
         over it by rounding only, at most ``1e-12`` relative, are projected).
@@ -375,27 +387,10 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         Source of the noise (None: fresh OS entropy). An integer makes runs
         reproducible; clones (``GridSearchCV``, ``cross_val_score``) then share
         the noise, so use None whenever the fitted models are released.
-    verbose : int, default=0
-        Print progress of the noisy gradient steps.
-    n_jobs : int or None, default=None
-        Threads that sum the clipped gradients of each batch, over contiguous
-        ranges of its rows (OpenMP in the compiled kernel; builds without
-        OpenMP run the ranges one after the other). None means 1, -1 all
-        CPUs (joblib's rule). A batch of ``m`` rows uses
-        ``min(n_jobs, m // 8192)`` threads (at least one), so mini-batches
-        smaller than that run on one thread: starting and joining threads costs
-        every step. The coefficients match ``n_jobs=1`` up to the order of
-        floating-point sums (about 1e-15 relative per step) and are
-        reproducible for a given ``n_jobs``; the privacy guarantee does not
-        depend on it.
-    certify_k_max : int, default=0
-        Largest budget ``k`` for which ``fit`` and ``partial_unlearn`` track the
-        data-dependent radius of the prediction certificates (one extra pass
-        over the rows per step). 0 turns the tracking off; :meth:`certify` with
-        the public radius needs no tracking.
-    certify_modes : str or tuple of str, default=("remove",)
-        Neighbourhoods tracked when ``certify_k_max > 0``: any of ``"remove"``,
-        ``"replace"``, ``"add"``, ``"add_remove"``.
+    {verbose}
+    {n_jobs}
+    {certify_k_max}
+    {certify_modes}
 
     Attributes
     ----------
@@ -487,3 +482,7 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         self.n_jobs = n_jobs
         self.certify_k_max = certify_k_max
         self.certify_modes = certify_modes
+
+
+for _cls in (NoisyGDClassifier, NoisyGDRegressor):
+    fill_doc(_cls, **_SHARED_PARAMETERS)

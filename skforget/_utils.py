@@ -9,6 +9,7 @@ estimators can all share these without importing one another.
 
 import inspect
 import signal
+import textwrap
 import threading
 from contextlib import contextmanager
 
@@ -86,15 +87,16 @@ def fill_doc(obj, **blocks):
     ``blocks[name]``; returns ``obj``.
 
     The one way skforget shares docstring text (parameters that two estimators
-    or two functions have in common). The docstring and every block are
-    dedented first (:func:`inspect.cleandoc`), so a placeholder written at the
-    docstring's indentation receives the block at the same indentation on every
-    Python version; ``str.replace``, not ``format``, because docstrings hold
-    literal braces.
+    or two functions have in common). The docstring (:func:`inspect.cleandoc`)
+    and every block (:func:`textwrap.dedent`, so one numpydoc entry keeps its
+    description indented under its name) are dedented first: a placeholder
+    written at the docstring's indentation receives the block at the same
+    indentation on every Python version. ``str.replace``, not ``format``,
+    because docstrings hold literal braces.
     """
     if obj.__doc__:  # None under python -OO
         doc = inspect.cleandoc(obj.__doc__)
         for name, block in blocks.items():
-            doc = doc.replace(f"{{{name}}}", inspect.cleandoc(block))
+            doc = doc.replace(f"{{{name}}}", textwrap.dedent(block).strip("\n"))
         obj.__doc__ = doc
     return obj
