@@ -154,3 +154,13 @@ def test_only_validation_imports_sklearns_private_parameter_checks():
                     node.module == "sklearn.utils._param_validation":
                 users.add(name)
     assert users == {"skforget._validation"}
+
+
+def test_the_bottom_imports_nothing_of_ours():
+    # The accounting is pure mathematics of public numbers; the leaves import
+    # only the exceptions. Everything else may use both.
+    for name, targets in GRAPH.items():
+        if name == "skforget.accounting" or name.startswith("skforget.accounting."):
+            assert all(t.startswith("skforget.accounting") for t in targets), name
+        if _layer(name) == 0:
+            assert targets <= {"skforget.exceptions"}, name
