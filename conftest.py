@@ -8,4 +8,4 @@ import importlib.util
 # optional extra (installed by the test extra); without it the example cannot
 # run, exactly like tests/test_distributed.py, which importorskips it.
 collect_ignore = ([] if importlib.util.find_spec("distributed")
-                  else ["skforget/distributed.py"])
+                  else ["skforget/distributed"])

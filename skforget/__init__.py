@@ -7,15 +7,15 @@ descent, and delete, replace or insert records later with a certificate that
 the result is indistinguishable from a model that never saw the removed records.
 """
 
-from skforget._classifier import NoisyGDClassifier
 from skforget._database import Database, DatabaseVersion
 from skforget._edits import EditRequest
-from skforget._op_estimators import (
+from skforget._fit_plan import FitPlan
+from skforget._legacy import install as _install_legacy_paths
+from skforget._noisy_gd_estimators import NoisyGDClassifier, NoisyGDRegressor
+from skforget._output_perturbation_estimators import (
     OutputPerturbationClassifier,
     OutputPerturbationRegressor,
 )
-from skforget._regressor import NoisyGDRegressor
-from skforget._report import FitPlan
 from skforget.accounting import EditCertificate, PrivacyGuarantee
 from skforget.exceptions import (
     DataDependentStepError,
@@ -26,6 +26,8 @@ from skforget.exceptions import (
 )
 
 __version__ = "0.1.0.dev0"
+
+_install_legacy_paths()
 
 __all__ = [
     "DataDependentStepError",

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from skforget._utils import check_weights
 from skforget._validation import user_stacklevel
 from skforget.exceptions import UnlearningError
 
@@ -216,28 +217,6 @@ class Database:
     def __repr__(self):
         return (f"Database(n_samples={self.n_samples}, version={self.version.number}, "
                 f"token={self.version.token!r})")
-
-
-def check_weights(weights, n, name, *, per="record", error=UnlearningError,
-                  offset=0):
-    """``weights`` as a read-only float64 array of ``n`` finite, nonnegative
-    entries (None passes through); errors (of type ``error``) name ``name``
-    and the row (``offset`` + its position: a shard names database rows), and
-    say what one weight is ``per``."""
-    if weights is None:
-        return None
-    w = np.asarray(weights, dtype=np.float64)
-    if w.ndim != 1 or len(w) != n:
-        raise error(f"{name} must be 1-D with one weight per {per} ({n}), "
-                    f"got shape {w.shape}.")
-    bad = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
-    if bad.size:
-        i = int(bad[0])
-        raise error(f"{name}[{offset + i}]={float(w[i])!r} is not a finite, "
-                    "nonnegative weight.")
-    w = w.copy()
-    w.setflags(write=False)
-    return w
 
 
 def check_records(X, y):

@@ -12,9 +12,9 @@ from skforget._database import (
     _is_frame,
     check_records,
     check_unique_ids,
-    check_weights,
     ids_to_positions,
 )
+from skforget._utils import check_weights
 from skforget.exceptions import UnlearningError
 
 

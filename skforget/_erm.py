@@ -37,7 +37,7 @@ from scipy.special import expit, log_expit, logsumexp, softmax
 from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
 from skforget._solver import gradient_sum
-from skforget.accounting import certified_solve_bounds
+from skforget.accounting._output_perturbation import certified_solve_bounds
 
 
 class CertificationError(ArithmeticError):
@@ -182,8 +182,8 @@ def solve_certified(design, *, lam, n_outputs, normaliser, tolerance, gradient_b
     certificate ``||theta|| <= B`` and ``||grad F|| + e_pub <= tolerance``
     holds; otherwise plain gradient descent at ``1 / (lam + beta)`` runs from 0
     for the public number ``K`` of steps of
-    :func:`~skforget.accounting.certified_solve_bounds` (stopping early only
-    at a point that passes the certificate), which lands within
+    :func:`~skforget.accounting._output_perturbation.certified_solve_bounds`
+    (stopping early only at a point that passes the certificate), which lands within
     ``tolerance / lam`` of the minimiser whatever the data. The running time,
     not the result's guarantee, depends on the data.
 
@@ -242,7 +242,8 @@ def solve_certified(design, *, lam, n_outputs, normaliser, tolerance, gradient_b
     # (a record of 1e200 must not turn a release into an error under
     # warnings-as-errors, nor announce itself with a RuntimeWarning): the whole
     # solve runs silenced, and any failure of the fast path falls back to the
-    # public K-step descent, which never fails (review 15b, N1).
+    # public K-step descent, which never fails (so how the release is computed
+    # never depends on a record's values, only its time does).
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:

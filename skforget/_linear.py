@@ -13,8 +13,6 @@ perturbation) subclass :class:`_BasePrivateLinear` and implement ``fit`` and
 
 import copy
 import math
-import signal
-import threading
 import warnings
 from contextlib import contextmanager
 
@@ -27,7 +25,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skforget import accounting
-from skforget._database import check_version, check_weights
+from skforget._database import check_version
 from skforget._rows import (
     augmented_norms,
     canonical_csr,
@@ -59,48 +57,6 @@ def check_edit_weighting(plan, weighted):
         raise UnlearningError(
             "The request carries sample weights, but the model was fitted "
             "without: fit with sample_weight to use them.")
-
-
-def check_sample_weight(sample_weight, n):
-    """``sample_weight`` of ``fit`` as float64: one finite, nonnegative weight
-    per row (the error names the row, :func:`check_weights`), not all zero."""
-    w = check_weights(sample_weight, n, "sample_weight", per="row of X",
-                      error=ValueError)
-    if n:
-        check_some_weight(np.any(w > 0))
-    return w
-
-
-def check_some_weight(any_positive):
-    """Refuse weights that are zero for every row, as scikit-learn does
-    (``any_positive``: whether some weight is positive, wherever it was read)."""
-    if not any_positive:
-        raise ValueError("sample_weight is zero for every row: there is nothing to "
-                         "fit (as in scikit-learn, all-zero weights are refused).")
-
-
-@contextmanager
-def no_interrupts():
-    """Hold Ctrl-C back for the few assignments that must happen together (a
-    decision recorded in two places), then deliver it.
-
-    Python raises KeyboardInterrupt between any two bytecodes of the main
-    thread; inside this block the signal is only noted, and raised when the
-    block ends. Other threads never receive it, so there it does nothing.
-    """
-    previous = (signal.getsignal(signal.SIGINT)
-                if threading.current_thread() is threading.main_thread() else None)
-    if previous is None:  # not the main thread, or a handler set outside Python
-        yield
-        return
-    pending = []
-    signal.signal(signal.SIGINT, lambda *args: pending.append(args))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if pending and callable(previous):
-            previous(*pending[0])
 
 
 @contextmanager

@@ -15,23 +15,24 @@ noise: the new model's law depends on the edited data alone.
 from numbers import Integral, Real
 
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from skforget import accounting
 from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
 from skforget._erm import solve_certified
-from skforget._linear import _atomic, _BasePrivateLinear, check_sample_weight
+from skforget._linear import _atomic, _BasePrivateLinear
 from skforget._rows import plan_weighting, row_weights
+from skforget._utils import check_sample_weight
 from skforget._validation import (
     PRIVACY_CONSTRAINTS,
+    Interval,
     check_delta,
     check_finite_params,
     fixed_errstate,
     segment_rng,
 )
-from skforget.accounting._output_perturbation import MAX_TOL
+from skforget.accounting._output_perturbation import MAX_TOL, certified_solve_bounds
 from skforget.distributed import ShardedDatabase
 from skforget.exceptions import UnlearningError
 
@@ -131,7 +132,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
         # Section 15.3's public precondition, from public numbers only and
         # before the solve: whether the release can be certified must never
         # depend on the rows.
-        _, e_pub, steps = accounting.certified_solve_bounds(
+        _, e_pub, steps = certified_solve_bounds(
             n_samples=n, n_params=n_params, gradient_bound=plan.gradient_bound,
             row_norm=plan.row_norm, lam=plan.lam, beta=plan.beta,
             tolerance=plan.tolerance)

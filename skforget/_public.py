@@ -26,6 +26,18 @@ from skforget.exceptions import DataDependentStepError
 
 PROTOCOL = "__skforget_public__"
 
+# Pipeline classes defined above this module (skforget.pipeline's
+# ForgetPipeline), checked step by step like a scikit-learn Pipeline. Their
+# module registers them, so that this one imports nothing of ours but the
+# exceptions and no import cycle hides behind a function-level import.
+_PIPELINE_CLASSES = set()
+
+
+def register_pipeline_class(cls):
+    """Check instances of exactly ``cls`` step by step, like a ``Pipeline``."""
+    _PIPELINE_CLASSES.add(cls)
+    return cls
+
 _FROZEN_HINT = ("fit it on public data and freeze it, "
                 "sklearn.frozen.FrozenEstimator(step.fit(X_public))")
 
@@ -187,8 +199,6 @@ def _rules():
         SplineTransformer,
     )
 
-    from skforget.pipeline import ForgetPipeline
-
     leaves = {
         Normalizer: _stateless("stateless (each row divided by its own norm)"),
         Binarizer: _stateless("stateless (threshold given)"),
@@ -202,7 +212,7 @@ def _rules():
     }
     composites = {
         Pipeline: _pipeline,
-        ForgetPipeline: _pipeline,
+        **dict.fromkeys(_PIPELINE_CLASSES, _pipeline),
         ColumnTransformer: _column_transformer,
         FeatureUnion: _feature_union,
     }

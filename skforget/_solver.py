@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The noisy (mini-batch) gradient descent loop.
 
-The solver owns the randomness: the batch order, the initial draw and every
-noise vector come from one numpy Generator per segment, with shapes that depend
-only on public numbers, never on the data. It does not care where the rows
+For noisy gradient descent the solver owns the randomness: the batch order,
+the initial draw and every noise vector come from one numpy Generator per
+segment (``skforget._validation.segment_rng``, from which output perturbation
+also draws its one noise vector), with shapes that depend only on public
+numbers, never on the data. It does not care where the rows
 live: it asks a *row source* (the in-memory :class:`skforget._rows.Design`, or
 another object with the same calls) for ``n_samples`` and ``loss``, for the
 clipped gradient sum (``gradient_sum``) and to run a block of noisy steps
@@ -21,7 +23,7 @@ import joblib
 import numpy as np
 
 from skforget import _kernels
-from skforget.accounting import Segment, step_sizes
+from skforget.accounting._cyclic import Segment, step_sizes
 
 LOSS_CODES = {
     "logistic": _kernels.LOGISTIC,

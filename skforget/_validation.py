@@ -3,7 +3,8 @@
 """Parameter constraints shared by the estimators, and noise streams.
 
 This is the only module that imports scikit-learn's private parameter-validation
-helpers, so a change there touches one file.
+helpers (the estimators take ``Interval`` and ``StrOptions`` from here), so a
+change there touches one file; tests/test_layers.py checks it.
 """
 
 import contextlib
@@ -14,7 +15,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from skforget.exceptions import PrivacyBudgetWarning, PrivacyLeakWarning
 

@@ -33,7 +33,6 @@ more. They are meant for tests, benchmarks and for anyone who wants to check a
 build of skforget on their own data.
 """
 
-import inspect
 import numbers
 import warnings
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ from sklearn.base import clone, is_classifier
 
 from skforget._database import Database
 from skforget._edits import EditRequest
+from skforget._utils import fill_doc
 from skforget.exceptions import PrivacyLeakWarning
 
 __all__ = [
@@ -665,6 +665,7 @@ def audit_deletion(estimator, X, y, *, canary=None, reference="replace",
     compared with the certificate's per-record ``epsilon_deletion``.
 
     {params}
+
     See Also
     --------
     audit_dp : The same test right after ``fit``, against the DP figure.
@@ -702,6 +703,7 @@ def audit_dp(estimator, X, y, *, canary=None, reference="replace", n_trials=200,
     and the figure compared is the guarantee after that edit.
 
     {params}
+
     See Also
     --------
     audit_deletion : The same test after the canary is deleted.
@@ -733,14 +735,6 @@ _VIA = """
         or inserted by a ``partial_unlearn`` after ``fit`` on ``X``."""
 
 
-def _fill_doc(func, extra=""):
-    # Both audits take the same parameters; cleandoc makes the indentation of the
-    # docstring and of the shared block agree on every Python version.
-    if func.__doc__:  # None under python -OO
-        block = inspect.cleandoc(_SHARED_PARAMS.replace("{extra}", extra))
-        func.__doc__ = inspect.cleandoc(func.__doc__).replace("{params}",
-                                                              block + "\n")
-
-
-_fill_doc(audit_deletion)
-_fill_doc(audit_dp, extra=_VIA)
+# Both audits take the same parameters; audit_dp has one more.
+fill_doc(audit_deletion, params=_SHARED_PARAMS.replace("{extra}", ""))
+fill_doc(audit_dp, params=_SHARED_PARAMS.replace("{extra}", _VIA))

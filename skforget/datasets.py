@@ -15,6 +15,8 @@ from sklearn import datasets as _sk
 from sklearn.preprocessing import normalize
 from sklearn.utils import Bunch
 
+__all__ = ["load_dataset", "public_scaling"]
+
 DATASETS = ("breast_cancer", "digits")
 
 

@@ -2,6 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Warnings and errors raised by skforget."""
 
+__all__ = [
+    "DataDependentStepError",
+    "NotCertifiableError",
+    "PrivacyLeakWarning",
+    "UnlearningError",
+]
+
 
 class PrivacyLeakWarning(UserWarning):
     """A setting weakens or voids the privacy guarantee the user may expect.

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from skforget._database import Database, _describe, check_version, unwrap_database
 from skforget._edits import EditRequest
-from skforget._public import check_public_preprocessing
+from skforget._public import check_public_preprocessing, register_pipeline_class
 from skforget._validation import fixed_errstate
 from skforget.exceptions import UnlearningError
 
@@ -410,6 +410,9 @@ class ForgetPipeline(Pipeline):
         check_is_fitted(self, "public_preprocessing_")
         return self._final_estimator.predict_bounds(self._preprocess(X), k, mode,
                                                      **kwargs)
+
+
+register_pipeline_class(ForgetPipeline)
 
 
 def make_forget_pipeline(*steps, memory=None, transform_input=None, verbose=False):

@@ -22,9 +22,9 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import FLOAT_DTYPES, check_is_fitted, validate_data
 
-from skforget._public import PROTOCOL, check_public
+from skforget._public import check_public
 
-__all__ = ["PROTOCOL", "PublicScaler", "check_public"]
+__all__ = ["PublicScaler", "check_public"]
 
 
 def _constant(value, name, n_features, *, positive):

@@ -30,9 +30,8 @@ from skforget._rows import make_design
 from skforget._solver import initial_draw, run_noisy_gd
 from skforget._validation import segment_rng
 from skforget.certify import (
-    MODES,
     BallTracker,
-    Segment,
+    HistorySegment,
     ball_step,
     contraction_factors,
     current_size_remove_increments,
@@ -45,6 +44,7 @@ from skforget.certify import (
     topsum_table,
 )
 from skforget.certify._ball import (
+    MODES,
     augmented_row_norms,
     check_step_size,
     clipped_multipliers,
@@ -397,14 +397,15 @@ def test_public_closed_form_equals_the_recursion():
     r = np.zeros(6)
     for _ in range(300):
         r = ball_step(r, rho, eta, e[:, 0])
-    closed = public_radius([Segment(N, 300, 0)], ks, learning_rate=eta, lam=lam,
+    closed = public_radius([HistorySegment(N, 300, 0)], ks, learning_rate=eta, lam=lam,
                            beta=beta, row_norm=R, normaliser=N, gradient_bound=G)
     np.testing.assert_allclose(closed, r, rtol=1e-12)
     np.testing.assert_allclose(closed, ks * G * (1 - (1 - eta * lam) ** 300)
                                / (N * lam), rtol=1e-12)
     # A history of segments is the same recursion run segment after segment,
     # with the rows deleted later counted in every earlier segment.
-    segs = [Segment(N, 300, 7), Segment(N - 5, 40, 2), Segment(N - 3, 25, 0)]
+    segs = [HistorySegment(N, 300, 7), HistorySegment(N - 5, 40, 2),
+            HistorySegment(N - 3, 25, 0)]
     r = np.zeros(6)
     for seg in segs:
         removed = np.minimum(seg.n_samples, ks + seg.removed_later)
@@ -417,7 +418,7 @@ def test_public_closed_form_equals_the_recursion():
                   gradient_bound=G)
     np.testing.assert_allclose(public_radius(segs, ks, **common), r, rtol=1e-12)
     # Nothing deleted and k = 0: radius 0; without forgotten rows, k = 0 is 0 too.
-    assert public_radius([Segment(N, 300, 0), Segment(N, 40, 0)], [0],
+    assert public_radius([HistorySegment(N, 300, 0), HistorySegment(N, 40, 0)], [0],
                          **common)[0] == 0.0
     assert public_radius(segs, [0], include_forgotten=False, **common)[0] == 0.0
     assert geometric_sum([1.0, 0.0], 7).tolist() == [7.0, 1.0]

@@ -39,9 +39,8 @@ from skforget.accounting import (
     Segment,
     rho_cyclic_present,
     rho_cyclic_removed,
-    step_sizes,
 )
-from skforget.accounting._cyclic import _hull_energy
+from skforget.accounting._cyclic import _hull_energy, step_sizes
 
 # ----------------------------------------------------------------- references
 

@@ -21,8 +21,10 @@ distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
 from skforget import EditRequest, NoisyGDClassifier, NoisyGDRegressor  # noqa: E402
-from skforget import distributed as skd  # noqa: E402
-from skforget.distributed import ShardedDatabase, _ClusterRows, _Shard  # noqa: E402
+from skforget.distributed import ShardedDatabase, _shard  # noqa: E402
+from skforget.distributed import _database as skd  # noqa: E402
+from skforget.distributed._row_source import _ClusterRows  # noqa: E402
+from skforget.distributed._shard import _Shard  # noqa: E402
 from skforget.exceptions import UnlearningError  # noqa: E402
 
 
@@ -541,7 +543,7 @@ def test_large_shards_sum_in_a_thread_with_the_same_result(sharded, monkeypatch,
     X, y = _data(sparse=not inline)
     on_loop = _record_threads(monkeypatch)
     if not inline:
-        monkeypatch.setattr(skd, "_INLINE_WORK", 10)
+        monkeypatch.setattr(_shard, "_INLINE_WORK", 10)
     db = sharded(X, y)
     kw = dict(classes=[0, 1], random_state=1, batch_size=None, max_iter=4)
     on_cluster = NoisyGDClassifier(**kw).fit(db)

@@ -364,15 +364,15 @@ def test_long_runs_warn_with_the_expected_time(binary_data, monkeypatch):
     # The solver times its first block of steps and the estimator warns, at the
     # caller's line, when the projection is long.
     X, y = binary_data
-    from skforget import _base
+    from skforget import _noisy_gd
 
-    monkeypatch.setattr(_base, "_LONG_SECONDS", -1.0)
+    monkeypatch.setattr(_noisy_gd, "_LONG_SECONDS", -1.0)
     with pytest.warns(UserWarning, match=r"take about \d+ s on this machine") as rec:
         NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=3).fit(X, y)
     long = [w for w in rec if "on this machine" in str(w.message)]
     assert len(long) == 1 and long[0].filename == __file__
     assert "3 passes over the data" in str(long[0].message)
-    monkeypatch.setattr(_base, "_LONG_SECONDS", 1e9)
+    monkeypatch.setattr(_noisy_gd, "_LONG_SECONDS", 1e9)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=3).fit(X, y)

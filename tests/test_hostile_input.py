@@ -32,8 +32,8 @@ from skforget import (
     NotCertifiableError,
     PrivacyLeakWarning,
 )
-from skforget import accounting as acc
-from skforget.accounting._plan import GROWTH_HEADROOM
+from skforget.accounting._calibration import GROWTH_HEADROOM
+from skforget.accounting._cyclic import shift_bound
 
 D = 3
 HUGE = np.finfo(np.float64).max
@@ -127,7 +127,7 @@ def _fit_bound(est):
     """Shared-noise distance the accountant allows after ``fit``: the unit's
     drift enters only its batch's steps (one batch: every step)."""
     plan = est._plan
-    return acc.shift_bound([plan.fit_segment()], lam=plan.lam, beta=plan.beta,
+    return shift_bound([plan.fit_segment()], lam=plan.lam, beta=plan.beta,
                            sensitivity=plan.sensitivity, normaliser=plan.normaliser)
 
 
@@ -136,7 +136,7 @@ def _edit_bound(est):
     model, or the same fresh draw when the edit retrained)."""
     plan, cert = est._plan, est.privacy_guarantee_.deletion
     seg = plan.segment(cert.n_batches, cert.steps, cert.data_weight)
-    return acc.shift_bound([seg], lam=plan.lam, beta=plan.beta,
+    return shift_bound([seg], lam=plan.lam, beta=plan.beta,
                            sensitivity=plan.sensitivity, normaliser=plan.normaliser)
 
 

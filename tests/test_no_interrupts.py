@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from skforget._linear import no_interrupts
+from skforget._utils import no_interrupts
 
 
 def test_no_interrupts_delivers_ctrl_c_after_the_block():

@@ -27,6 +27,7 @@ from skforget import accounting as acc
 from skforget._erm import _Objective, solve_certified
 from skforget._rows import make_design
 from skforget._validation import segment_rng
+from skforget.accounting._output_perturbation import certified_solve_bounds
 
 RHO_O3 = 0.0305565951976365  # (epsilon, delta) = (1, 1e-5), improved conversion
 
@@ -472,7 +473,7 @@ def test_fallback_descent_lands_within_tau_over_lambda(loss):
     lam, tau = 0.02, 1e-3 * 2 * G / n
     kw = dict(lam=lam, n_outputs=k, normaliser=n, gradient_bound=G, beta=beta,
               row_norm=2 ** 0.5)
-    _, e_pub, K = acc.certified_solve_bounds(
+    _, e_pub, K = certified_solve_bounds(
         n_samples=n, n_params=k * (d + 1), gradient_bound=G, row_norm=2 ** 0.5,
         lam=lam, beta=beta, tolerance=tau)
     assert K is not None and e_pub <= tau / 2
@@ -540,7 +541,7 @@ def test_certified_solve_bounds_closed_form():
     # e_pub = 4u[(n + 2)(G + R) + (p + 4)(lam + beta) B], B = (2G + tau)/lam,
     # K = ceil(ln(G / (tau - e)) / ln(1 / (1 - lam/(lam + beta)))) + 1.
     n, p, G, R, lam, beta, tau = 10000, 21, 1.0, 2 ** 0.5, 0.01, 0.5, 2e-7
-    B, e, K = acc.certified_solve_bounds(n_samples=n, n_params=p, gradient_bound=G,
+    B, e, K = certified_solve_bounds(n_samples=n, n_params=p, gradient_bound=G,
                                          row_norm=R, lam=lam, beta=beta,
                                          tolerance=tau)
     u = 2.0 ** -53
@@ -551,7 +552,7 @@ def test_certified_solve_bounds_closed_form():
     assert K == math.ceil(math.log(G / (tau - e)) / math.log(1 / c)) + 1
     assert c ** (K - 1) * G <= tau - e
     # The precondition is public and monotone: a large n fails it at this tau.
-    assert acc.certified_solve_bounds(n_samples=10 ** 9, n_params=p,
+    assert certified_solve_bounds(n_samples=10 ** 9, n_params=p,
                                       gradient_bound=G, row_norm=R, lam=lam,
                                       beta=beta, tolerance=tau)[2] is None
 

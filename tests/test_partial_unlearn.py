@@ -122,7 +122,7 @@ def test_failure_mid_way_changes_nothing(binary_data, monkeypatch, where):
     X, y = binary_data
     clf = _fitted(binary_data)
     before = pickle.dumps(clf)
-    from skforget import _base, _kernels, _solver
+    from skforget import _kernels, _noisy_gd, _solver
 
     calls = {"n": 0}
     real_steps = _kernels.run_steps_dense
@@ -138,7 +138,8 @@ def test_failure_mid_way_changes_nothing(binary_data, monkeypatch, where):
         raise RuntimeError("accountant failed")
 
     if where == "accountant":
-        monkeypatch.setattr(_base.accounting, "guarantee_after_edit", failing_guarantee)
+        monkeypatch.setattr(_noisy_gd.accounting, "guarantee_after_edit",
+                            failing_guarantee)
     else:
         # One step per call into the kernel, so the failure is mid-segment.
         monkeypatch.setattr(_solver, "_noise_chunk", lambda n_coords: 1)

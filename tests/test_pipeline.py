@@ -516,3 +516,13 @@ def test_public_scaler_errors_name_the_parameter(params, message):
     with pytest.raises(ValueError, match=message):
         scaler.fit(np.ones((3, 2)))
     assert not hasattr(scaler, "scale_")
+
+
+def test_check_public_recurses_into_a_forget_pipeline():
+    # ForgetPipeline registers itself with the allow-list (skforget._public
+    # imports nothing above it): its steps are checked one by one.
+    assert check_public(make_forget_pipeline(Normalizer())) == (
+        ("forgetpipeline/normalizer",
+         "Normalizer: stateless (each row divided by its own norm)"),)
+    with pytest.raises(DataDependentStepError, match="StandardScaler"):
+        check_public(make_forget_pipeline(StandardScaler()))

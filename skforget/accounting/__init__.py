@@ -7,6 +7,10 @@ skforget reports is computed here, by a function that cites the result it
 applies; see ``privacy-accounting.md`` for the derivations.
 """
 
+from skforget.accounting._calibration import (
+    default_delta,
+    deletion_factor,
+)
 from skforget.accounting._conversions import (
     advantage_bound,
     epsilon_at_order,
@@ -19,10 +23,9 @@ from skforget.accounting._cyclic import (
     Segment,
     rho_cyclic_present,
     rho_cyclic_removed,
-    shift_bound,
-    step_sizes,
 )
 from skforget.accounting._guarantee import EditCertificate, PrivacyGuarantee
+from skforget.accounting._history import guarantee_after_edit, guarantee_after_fit
 from skforget.accounting._noisy_gd import (
     check_learning_rate,
     contraction,
@@ -51,7 +54,6 @@ from skforget.accounting._noisy_gd import (
 )
 from skforget.accounting._output_perturbation import (
     OutputPerturbationPlan,
-    certified_solve_bounds,
     guarantee_after_output_perturbation,
     minimizer_sensitivity,
     output_perturbation_noise,
@@ -59,27 +61,17 @@ from skforget.accounting._output_perturbation import (
     rho_adaptive_release,
     rho_output_perturbation,
 )
+from skforget.accounting._plan import (
+    TrainingPlan,
+    plan_training,
+    plan_unlearning,
+)
 from skforget.accounting._selection import (
     SearchBudget,
     plan_search,
     repetition_gamma,
     sample_repetitions,
     selection_rdp,
-)
-from skforget.accounting._plan import (
-    EditPlan,
-    TrainingPlan,
-    auto_batches,
-    batch_data_weight,
-    default_delta,
-    deletion_factor,
-    guarantee_after_edit,
-    guarantee_after_fit,
-    initial_error,
-    plan_training,
-    plan_unlearning,
-    steps_fit_typical,
-    typical_curvature,
 )
 
 __all__ = [
@@ -89,14 +81,11 @@ __all__ = [
     "sample_repetitions",
     "selection_rdp",
     "EditCertificate",
-    "EditPlan",
     "OutputPerturbationPlan",
     "PrivacyGuarantee",
     "Segment",
     "TrainingPlan",
     "advantage_bound",
-    "auto_batches",
-    "batch_data_weight",
     "check_learning_rate",
     "contraction",
     "coupling_distance",
@@ -112,10 +101,8 @@ __all__ = [
     "group_factor",
     "guarantee_after_edit",
     "guarantee_after_fit",
-    "certified_solve_bounds",
     "guarantee_after_output_perturbation",
     "init_variance",
-    "initial_error",
     "max_learning_rate",
     "minimizer_sensitivity",
     "noise_scale",
@@ -138,12 +125,8 @@ __all__ = [
     "rho_to_epsilon",
     "rho_two_phase",
     "sensitivity",
-    "shift_bound",
     "smoothness",
-    "step_sizes",
     "steps_fit",
-    "steps_fit_typical",
     "steps_unlearn_privacy",
     "steps_unlearn_utility",
-    "typical_curvature",
 ]

@@ -151,6 +151,19 @@ def optimal_order(*, rho, delta, method="improved"):
     Reported for information only (privacy-accounting.md, Section 6.4): the
     guarantee holds at every order.
 
+    Parameters
+    ----------
+    rho : float
+        Rényi coefficient ``rho``: ``R_q <= q rho`` at every order ``q > 1``.
+    delta : float
+        Target ``delta`` of the (epsilon, delta) statement.
+    method : {"improved", "classic"}, default="improved"
+        Rényi-to-(epsilon, delta) conversion (privacy-accounting.md, Section 6.4).
+
+    Returns
+    -------
+    order : float
+
     Examples
     --------
     >>> from skforget.accounting import optimal_order
@@ -228,6 +241,17 @@ def gaussian_epsilon(*, rho, delta):
     a reference (tests, audits), never a reported guarantee: a general
     rho-coefficient does not imply the Gaussian profile.
 
+    Parameters
+    ----------
+    rho : float
+        Rho-coefficient of the Gaussian mechanism, ``mu^2 / 2``.
+    delta : float
+        Target ``delta`` of the (epsilon, delta) statement.
+
+    Returns
+    -------
+    epsilon : float
+
     Examples
     --------
     >>> from skforget.accounting import gaussian_epsilon
@@ -258,6 +282,16 @@ def advantage_bound(*, rho):
     ``KL = lim_{q -> 1} R_q <= rho`` for a rho-coefficient, so every test that
     tries to tell the two models apart has ``TPR - FPR <= sqrt(rho / 2)``
     (privacy-accounting.md, Section 6.4), capped at 1.
+
+    Parameters
+    ----------
+    rho : float
+        Rho-coefficient of the two models' divergence.
+
+    Returns
+    -------
+    advantage : float
+        At most 1.
 
     Examples
     --------

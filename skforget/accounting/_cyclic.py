@@ -96,7 +96,7 @@ def step_sizes(segment):
 
     Examples
     --------
-    >>> from skforget.accounting import Segment, step_sizes
+    >>> from skforget.accounting._cyclic import Segment, step_sizes
     >>> step_sizes(Segment(n_batches=4, epochs=2, learning_rate=1.0)).tolist()
     [1.0, 1.0, 1.0, 1.0, 1.0, 0.75, 0.5, 0.25]
     """
@@ -306,6 +306,22 @@ def rho_cyclic_removed(segments, n_present, *, lam, beta, sigma, sensitivity,
     (the last of them evaluated exactly per position, earlier ones lumped) and
     absent from the rest, whose noise absorbs its shift.
 
+    Parameters
+    ----------
+    lam, beta, sigma, sensitivity, normaliser : float
+        The regularisation strength ``lambda``; the loss's smoothness ``beta``
+        (:func:`smoothness`); the noise scale ``sigma`` (a step adds ``N(0, 2 eta
+        sigma^2 I)``); the sensitivity ``S`` (:func:`sensitivity`); the normaliser
+        ``N`` of the gradient sum.
+    segments : list of Segment
+        The history, oldest first.
+    n_present : int
+        Segments in which the unit was present (the first ``n_present``).
+
+    Returns
+    -------
+    rho : float
+
     Examples
     --------
     >>> from skforget.accounting import Segment, rho_cyclic_removed
@@ -337,7 +353,7 @@ def shift_bound(segments, *, lam, beta, sensitivity, normaliser):
 
     Examples
     --------
-    >>> from skforget.accounting import Segment, shift_bound
+    >>> from skforget.accounting._cyclic import Segment, shift_bound
     >>> round(shift_bound([Segment(1, 100, 1.0)], lam=0.1, beta=0.5,
     ...                   sensitivity=2.0, normaliser=100), 4)
     0.2

@@ -122,6 +122,20 @@ def sensitivity(*, gradient_bound, relation="replace", group_size=1):
     by at most ``S = g G`` (``"zero_out"``). Every bound is proportional to
     ``S**2``, so a group of ``g`` records costs ``g**2`` times one record.
 
+    Parameters
+    ----------
+    gradient_bound : float
+        Per-record bound ``G`` on a clipped gradient (:func:`gradient_bound`).
+    relation : {"replace", "zero_out"}, default="replace"
+        Neighbouring relation: a unit replaced by arbitrary records, or by null
+        ones.
+    group_size : int, default=1
+        Records per privacy unit ``g``.
+
+    Returns
+    -------
+    S : float
+
     Examples
     --------
     >>> from skforget.accounting import sensitivity
@@ -141,6 +155,16 @@ def smoothness(*, loss, row_norm):
     ``beta_phi ||x||^2``-smooth with ``beta_phi = 1/4`` (logistic, and each
     block of one-vs-rest), ``1`` (squared), ``1/2`` (softmax, Böhning 1992).
 
+    Parameters
+    ----------
+    loss : {"logistic", "squared", "multinomial", "ovr"}
+    row_norm : float
+        Public bound ``R`` on the norm of an augmented row.
+
+    Returns
+    -------
+    beta : float
+
     Examples
     --------
     >>> from skforget.accounting import smoothness
@@ -158,6 +182,16 @@ def max_learning_rate(*, lam, beta):
     privacy-accounting.md, Lemma 3.1 and Section 3: for ``eta`` up to this value the
     noiseless step contracts at exactly ``c = 1 - eta lam``, which is what every
     formula of the accountant assumes.
+
+    Parameters
+    ----------
+    lam, beta : float
+        The regularisation strength ``lambda``; the loss's smoothness ``beta``
+        (:func:`smoothness`).
+
+    Returns
+    -------
+    learning_rate : float
     """
     lam = check_positive(lam, "lam")
     beta = check_nonnegative(beta, "beta")
@@ -169,6 +203,16 @@ def default_learning_rate(*, lam, beta):
 
     It gives ``c = 1 - 1/kappa``, satisfies the utility lemma's ``eta <= 1/M`` and
     keeps ``c_j = 1 - eta lam`` for every segment with ``n_j <= 2N``.
+
+    Parameters
+    ----------
+    lam, beta : float
+        The regularisation strength ``lambda``; the loss's smoothness ``beta``
+        (:func:`smoothness`).
+
+    Returns
+    -------
+    learning_rate : float
 
     Examples
     --------
@@ -184,7 +228,19 @@ def default_learning_rate(*, lam, beta):
 def check_learning_rate(*, learning_rate, lam, beta, name="learning_rate"):
     """Validate a step size: ``0 < eta <= 2 / (2 lam + beta)`` (Section 3).
 
-    Returns the step size as a float; the error names ``name``.
+    Raises a ValueError, naming ``name``, for a step size above the bound.
+
+    Parameters
+    ----------
+    learning_rate, lam, beta : float
+        The step size ``eta``; the regularisation strength ``lambda``; the loss's
+        smoothness ``beta`` (:func:`smoothness`).
+    name : str, default="learning_rate"
+        Name the error message gives the step size.
+
+    Returns
+    -------
+    learning_rate : float
     """
     eta_max = max_learning_rate(lam=lam, beta=beta)
     eta = check_positive(learning_rate, name)
@@ -203,6 +259,19 @@ def contraction(*, learning_rate, lam, beta, data_weight=1.0):
     ``c = max(|1 - eta lam|, |1 - eta (lam + beta_j)|)`` with
     ``beta_j = beta * n_j / N`` (``data_weight = n_j / N`` under the fixed
     normaliser). It equals ``1 - eta lam`` iff ``eta <= 2/(2 lam + beta_j)``.
+
+    Parameters
+    ----------
+    learning_rate, lam, beta : float
+        The step size ``eta``; the regularisation strength ``lambda``; the loss's
+        smoothness ``beta`` (:func:`smoothness`).
+    data_weight : float, default=1.0
+        Largest batch over the batch normaliser (1 when a batch holds ``N / E``
+        rows; larger after insertions).
+
+    Returns
+    -------
+    c : float
 
     Examples
     --------
@@ -240,6 +309,18 @@ def rho_inf(*, sensitivity, normaliser, learning_rate, sigma, contraction):
     present in infinitely many steps. With ``c = 1 - eta lam`` it equals
     ``S^2 (2 - eta lam) / (4 lam sigma^2 N^2)``.
 
+    Parameters
+    ----------
+    sensitivity, normaliser, learning_rate, sigma, contraction : float
+        The sensitivity ``S`` (:func:`sensitivity`); the normaliser ``N`` of the
+        gradient sum; the step size ``eta``; the noise scale ``sigma`` (a step adds
+        ``N(0, 2 eta sigma^2 I)``); the contraction ``c`` of a step
+        (:func:`contraction`).
+
+    Returns
+    -------
+    rho_inf : float
+
     Examples
     --------
     >>> from skforget.accounting import rho_inf
@@ -264,6 +345,18 @@ def rho_dp(*, rho_inf, contraction, steps):
     ``rho_inf``: the model can be trained and unlearned any number of times without
     re-spending the DP budget (privacy-accounting.md, Section 6.1, from (5.1)).
 
+    Parameters
+    ----------
+    rho_inf, contraction : float
+        The stationary level ``rho_inf`` (:func:`rho_inf`); the contraction ``c`` of
+        a step (:func:`contraction`).
+    steps : int
+        Steps ``T`` run with the unit present.
+
+    Returns
+    -------
+    rho : float
+
     Examples
     --------
     >>> from skforget.accounting import rho_dp
@@ -281,6 +374,20 @@ def rho_joint(*, rho_inf, contraction, steps_present, steps_absent):
     """Unit present for ``T0`` steps, then absent for ``K`` (eq. 5.4).
 
     ``rho = rho_inf c^(2K) (1 - c^T0)^2 / (1 - c^(2(T0 + K)))``.
+
+    Parameters
+    ----------
+    rho_inf, contraction : float
+        The stationary level ``rho_inf`` (:func:`rho_inf`); the contraction ``c`` of
+        a step (:func:`contraction`).
+    steps_present : int
+        Steps ``T0`` with the unit present.
+    steps_absent : int
+        Steps ``K`` after it left.
+
+    Returns
+    -------
+    rho : float
 
     Examples
     --------
@@ -307,6 +414,18 @@ def rho_deletion(*, rho_inf, contraction, steps):
     the edit both runs apply the same Markov kernels), which is where statelessness
     matters.
 
+    Parameters
+    ----------
+    rho_inf, contraction : float
+        The stationary level ``rho_inf`` (:func:`rho_inf`); the contraction ``c`` of
+        a step (:func:`contraction`).
+    steps : int
+        Steps ``K`` run since the unit left.
+
+    Returns
+    -------
+    rho : float
+
     Examples
     --------
     >>> from skforget.accounting import rho_deletion
@@ -324,6 +443,18 @@ def rho_two_phase(*, rho_inf, contraction, steps):
 
     ``rho_inf c^(2K) / (1 - c^(2K))``; kept as a reference point only (undefined at
     ``K = 0``). Use :func:`rho_deletion`.
+
+    Parameters
+    ----------
+    rho_inf, contraction : float
+        The stationary level ``rho_inf`` (:func:`rho_inf`); the contraction ``c`` of
+        a step (:func:`contraction`).
+    steps : int
+        Steps ``K`` since the unit left (at least 1).
+
+    Returns
+    -------
+    rho : float
     """
     r = check_nonnegative(rho_inf, "rho_inf")
     c = check_contraction(contraction)
@@ -383,6 +514,15 @@ def rho_compose(*, rhos):
     rho-coefficients at every order: e.g. the fits of a hyper-parameter search
     that all used the record, or the releases an adaptive requester saw.
 
+    Parameters
+    ----------
+    rhos : iterable of float
+        Rho-coefficients of the mechanisms composed.
+
+    Returns
+    -------
+    rho : float
+
     Examples
     --------
     >>> from skforget.accounting import rho_compose
@@ -402,6 +542,18 @@ def rho_adaptive(*, rho_deletion, rho_releases):
     before the edit (CS23 Theorem 4.3 with Rényi composition at a fixed order,
     :func:`rho_compose`); no change of order is needed.
 
+    Parameters
+    ----------
+    rho_deletion : float
+        Deletion figure of the edit (:func:`rho_deletion`).
+    rho_releases : sequence of float
+        Figures of the releases the requester saw before the edit, at the deletion
+        sensitivity.
+
+    Returns
+    -------
+    rho : float
+
     Examples
     --------
     >>> from skforget.accounting import rho_adaptive
@@ -418,6 +570,15 @@ def group_factor(*, group_size):
 
     All bounds are proportional to ``S^2`` and ``S`` is linear in the number of
     records that change (Section 4.1, 6.2 "per record vs per batch").
+
+    Parameters
+    ----------
+    group_size : int
+        Records per privacy unit ``g``.
+
+    Returns
+    -------
+    factor : float
     """
     g = check_int(group_size, "group_size", low=1)
     return float(g * g)
@@ -435,6 +596,15 @@ def rho_step_sequence(*, drifts, noise_variances, contractions):
     non-negative, ``a_k = w_k s_k^2 (sum w b) / (sum w^2 s^2)`` (Feldman et al.
     2018, Theorem 22, with the optimal shift schedule; privacy-accounting.md
     Section 5.1).
+
+    Parameters
+    ----------
+    drifts : sequence of float
+        Drift bounds ``b_k``.
+    noise_variances : sequence of float
+        Noise variances ``s_k^2``.
+    contractions : sequence of float
+        Contraction factors ``c_k``.
 
     Returns
     -------
@@ -495,6 +665,24 @@ def default_regularization(*, sensitivity, n_params, rho, n_samples, data_norm=1
     ``lam = S sqrt(p / (2 rho)) / (Theta N)``, i.e. ``C = 1 / (lam N)`` grows with
     epsilon and shrinks with the number of parameters and the sensitivity.
 
+    Parameters
+    ----------
+    sensitivity, n_params : float or int
+        The sensitivity ``S`` (:func:`sensitivity`); the number of parameters ``p``.
+    rho : float
+        DP target ``rho``.
+    n_samples : float
+        Number of records ``N``.
+    data_norm : float, default=1.0
+        Public bound on the norm of a row.
+    coef_norm : float or None, default=None
+        Nominal coefficient norm ``Theta``, in units of ``1 / data_norm``; None for
+        2.
+
+    Returns
+    -------
+    lam : float
+
     Examples
     --------
     >>> from skforget.accounting import default_regularization
@@ -520,6 +708,19 @@ def noise_scale(*, rho, sensitivity, normaliser, learning_rate, contraction):
     ``S^2 (2 - eta lam) / (4 lam rho N^2)`` (privacy-accounting.md, Section 7
     step 3). Then ``rho_dp(T) < rho`` for every number of steps.
 
+    Parameters
+    ----------
+    sensitivity, normaliser, learning_rate, contraction : float
+        The sensitivity ``S`` (:func:`sensitivity`); the normaliser ``N`` of the
+        gradient sum; the step size ``eta``; the contraction ``c`` of a step
+        (:func:`contraction`).
+    rho : float
+        Target stationary level ``rho_inf``.
+
+    Returns
+    -------
+    sigma : float
+
     Examples
     --------
     >>> from skforget.accounting import noise_scale
@@ -542,6 +743,16 @@ def init_variance(*, sigma, learning_rate, lam):
     The stationary law of the step applied to the regulariser alone (CS23
     Def. 5.1; privacy-accounting.md Section 1). Any data-independent start keeps
     the privacy statements valid; ``v_0`` only enters the utility recipe.
+
+    Parameters
+    ----------
+    sigma, learning_rate, lam : float
+        The noise scale ``sigma`` (a step adds ``N(0, 2 eta sigma^2 I)``); the step
+        size ``eta``; the regularisation strength ``lambda``.
+
+    Returns
+    -------
+    v0 : float
     """
     sigma = check_positive(sigma, "sigma")
     eta = check_positive(learning_rate, "learning_rate")
@@ -556,6 +767,19 @@ def steps_fit(*, gradient_bound, lam, n_params, init_variance, sigma, contractio
     the argument is <= 1) makes the transient of Corollary 8.2 at most
     ``kappa sigma^2 p``, so ``E[excess risk] <= 2 kappa sigma^2 p``. Privacy does
     not depend on it (Section 6.1).
+
+    Parameters
+    ----------
+    gradient_bound, lam, n_params, init_variance, sigma, contraction : float or int
+        The clipped-gradient bound ``G`` (:func:`gradient_bound`); the
+        regularisation strength ``lambda``; the number of parameters ``p``; the
+        initial draw's variance ``v_0`` (:func:`init_variance`); the noise scale
+        ``sigma`` (a step adds ``N(0, 2 eta sigma^2 I)``); the contraction ``c`` of
+        a step (:func:`contraction`).
+
+    Returns
+    -------
+    steps : int
 
     Examples
     --------
@@ -585,6 +809,18 @@ def steps_unlearn_privacy(*, rho_inf, rho_target, contraction):
     ``ceil(ln(rho_inf / rho_target) / (2 ln(1/c)))``, 0 if
     ``rho_target >= rho_inf`` (DP alone already meets the target). The rounding
     is checked against (5.5) itself so the recipe reproduces its target.
+
+    Parameters
+    ----------
+    rho_inf, contraction : float
+        The stationary level ``rho_inf`` (:func:`rho_inf`); the contraction ``c`` of
+        a step (:func:`contraction`).
+    rho_target : float
+        Deletion target ``rho_dd``.
+
+    Returns
+    -------
+    steps : int
 
     Examples
     --------
@@ -616,6 +852,23 @@ def steps_unlearn_utility(*, edit_size, sensitivity, group_size, normaliser, lam
     ``lam kappa = lam + beta``: after an edit of ``r`` records the expected excess
     risk is back below ``2 kappa sigma^2 p`` (Lemma 8.3). Guidance, not a
     guarantee.
+
+    Parameters
+    ----------
+    sensitivity, normaliser, lam, beta, sigma, n_params, contraction : float or int
+        The sensitivity ``S`` (:func:`sensitivity`); the normaliser ``N`` of the
+        gradient sum; the regularisation strength ``lambda``; the loss's smoothness
+        ``beta`` (:func:`smoothness`); the noise scale ``sigma`` (a step adds ``N(0,
+        2 eta sigma^2 I)``); the number of parameters ``p``; the contraction ``c``
+        of a step (:func:`contraction`).
+    edit_size : int
+        Records the edit names, ``r``.
+    group_size : int
+        Records per privacy unit ``g``.
+
+    Returns
+    -------
+    steps : int
 
     Examples
     --------
@@ -652,6 +905,20 @@ def cs23_recipe(*, rho, rho_deletion_target, gradient_bound, lam, beta, normalis
     Section 9). Kept as a compatibility mode: the guarantee skforget reports for a
     run planned this way is still computed by (5.1)-(5.5), and is far below the
     paper's target (oracle O2).
+
+    Parameters
+    ----------
+    gradient_bound, lam, beta, normaliser, n_params : float or int
+        The clipped-gradient bound ``G`` (:func:`gradient_bound`); the
+        regularisation strength ``lambda``; the loss's smoothness ``beta``
+        (:func:`smoothness`); the normaliser ``N`` of the gradient sum; the number
+        of parameters ``p``.
+    rho : float
+        DP target ``rho``.
+    rho_deletion_target : float
+        Deletion target ``rho_dd``.
+    edit_size : int
+        Records an edit removes, ``r``.
 
     Returns
     -------

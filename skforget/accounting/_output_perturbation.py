@@ -24,6 +24,7 @@ function here is of public numbers only.
 import math
 from dataclasses import dataclass
 
+from skforget.accounting._calibration import deletion_factor
 from skforget.accounting._checks import (
     check_choice,
     check_int,
@@ -45,7 +46,6 @@ from skforget.accounting._noisy_gd import (
     sensitivity,
     smoothness,
 )
-from skforget.accounting._plan import deletion_factor
 
 #: Largest relative tolerance accepted: beyond it the tolerance term would
 #: dominate the sensitivity it is added to.
@@ -134,6 +134,22 @@ def rho_output_perturbation(*, sensitivity, normaliser, lam, sigma, tol=0.0):
     (Mironov 2017, Prop. 7), so the figure is attained by a pair of databases
     whose certified minimisers are ``Delta`` apart.
 
+    Parameters
+    ----------
+    sensitivity, normaliser : float
+        The sensitivity ``S`` (:func:`sensitivity`); the normaliser ``N`` of the
+        gradient sum.
+    lam : float
+        Regularisation strength ``lambda`` of the objective.
+    sigma : float
+        Standard deviation of the Gaussian noise added to the minimiser.
+    tol : float, default=0.0
+        Certified tolerance ``tau`` of the solve (eq. 15.1).
+
+    Returns
+    -------
+    rho : float
+
     Examples
     --------
     >>> from skforget.accounting import rho_output_perturbation
@@ -197,7 +213,7 @@ def certified_solve_bounds(*, n_samples, n_params, gradient_bound, row_norm, lam
 
     Examples
     --------
-    >>> from skforget.accounting import certified_solve_bounds
+    >>> from skforget.accounting._output_perturbation import certified_solve_bounds
     >>> B, e, K = certified_solve_bounds(n_samples=10000, n_params=21,
     ...     gradient_bound=1.0, row_norm=2 ** 0.5, lam=0.01, beta=0.5, tolerance=2e-7)
     >>> round(B, 6), e < 1e-7, K
@@ -447,8 +463,9 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
     if earlier is None:  # a model pickled before the history was kept
         earlier = (plan,) * (1 + len(previous.edits))
     releases_seen = len(earlier)
-    # Sum over every earlier release with its own stored constants (review 15:
-    # max(previous, current) x count covered only the last release).
+    # Sum over every earlier release with its own stored constants: the
+    # requester saw each release, and one release's figure (say the largest
+    # times the count) need not bound another's made under other constants.
     terms = [rho_adaptive_release(
         sensitivity=e.sensitivity,
         deletion_sensitivity=e.sensitivity * math.sqrt(factor),

@@ -20,9 +20,8 @@ changes the mean clipped gradient by at most ``k G / N``.
 """
 
 from skforget.certify._ball import (
-    MODES,
     BallTracker,
-    Segment,
+    HistorySegment,
     ball_step,
     contraction_factors,
     current_size_remove_increments,
@@ -39,14 +38,11 @@ from skforget.certify._interval import (
     interval_box,
     interval_certify,
 )
-from skforget.certify._mixin import CertifyMixin
 
 __all__ = [
-    "MODES",
     "BallTracker",
     "Box",
-    "CertifyMixin",
-    "Segment",
+    "HistorySegment",
     "ball_step",
     "box_margin_bounds",
     "contraction_factors",

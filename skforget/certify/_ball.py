@@ -290,7 +290,7 @@ def ball_step(radius, rho, learning_rate, increment):
 
 
 @dataclass(frozen=True, slots=True)
-class Segment:
+class HistorySegment:
     """Public record of one segment of the training history.
 
     Attributes
@@ -333,7 +333,7 @@ def segments_from_guarantee(guarantee):
 
     Returns
     -------
-    segments : list of Segment
+    segments : list of HistorySegment
 
     Examples
     --------
@@ -355,7 +355,7 @@ def segments_from_guarantee(guarantee):
     start = max([0] + [i + 1 for i, e in enumerate(guarantee.edits)
                        if getattr(e, "retrained", False)])
     E_B = batches[0]  # the fit's: every segment keeps its batch normaliser
-    return [Segment(int(n), int(K), r, E, E_B)
+    return [HistorySegment(int(n), int(K), r, E, E_B)
             for n, K, r, E in zip(sizes, steps, later, batches, strict=True)][start:]
 
 
@@ -373,7 +373,7 @@ def public_radius(segments, ks, *, mode="remove", learning_rate, lam, beta, row_
 
     Parameters
     ----------
-    segments : list of Segment
+    segments : list of HistorySegment
     ks : array-like of int
         Budgets.
     mode : {"remove", "replace", "add", "add_remove"}, default="remove"
@@ -391,8 +391,8 @@ def public_radius(segments, ks, *, mode="remove", learning_rate, lam, beta, row_
 
     Examples
     --------
-    >>> from skforget.certify import Segment, public_radius
-    >>> r = public_radius([Segment(100, 50, 0)], [0, 1, 2], learning_rate=1.0,
+    >>> from skforget.certify import HistorySegment, public_radius
+    >>> r = public_radius([HistorySegment(100, 50, 0)], [0, 1, 2], learning_rate=1.0,
     ...                   lam=0.01, beta=0.5, row_norm=2 ** 0.5, normaliser=100,
     ...                   gradient_bound=0.5)
     >>> [round(float(v), 6) for v in r]

@@ -35,12 +35,12 @@ from sklearn.base import (
     is_regressor,
 )
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.validation import check_is_fitted, indexable
 
 from skforget import accounting
 from skforget._database import Database, unwrap_database
+from skforget._validation import HasMethods, Interval, StrOptions
 
 #: Parameters of the tuned estimator that the search sets itself.
 _RESERVED = ("epsilon", "delta", "random_state")

@@ -5,10 +5,11 @@
 from numbers import Real
 
 from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from skforget._linear import _PrivateClassifierMixin, _PrivateRegressorMixin
 from skforget._output_perturbation import _BaseOutputPerturbation
+from skforget._utils import fill_doc
+from skforget._validation import Interval, StrOptions
 
 _COMMON_PARAMETERS = """\
     epsilon : float, default=1.0
@@ -95,7 +96,7 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
     multi_class : {"multinomial", "ovr"}, default="multinomial"
         Model for three classes or more (sensitivities as for
         :class:`NoisyGDClassifier`).
-{common}
+    {common}
     clip_norm : float, "auto" or None, default="auto"
         Per-example gradient clipping threshold, as for
         :class:`NoisyGDClassifier` ("auto": ``0.5 * data_norm`` per logistic
@@ -105,7 +106,7 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
     intercept_scaling : float or "auto", default="auto"
         Feature value of the intercept coordinate ("auto": ``data_norm``,
         ``0.1 * data_norm`` for the softmax).
-{solver}
+    {solver}
 
     Attributes
     ----------
@@ -205,7 +206,7 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
     alpha : float or "auto", default=10.0
         Regularisation strength, as in ``Ridge`` and :class:`NoisyGDRegressor`
         (``lambda = alpha / n_samples``, intercept included).
-{common}
+    {common}
     clip_norm : float, default=1.0
         Per-example gradient clipping threshold (required: the squared loss has
         unbounded gradients).
@@ -219,7 +220,7 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
         Fit an intercept (regularised, like every coordinate).
     intercept_scaling : float, default=1.0
         Feature value of the intercept coordinate.
-{solver}
+    {solver}
 
     Attributes
     ----------
@@ -285,6 +286,4 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
 
 
 for _cls in (OutputPerturbationClassifier, OutputPerturbationRegressor):
-    # str.replace, not format: the docstrings hold literal braces.
-    _cls.__doc__ = _cls.__doc__.replace("{common}", _COMMON_PARAMETERS).replace(
-        "{solver}", _SOLVER_PARAMETERS)
+    fill_doc(_cls, common=_COMMON_PARAMETERS, solver=_SOLVER_PARAMETERS)

@@ -14,16 +14,15 @@ from sklearn.utils.validation import check_is_fitted
 from skforget import accounting
 from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
+from skforget._fit_plan import FitPlan
 from skforget._linear import (
     _atomic,
     _BasePrivateLinear,
     check_edit_weighting,
-    check_sample_weight,
-    no_interrupts,
 )
-from skforget._report import FitPlan
 from skforget._rows import plan_weighting, row_weights
 from skforget._solver import effective_n_jobs, initial_draw, run_segment
+from skforget._utils import check_sample_weight, no_interrupts
 from skforget._validation import (
     PRIVACY_CONSTRAINTS,
     check_delta,

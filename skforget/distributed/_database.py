@@ -1,58 +1,18 @@
 # Authors: The skforget developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Training and unlearning on rows held by a Dask cluster.
+"""The driver side: the sharded database, its edit requests, the calls to shards.
 
-A fit is a loop of one map (the clipped gradient sum over the rows) and a tiny
-update. :class:`ShardedDatabase` keeps the rows resident on the workers, one
-actor per worker holding that worker's contiguous share of the rows, and the
-estimators train on it through a *row source* (see ``skforget._solver``): at
-every step the driver sends the current coefficients to each actor (one message
-per worker) and gets back that shard's clipped gradient sum; the generator, the
-noise, the step sizes, the batch layout, the accounting and the update stay on
-the driver, and the estimator keeps no rows.
-
-What travels
-------------
-* Driver to worker, once per segment: the public row-map parameters
-  (``data_norm``, intercept scaling, gradient bound, the public label set) and,
-  with mini-batches, that shard's part of the segment's public row order.
-* Driver to worker, every step: the coefficients, ``K (d + 1)`` doubles.
-* Worker to driver, every step: the shard's gradient sum, ``K (d + 1)`` doubles.
-* Edits: each record to delete or replace is routed to the worker holding it
-  by the public shard sizes only; new records go to the last shard (so the
-  rows keep the order an :class:`~skforget.EditRequest` gives them).
-
-How the calls travel
---------------------
-The driver calls the actors straight on their workers, over the client's
-connection pool (through the scheduler if it cannot reach them: see
-``_direct_route``), and runs a whole run of steps as one coroutine on the
-client's event loop. A step is one round of small messages, so the hops around it are
-its cost: an actor proxy goes through the scheduler (unless the client was made
-with ``direct_to_workers=True``) and crosses the client's event-loop thread
-twice per call, and a plain actor method runs in a worker thread. On a 2-worker
-``LocalCluster`` a step with those hops took 5.1-5.8 ms; without them it takes
-1.5-2 ms (``benchmarks/bench_scale.py``). The gradient runs on the
-worker's event loop when it is small (well under the time Dask tolerates a busy
-loop) and in a thread otherwise.
-
-Every worker applies an edit to a staged copy and keeps the previous rows in a
-journal until the estimator has finished its unlearning steps: a failed or
-interrupted ``partial_unlearn`` rolls every shard back, leaving database and
-model as they were. The driver decides each edit on its side (commit or roll
-back); a shard that missed the decision is settled before the database is read
-or edited again. A request is served only on the version it was built on;
-fits may read the database together (each with its own map of the rows), but
-not while an edit is served.
-
-Dask is an optional dependency (``pip install "skforget[dask]"``); it is
-imported when a :class:`ShardedDatabase` is created, not with this module.
+:class:`ShardedDatabase` places one :class:`~skforget.distributed._shard._Shard`
+actor per worker and hands the estimators a row source
+(:class:`~skforget.distributed._row_source._ClusterRows`);
+:class:`ShardedEditRequest` routes an edit to the shards by their public sizes,
+stages it there and settles it once the driver has decided. How the pieces
+talk is described in :mod:`skforget.distributed`.
 """
 
 import asyncio
 import collections
 import contextlib
-import math
 import secrets
 import threading
 import warnings
@@ -60,9 +20,14 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from skforget._database import DatabaseVersion, check_weights
+from skforget._database import DatabaseVersion
 from skforget._edits import _EditCounts, check_new_weights
-from skforget._linear import check_sample_weight, check_some_weight, no_interrupts
+from skforget._utils import (
+    check_sample_weight,
+    no_interrupts,
+)
+from skforget.distributed._row_source import _ClusterRows
+from skforget.distributed._shard import _Shard, _stack
 from skforget.exceptions import UnlearningError
 
 __all__ = ["ShardedDatabase", "ShardedEditRequest"]
@@ -110,223 +75,6 @@ _PROBE_SECONDS = 5.0
 _ROUTES = {}
 
 
-def _stack(parts):
-    if any(sp.issparse(p) for p in parts):
-        return sp.vstack([sp.csr_matrix(p) for p in parts], format="csr")
-    return np.concatenate([np.asarray(p) for p in parts]) if len(parts) > 1 \
-        else np.asarray(parts[0])
-
-
-def _rows_except(X, drop):
-    keep = np.ones(X.shape[0], dtype=bool)
-    keep[drop] = False
-    return X[keep]  # a copy, for arrays and CSR alike
-
-
-#: Multiply-adds of a gradient sum done on the worker's event loop itself: a
-#: few milliseconds, far below the seconds Dask tolerates a busy loop.
-_INLINE_WORK = 1 << 22
-
-
-class _Map:
-    """One row source's map of a shard's rows (a segment of a fit or an edit):
-    the kernel's design, the row weights and the mini-batch layout."""
-
-    __slots__ = ("design", "weight", "order", "bounds")
-
-    def __init__(self, design, weight):
-        self.design, self.weight = design, weight
-        self.order = self.bounds = None
-
-
-class _Shard:
-    """One worker's rows, resident in a Dask actor between calls.
-
-    All methods run on the worker. Positions are local to the shard; the row
-    map and the targets' encoding are computed here, from public parameters.
-    Each row source keeps its own map (``source`` token), so two fits reading
-    the same rows cannot mix their clipping or weighting.
-
-    An edit is staged under an attempt token with the previous rows in a
-    journal. The driver decides every attempt (commit or roll back) on its
-    side; a shard that missed the decision (an interrupted round) is brought
-    in line by :meth:`settle` before the database is read or edited again.
-    """
-
-    def __init__(self, X_parts, y_parts, w_parts=None):
-        self.X = _stack(list(X_parts))
-        self.y = np.concatenate([np.asarray(p) for p in y_parts])
-        self.w = None if w_parts is None else np.concatenate(
-            [np.asarray(p, dtype=np.float64) for p in w_parts])
-        self._journal = None
-        # Attempts rolled back: a stage that reaches the worker after its own
-        # rollback (an interrupted driver) must not apply.
-        self._rolled_back = collections.deque(maxlen=256)
-        self._maps = {}
-        # Row sources released: a prepare that arrives late must not map again.
-        self._released = collections.deque(maxlen=256)
-
-    def shape(self):
-        return self.X.shape
-
-    def prepare(self, source, offset, spec, exclusive):
-        """Validate and map this shard's rows for one segment (rows
-        ``offset ...`` of the database, named so in errors). ``exclusive``:
-        no other source is reading, so maps left by interrupted ones go.
-
-        Returns whether a record has a positive weight (True if unweighted).
-        """
-        if source in self._released:
-            raise UnlearningError("this row source was released")
-        if exclusive:
-            self._maps.clear()
-        from sklearn.utils import check_array
-
-        from skforget._rows import canonical_csr, make_design, row_weights
-
-        where = f"the rows {offset}..{offset + self.X.shape[0] - 1} of the database"
-        X = check_array(self.X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                        order="C", ensure_min_samples=0, input_name="X")
-        if sp.issparse(X):
-            X = canonical_csr(X, where=where)
-        y = self._encode(self.y, spec["classes"], offset, spec["error"])
-        if spec["classes"] is None:
-            y = y / spec.get("target_scale", 1.0)  # the regressor's public scale
-        design = make_design(X, y, loss=spec["loss"], data_norm=spec["data_norm"],
-                             intercept_scaling=spec["intercept_scaling"],
-                             gradient_bound=spec["gradient_bound"],
-                             clip_rows=spec["clip_rows"], where=where)
-        weighting = spec["weighting"]
-        if weighting["sample_weight_bound"] and self.w is None:
-            raise ValueError("the model weights its records but the database's "
-                             "records carry no sample weights")
-        w = None
-        if weighting["sample_weight_bound"]:
-            # Named by database row, like the targets (dask arrays' weights are
-            # first seen here).
-            w = check_weights(self.w, len(self.w), "sample_weight", error=ValueError,
-                              offset=offset)
-        self._maps[source] = _Map(design, row_weights(w, y, **weighting))
-        return w is None or bool(np.any(w > 0))
-
-    @staticmethod
-    def _encode(y, classes, offset, error):
-        if classes is None:
-            y = np.asarray(y, dtype=np.float64)
-            bad = ~np.isfinite(y)
-            if np.any(bad):
-                i = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"y[{offset + i}]={y[i].item()!r} is not finite.")
-            return y
-        classes = np.asarray(classes)
-        codes = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
-        unknown = classes[codes] != y
-        if np.any(unknown):
-            i = int(np.flatnonzero(unknown)[0])
-            label = np.asarray(y[i]).item()
-            raise (UnlearningError if error == "unlearn" else ValueError)(
-                f"y[{offset + i}]={label!r} is not one of the classes "
-                f"{classes.tolist()}.")
-        return codes.astype(np.float64)
-
-    def set_layout(self, source, order, bounds):
-        m = self._maps[source]
-        m.order = np.ascontiguousarray(order, dtype=np.int64)
-        m.bounds = np.asarray(bounds, dtype=np.int64)
-
-    async def gradient(self, source, W, b, loss_code, batch, n_threads):
-        """This shard's clipped gradient sum (all rows, or its part of a batch).
-
-        A coroutine, so Dask runs it on the worker's event loop: a small shard
-        is summed there at once (a hop to a thread would cost more than the
-        sum), a large one in a thread so the loop stays responsive.
-        """
-        m = self._maps[source]
-        X = m.design.X
-        if batch is None:
-            rows, span = X.shape[0], {}
-        else:
-            lo, hi = int(m.bounds[batch]), int(m.bounds[batch + 1])
-            rows, span = hi - lo, dict(order=m.order, lo=lo, hi=hi)
-        per_row = X.nnz / max(1, X.shape[0]) if sp.issparse(X) else X.shape[1]
-        if rows * per_row * W.shape[0] <= _INLINE_WORK:
-            return self._gradient(m, W, b, loss_code, n_threads, span)
-        return await asyncio.to_thread(self._gradient, m, W, b, loss_code,
-                                       n_threads, span)
-
-    @staticmethod
-    def _gradient(m, W, b, loss_code, n_threads, span):
-        G = np.empty_like(W)
-        Gb = np.empty_like(b)
-        m.design.gradient_sum(W, b, G, Gb, loss_code=loss_code, weight=m.weight,
-                              n_threads=n_threads, **span)
-        return G, Gb
-
-    def release(self, source):
-        """Drop a row source's map once its segment is done."""
-        self._released.append(source)
-        self._maps.pop(source, None)
-
-    def settle(self, committed, aborted):
-        """Bring a journal left by an interrupted round in line with the
-        driver's decision: keep the edit of the ``committed`` attempt, undo
-        any other; and refuse the ``aborted`` attempts' stages still on the
-        way."""
-        self._rolled_back.extend(a for a in aborted if a not in self._rolled_back)
-        self._settle(committed)
-
-    def _settle(self, committed):
-        if self._journal is not None:
-            if self._journal[0] != committed:
-                self.X, self.y, self.w = self._journal[1:]
-            self._journal = None
-
-    def stage(self, attempt, committed, delete, replace, X_replace, y_replace,
-              X_insert, y_insert, w_replace=None, w_insert=None):
-        """Apply an edit, keeping the previous rows in the journal under the
-        attempt's token."""
-        if attempt in self._rolled_back:
-            raise UnlearningError("this edit attempt was rolled back")
-        self._settle(committed)
-        # No fit reads during an edit: the maps of interrupted ones (and the
-        # rows they hold) go now.
-        self._maps.clear()
-        X, y, w = self.X, self.y, self.w
-        kept = np.setdiff1d(np.arange(X.shape[0]), delete)
-        pos = np.searchsorted(kept, replace)
-        X_new, y_new = _rows_except(X, delete), np.delete(y, delete)
-        w_new = None if w is None else np.delete(w, delete)
-        if w_new is not None and len(replace):
-            w_new[pos] = w_replace
-        if w_new is not None and X_insert is not None:
-            w_new = np.concatenate([w_new, np.asarray(w_insert, dtype=np.float64)])
-        if len(replace):
-            if sp.issparse(X_new):
-                X_new = X_new.tolil()
-                X_new[pos] = X_replace
-                X_new = X_new.tocsr()
-            else:
-                X_new = np.array(X_new, copy=True)
-                X_new[pos] = X_replace
-            y_new = np.array(y_new, copy=True)
-            y_new[pos] = y_replace
-        if X_insert is not None and X_insert.shape[0]:
-            X_new = _stack([X_new, X_insert])
-            y_new = np.concatenate([y_new, np.asarray(y_insert, dtype=y_new.dtype)])
-        self._journal = (attempt, X, y, w)
-        self.X, self.y, self.w = X_new, y_new, w_new
-        return X_new.shape[0]
-
-    def rollback(self, attempt):
-        self._rolled_back.append(attempt)
-        if self._journal is not None and self._journal[0] == attempt:
-            self.X, self.y, self.w = self._journal[1:]
-            self._journal = None
-
-    def rows(self):
-        return self.X, self.y, self.w
-
-
 class _Shards:
     """The database's actors, called straight on the workers holding them.
 
@@ -334,7 +82,7 @@ class _Shards:
     ``actor_execute`` handler (the one Dask's actor proxies use), or through
     the scheduler when the driver cannot reach the workers (``direct``), and
     every call to several shards is one coroutine on the client's event loop
-    (see "How the calls travel" in the module docstring).
+    (see "How the calls travel" in :mod:`skforget.distributed`).
     """
 
     def __init__(self, client, futures, addresses, direct):
@@ -874,96 +622,3 @@ class ShardedEditRequest(_EditCounts):
                 f"insert={self.n_inserted}, version={self.version.number})")
 
 
-class _ClusterRows:
-    """The solver's row source for a :class:`ShardedDatabase`.
-
-    A step is one message per worker; the shards' partial sums are added in
-    shard order on the driver, so a fixed shard layout reproduces itself. The
-    steps of one ``run_steps`` call run as one coroutine on the client's event
-    loop, on copies of the coefficients that are written back when they are
-    all done: an interrupted call leaves the caller's arrays as they were.
-    """
-
-    #: Steps per run_steps call: the solver's progress report and long-run
-    #: warning come between calls, so after a few dozen rounds of messages.
-    max_steps_per_call = 64
-
-    def __init__(self, shards, shard_sizes, spec, *, loss, n_jobs, exclusive):
-        self.loss = loss
-        self._offsets = np.concatenate([[0], np.cumsum(shard_sizes)]).astype(np.int64)
-        self.n_samples = int(self._offsets[-1])
-        self._shards = shards
-        self._n_threads = n_jobs
-        self._layout = None
-        # This source's maps on the shards, apart from any other source's.
-        self._token = secrets.token_hex(8)
-        try:
-            weighted = shards.map("prepare", {
-                s: (self._token, int(self._offsets[s]), spec, exclusive)
-                for s in range(len(shards))})
-            if spec["error"] == "fit":
-                check_some_weight(any(weighted))
-        except BaseException:
-            self.release(quiet=True)  # the shards that did map their rows
-            raise
-
-    def release(self, quiet=False):
-        """Drop this source's maps on the shards (``quiet``: best effort, on
-        the way out of an error; a map left behind goes with the next
-        exclusive read or edit)."""
-        try:
-            self._shards.map("release", self._shards.each(self._token))
-        except Exception:  # noqa: BLE001
-            if not quiet:
-                raise
-
-    async def _sum(self, W, b, G, Gb, loss_code, batch):
-        parts = await self._shards.call_all(
-            "gradient", self._shards.each(self._token, W, b, loss_code, batch,
-                                          self._n_threads))
-        G[:] = parts[0][0]
-        Gb[:] = parts[0][1]
-        for g, gb in parts[1:]:
-            G += g
-            Gb += gb
-
-    def gradient_sum(self, W, b, G, Gb, *, loss_code, weight=None, n_threads=1):
-        if weight is not None:
-            raise ValueError("row weights are not supported on a ShardedDatabase")
-        self._shards.run(self._sum, W, b, G, Gb, loss_code, None)
-
-    def _send_layout(self, order, bounds):
-        layouts = {}
-        for s in range(len(self._shards)):
-            lo, hi = self._offsets[s], self._offsets[s + 1]
-            mine = np.flatnonzero((order >= lo) & (order < hi))
-            layouts[s] = (self._token, order[mine] - lo, np.searchsorted(mine, bounds))
-        self._shards.map("set_layout", layouts)
-        self._layout = order
-
-    def run_steps(self, W, b, *, order, bounds, first_batch, etas, noise, sigma,
-                  lam, inv_B, loss_code, fit_intercept, weight=None, n_threads=1):
-        if weight is not None:
-            raise ValueError("row weights are not supported on a ShardedDatabase")
-        E = bounds.shape[0] - 1
-        if E > 1 and self._layout is not order:
-            self._send_layout(order, bounds)
-        W_, b_ = W.copy(), b.copy()
-        self._shards.run(self._steps, W_, b_, E, first_batch, etas, noise, sigma,
-                         lam, inv_B, loss_code, fit_intercept)
-        W[:] = W_
-        b[:] = b_
-
-    async def _steps(self, W, b, E, first_batch, etas, noise, sigma, lam, inv_B,
-                     loss_code, fit_intercept):
-        K, d = W.shape
-        G, Gb = np.empty((K, d)), np.empty(K)
-        for t in range(etas.shape[0]):
-            eta = float(etas[t])
-            await self._sum(W, b, G, Gb, loss_code,
-                            None if E == 1 else (first_batch + t) % E)
-            shrink, step = 1.0 - eta * lam, eta * inv_B
-            sd = math.sqrt(2.0 * eta) * sigma
-            W[:] = shrink * W - step * G + sd * noise[t, :, :d]
-            if fit_intercept:
-                b[:] = shrink * b - step * Gb + sd * noise[t, :, d]
