@@ -312,3 +312,33 @@ def test_command_line_serves_a_deletion(served, capsys):
     assert result.returncode == 0, result.stderr
     assert "Edit 2: 1 deleted" in result.stdout
     assert store.database().n_samples == 77
+
+
+def test_schema_1_store_is_migrated_when_opened(served):
+    # A store as skforget wrote it before the request lifecycle (schema 1):
+    # records, model and log only.
+    store, _, _ = served
+    store.forget(["cust00001"])
+    con = sqlite3.connect(store.path)
+    con.execute("DROP TABLE requests")
+    con.execute("DROP TABLE tombstones")
+    con.execute("DELETE FROM meta WHERE key = 'tombstone_key'")
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema'")
+    con.commit()
+    con.close()
+    before = _raw_state(store.path)
+    migrated = RecordStore(store.path)
+    after = _raw_state(store.path)
+    assert {k: v for k, v in after.items() if k != "meta"} == {
+        k: v for k, v in before.items() if k != "meta"}
+    meta = dict(after["meta"])
+    assert meta["schema"] == "2" and len(meta["tombstone_key"]) == 66   # JSON hex
+    # The old log and records are served on; the queue works.
+    assert [c.index for c in migrated.log()] == [1]
+    assert migrated.submit(["cust00002"], request_id="r1").status == "pending"
+    (status,) = migrated.process()
+    assert (status.status, status.edit) == ("done", 2)
+    # An ID deleted before the migration left no tombstone: it reads as unknown.
+    with pytest.raises(ValueError, match="never deleted from it"):
+        migrated.submit(["cust00001"], request_id="r2")
+    assert RecordStore(store.path).log()[-1].index == 2        # opened again: no-op
