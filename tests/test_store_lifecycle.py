@@ -71,9 +71,11 @@ def frame_store(store_location):
     return RecordStore.create(store_location, db, pipe), db, pipe
 
 
-def test_round_trip_and_forget_match_the_in_memory_service(frame_store):
+def test_round_trip_and_forget_match_the_in_memory_service(frame_store,
+                                                          store_location):
     store, db, pipe = frame_store
-    reopened = RecordStore(store.location if store.path is None else store.path)
+    assert "skforget:skforget@" not in repr(store)        # no password shown
+    reopened = RecordStore(store_location)
     stored = reopened.database()
     pd.testing.assert_frame_equal(stored.X, db.X)
     pd.testing.assert_series_equal(stored.y, db.y)
