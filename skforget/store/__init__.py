@@ -19,6 +19,7 @@ secure_delete``), not left in free pages.
 The model is stored with :mod:`pickle`: open only stores you trust.
 """
 
+from skforget.store._http import http_app
 from skforget.store._requests import (
     RequestConflictError,
     RequestStatus,
@@ -34,4 +35,5 @@ __all__ = [
     "UnknownIDError",
     "UnknownRequestError",
     "forget",
+    "http_app",
 ]
