@@ -286,3 +286,27 @@ def test_due_dates_need_a_time_zone(frame_store):
     default = datetime.fromisoformat(
         store.submit(["cust00002"], request_id="y").due_at.replace("Z", "+00:00"))
     assert 28 <= (default - today).days <= 31
+
+
+def test_records_gone_before_process_are_told_apart(frame_store):
+    store, db, _ = frame_store
+    store.submit(["cust00041"], request_id="forgotten-meanwhile")
+    store.submit(["cust00042"], request_id="vanished")
+    store.submit(["cust00043"], request_id="fine")
+    store.forget(["cust00041"])                    # served directly, first
+    store.forget(["cust00042"])
+    con = store._connect()          # as if deleted before tombstones existed
+    try:
+        con.begin_write()
+        con.execute("DELETE FROM tombstones WHERE edit = ?", (2,))
+        con.commit()
+    finally:
+        con.close()
+    statuses = {s.request_id: s for s in store.process()}
+    meanwhile = statuses["forgotten-meanwhile"]
+    assert (meanwhile.status, meanwhile.edit) == ("done", None)
+    assert store.audit_record("forgotten-meanwhile")["already_deleted"] == [
+        {"id": "cust00041", "edit": 1, "request_id": None}]
+    vanished = statuses["vanished"]
+    assert vanished.status == "failed" and "not deleted by it" in vanished.reason
+    assert (statuses["fine"].status, statuses["fine"].edit) == ("done", 3)

@@ -187,8 +187,8 @@ class RequestsMixin:
             else:
                 ok = isinstance(i, str)
             if not ok:
-                raise TypeError(f"record ID {i!r}: this store's IDs are "
-                                f"{'integers' if self._meta['id_kind'] == 'int' else 'strings'}.")
+                kind = "integers" if self._meta["id_kind"] == "int" else "strings"
+                raise TypeError(f"record ID {i!r}: this store's IDs are {kind}.")
             checked.append(i)
         if len(set(checked)) != len(checked):
             raise ValueError("a request names each record ID once.")
@@ -208,7 +208,7 @@ class RequestsMixin:
         return None if values is None else _row(values)
 
     def _store_info(self):
-        return {"backend": self.backend, "location": self.location}
+        return {"backend": self.backend}
 
     # --- lifecycle ------------------------------------------------------------------
     def submit(self, ids, *, request_id, due_at=None):
@@ -420,6 +420,8 @@ class RequestsMixin:
         finally:
             con.close()
         if refused is not None:
+            for r in failed:
+                self._fail(r["request_id"], self._unknown_reason(r, where))
             if len(serve) == 1:
                 say(f"request {serve[0]['request_id']} refused by the model")
                 self._fail(serve[0]["request_id"], str(refused))
@@ -457,14 +459,18 @@ class RequestsMixin:
             updates.append(("done", reason, finished, edit, json.dumps(audit),
                             r["request_id"]))
         for r in failed:
-            unknown = [i for i in r["ids"] if where[i] is None]
-            reason = (f"{len(unknown)} record ID(s) no longer in the store and not "
-                      "deleted by it")
+            reason = self._unknown_reason(r, where)
             updates.append(("failed", reason, finished, None,
                             json.dumps(self._failure_record(r, reason, finished)),
                             r["request_id"]))
         con.executemany("UPDATE requests SET status = ?, reason = ?, finished_at = ?, "
                         "edit = ?, audit = ? WHERE request_id = ?", updates)
+
+    @staticmethod
+    def _unknown_reason(row, where):
+        unknown = [i for i in row["ids"] if where[i] is None]
+        return (f"{len(unknown)} record ID(s) no longer in the store and not "
+                "deleted by it")
 
     def _failure_record(self, row, reason, finished):
         return _audit.unserved_record(row=row, status="failed", reason=reason,
