@@ -66,6 +66,15 @@ def served(tmp_path):
     return store, db, pipe
 
 
+@pytest.fixture
+def served_anywhere(store_location):
+    """The same as ``served``, on SQLite and on PostgreSQL."""
+    X, y = _people()
+    db = Database(X, y)
+    pipe = _pipeline().fit(db)
+    return RecordStore.create(store_location, db, pipe), db, pipe
+
+
 def _raw_state(path):
     """Everything in the file, read with plain sqlite3 (no skforget code)."""
     con = sqlite3.connect(path)
@@ -82,9 +91,10 @@ def _assert_same_database(a, b):
     assert a.version == b.version
 
 
-def test_store_round_trips_records_model_and_version(served):
-    store, db, pipe = served
-    reopened = RecordStore(store.path)
+def test_store_round_trips_records_model_and_version(served_anywhere,
+                                                     store_location):
+    store, db, pipe = served_anywhere
+    reopened = RecordStore(store_location)
     _assert_same_database(reopened.database(), db)
     model = reopened.model()
     np.testing.assert_array_equal(model[-1].coef_, pipe[-1].coef_)
@@ -93,8 +103,9 @@ def test_store_round_trips_records_model_and_version(served):
     assert str(model.privacy_guarantee_) == str(pipe.privacy_guarantee_)
 
 
-def test_forget_updates_records_model_and_log_like_the_in_memory_service(served):
-    store, db, pipe = served
+def test_forget_updates_records_model_and_log_like_the_in_memory_service(
+        served_anywhere):
+    store, db, pipe = served_anywhere
     certificate = store.forget(["cust00007", "cust00020"])
     # The same request served in memory, same seed.
     request = EditRequest(db, delete=["cust00007", "cust00020"], by="id")

@@ -9,21 +9,16 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
+from _stores import small_store
 
-from skforget import Database, NoisyGDClassifier
 from skforget.__main__ import main
 from skforget.store import RecordStore
 
 
 @pytest.fixture
 def location(store_location):
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((40, 3)) / 2
-    db = Database(X, (X[:, 0] > 0).astype(int), ids=[f"p{i}" for i in range(40)])
-    RecordStore.create(store_location, db,
-                       NoisyGDClassifier(classes=[0, 1], random_state=0).fit(db))
+    small_store(store_location)
     return store_location
 
 
@@ -81,12 +76,8 @@ def test_quiet_process_prints_no_progress(location, capsys):
 
 @pytest.mark.parametrize("command", [["status"], ["audit", "T-1"], ["show"]])
 def test_closed_pipe_exits_0_without_traceback(tmp_path, command):
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((200, 3)) / 2
-    db = Database(X, (X[:, 0] > 0).astype(int))
     path = tmp_path / "s.sqlite"
-    store = RecordStore.create(path, db, NoisyGDClassifier(classes=[0, 1],
-                                                           random_state=0).fit(db))
+    store = small_store(path, n=200, string_ids=False)
     for k in range(5):
         store.submit([k], request_id=f"T-{k}")
     store.process()

@@ -9,11 +9,10 @@ import time
 import urllib.error
 import urllib.request
 
-import numpy as np
 import pytest
+from _stores import small_store
 
-from skforget import Database, NoisyGDClassifier
-from skforget.store import RecordStore, http_app
+from skforget.store import http_app
 
 uvicorn = pytest.importorskip("uvicorn")
 
@@ -22,11 +21,7 @@ TOKEN = "s3cret-token"
 
 @pytest.fixture
 def server(store_location):
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((40, 3)) / 2
-    db = Database(X, (X[:, 0] > 0).astype(int), ids=[f"p{i}" for i in range(40)])
-    store = RecordStore.create(store_location, db, NoisyGDClassifier(
-        classes=[0, 1], random_state=0).fit(db))
+    store = small_store(store_location)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     config = uvicorn.Config(http_app(store, token=TOKEN, max_body=4096),
@@ -97,11 +92,7 @@ def test_serve_command_refuses_a_public_host_without_token(tmp_path, capsys,
                                                           monkeypatch):
     from skforget.__main__ import main
 
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((20, 3)) / 2
-    db = Database(X, (X[:, 0] > 0).astype(int))
-    RecordStore.create(tmp_path / "s.sqlite", db,
-                       NoisyGDClassifier(classes=[0, 1], random_state=0).fit(db))
+    small_store(tmp_path / "s.sqlite")
     monkeypatch.delenv("SKFORGET_HTTP_TOKEN", raising=False)
     assert main(["serve", "--store", str(tmp_path / "s.sqlite"), "--host",
                  "0.0.0.0"]) == 1

@@ -16,11 +16,8 @@ import sys
 import textwrap
 import time
 
-import numpy as np
 import pytest
-
-from skforget import Database, NoisyGDClassifier
-from skforget.store import RecordStore
+from _stores import small_store
 
 N_REQUESTS = 10
 
@@ -52,11 +49,7 @@ CHILD = textwrap.dedent("""
 
 
 def _store(location):
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((60, 3)) / 2
-    db = Database(X, (X[:, 0] > 0).astype(int), ids=[f"p{i}" for i in range(60)])
-    store = RecordStore.create(location, db, NoisyGDClassifier(
-        classes=[0, 1], random_state=0).fit(db))
+    store = small_store(location, n=60)
     for k in range(N_REQUESTS):
         ids = [f"p{2 * k}"] + ([f"p{2 * k + 1}"] if k % 2 else [])
         store.submit(ids, request_id=f"req-{k}")
