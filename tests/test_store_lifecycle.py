@@ -290,3 +290,51 @@ def test_records_gone_before_process_are_told_apart(frame_store):
     vanished = statuses["vanished"]
     assert vanished.status == "failed" and "not deleted by it" in vanished.reason
     assert (statuses["fine"].status, statuses["fine"].edit) == ("done", 3)
+
+
+def test_concurrent_process_calls_serve_each_request_once(store_location):
+    import threading
+
+    from _stores import small_store
+
+    store = small_store(store_location, n=80)
+    for k in range(8):
+        store.submit([f"p{k}"], request_id=f"r{k}")
+    errors = []
+
+    def run():
+        try:
+            RecordStore(store_location).process()
+        except Exception as exc:          # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors and not any(t.is_alive() for t in threads)
+    statuses = store.requests()
+    assert all(s.status == "done" for s in statuses)
+    log = store.log()
+    assert sum(c.n_deleted for c in log) == 8 == 80 - store.database().n_samples
+    assert sorted({s.edit for s in statuses}) == [c.index for c in log]
+
+
+def test_output_perturbation_model_is_audited_as_a_refit(store_location):
+    from skforget import OutputPerturbationClassifier
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((80, 3)) / 2
+    db = Database(X, (X[:, 0] > 0).astype(int), ids=[f"q{i}" for i in range(80)])
+    model = OutputPerturbationClassifier(classes=[0, 1], random_state=0).fit(db)
+    store = RecordStore.create(store_location, db, model)
+    store.submit(["q1", "q2"], request_id="op")
+    (status,) = store.process()
+    assert status.status == "done"
+    certificate = store.audit_record("op")["certificate"]
+    assert certificate["mechanism"] == "output_perturbation"
+    assert certificate["retrained"] is True
+    assert certificate["per_unit"]["rho"] == 0
+    assert certificate["per_unit"]["tightest_renyi_order"] is None
+    json.dumps(store.audit_record("op"), allow_nan=False)
