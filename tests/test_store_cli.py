@@ -91,3 +91,12 @@ def test_closed_pipe_exits_0_without_traceback(tmp_path, command):
     finally:
         os.close(write)
     assert result.returncode == 0 and result.stderr == ""
+
+
+def test_an_unreachable_database_is_an_error_not_a_traceback(tmp_path, capsys):
+    pytest.importorskip("psycopg")
+    url = f"postgresql://svc:hunter2@/nodb?host={tmp_path}&port=1"
+    assert main(["status", "--store", url]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot connect to postgresql://svc:***@/nodb")
+    assert "hunter2" not in err

@@ -172,7 +172,14 @@ class PostgreSQL:
         self.display = redact(url)
 
     def connect(self, create=False):
-        return Connection(self._psycopg.connect(self.url, autocommit=True), self)
+        try:
+            raw = self._psycopg.connect(self.url, autocommit=True)
+        except self._psycopg.OperationalError as exc:
+            # An OSError, as for a file that cannot be opened; libpq's message
+            # names the host and the user, never the password.
+            raise ConnectionError(f"cannot connect to {self.display}: "
+                                  f"{str(exc).strip()}") from None
+        return Connection(raw, self)
 
     def exists(self):
         con = self.connect()
