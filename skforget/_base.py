@@ -28,6 +28,7 @@ from skforget._validation import (
     PRIVACY_CONSTRAINTS,
     check_delta,
     check_finite_params,
+    fixed_errstate,
     resolve_deletion_epsilon,
     segment_rng,
     user_stacklevel,
@@ -124,7 +125,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
             Fitted estimator, with ``privacy_guarantee_`` stating what the
             released coefficients satisfy.
         """
-        with _atomic(self):
+        with _atomic(self), fixed_errstate():
+            self._freeze_params()
             if isinstance(X, ShardedDatabase) or is_dask_collection(X):
                 return self._fit_sharded(X, y, sample_weight)
             sample_weight = database_weights(X, sample_weight)
@@ -227,6 +229,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
         # Validation sets n_features_in_ and friends: put everything back.
         snapshot = dict(self.__dict__)
         try:
+            self._freeze_params()
             if isinstance(X, ShardedDatabase) or is_dask_collection(X):
                 # The plan from the shape; the pass timed on the cluster.
                 with self._cluster_rows(X, y, sample_weight) as (source, plan, *_):
@@ -438,10 +441,11 @@ class _BaseNoisyGD(_BasePrivateLinear):
             raise TypeError("edits must be a skforget.EditRequest (or a "
                             "ShardedEditRequest), got "
                             f"{type(edits).__name__}.")
-        if isinstance(edits, ShardedEditRequest):
-            return self._partial_unlearn_sharded(edits)
-        with _atomic(self):
-            return self._partial_unlearn(edits)
+        with self._fit_hyperparameters(), fixed_errstate():
+            if isinstance(edits, ShardedEditRequest):
+                return self._partial_unlearn_sharded(edits)
+            with _atomic(self):
+                return self._partial_unlearn(edits)
 
     def _partial_unlearn(self, edits):
         return self._unlearn_rows(edits, self._plan, self.privacy_guarantee_,

@@ -15,11 +15,13 @@ never a digest of the rows: it says nothing about them.
 
 import numbers
 import secrets
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+from skforget._validation import user_stacklevel
 from skforget.exceptions import UnlearningError
 
 
@@ -319,7 +321,7 @@ def unwrap_database(X, y):
     return X, y, None
 
 
-def check_version(requested, current):
+def check_version(requested, current, *, warn_unversioned=True):
     """Refuse a request built on any database but the model's current one.
 
     Parameters
@@ -328,8 +330,22 @@ def check_version(requested, current):
         The request's (None: built on plain arrays).
     current : DatabaseVersion or None
         The model's (None: fitted on plain arrays, so only sizes are checked).
+    warn_unversioned : bool, default=True
+        Warn when neither has a version: nothing then tells the request's
+        arrays from other arrays of the same size. False where the caller has
+        already checked (a ``ForgetPipeline`` hands its final step a request
+        on arrays it has just mapped from a checked one).
     """
     if requested is None and current is None:
+        if warn_unversioned:
+            warnings.warn(
+                "The model was fitted on plain arrays, so it checks an edit request "
+                "by the number of rows only: a request built on other arrays of the "
+                "same size is accepted, and records that differ from the ones "
+                "trained on would be certified as kept, not as replaced. Fit on a "
+                "skforget.Database and build each request on the database the "
+                "previous apply() returned: every request is then checked against "
+                "the model's version.", UserWarning, stacklevel=user_stacklevel())
         return
     if current is None:
         raise UnlearningError(

@@ -331,10 +331,12 @@ cdef inline void _csr_rows(Py_ssize_t K, const long long *order, Py_ssize_t lo,
         for k in range(K):
             Gb[k] += s_b * z[k]
             coef = a * z[k]
-            if coef != 0.0:
-                gk = G + k * d
-                for jj in range(a0, a1):
-                    gk[indices[jj]] += coef * data[jj]
+            # No shortcut for coef == 0 (a saturated or zero-weight row): a
+            # step's work then depends on the batches' sparsity structure only,
+            # never on the values (privacy-accounting.md, Section 16.3).
+            gk = G + k * d
+            for jj in range(a0, a1):
+                gk[indices[jj]] += coef * data[jj]
 
 
 cdef inline void _zero(double *G, double *Gb, Py_ssize_t K, Py_ssize_t d) noexcept nogil:

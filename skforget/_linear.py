@@ -11,6 +11,7 @@ perturbation) subclass :class:`_BasePrivateLinear` and implement ``fit`` and
 ``partial_unlearn``.
 """
 
+import copy
 import math
 import signal
 import threading
@@ -114,12 +115,88 @@ def _atomic(estimator):
         raise
 
 
+def _same_value(a, b):
+    """Whether two parameter values are equal (arrays and lists elementwise)."""
+    try:
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return np.array_equal(np.asarray(a), np.asarray(b))
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
 class _BasePrivateLinear(BaseEstimator):
     """Rows, coefficients and margins of a private linear model.
 
     Subclasses (through the mixins below) define the targets and the
     regularisation; solver subclasses define ``fit`` and ``partial_unlearn``.
+
+    Every hyper-parameter but ``_free_params`` is frozen at ``fit``
+    (:meth:`_freeze_params`): the row map, the clipping, the noise and every
+    privacy figure of a fitted model follow from the values in force then, so
+    edits, predictions and certificates use those values, whatever
+    ``set_params`` changed since (privacy-accounting.md, Section 16).
     """
+
+    #: Hyper-parameters an edit takes as they are now: they bound work, print
+    #: public numbers, seed the noise (a seed is flagged in the guarantee) or
+    #: choose which prediction certificates are tracked on the side; none
+    #: changes the law of a release.
+    _free_params = ("verbose", "n_jobs", "random_state", "certify_k_max",
+                    "certify_modes")
+
+    # --- hyper-parameters frozen at fit ----------------------------------------
+    def _freeze_params(self):
+        """Keep the hyper-parameters in force for this fit (called first thing
+        in ``fit`` and ``plan``; a deep copy, so mutating a dict or list passed
+        as a parameter later changes nothing)."""
+        self._fit_params = copy.deepcopy(
+            {k: v for k, v in self.get_params(deep=False).items()
+             if k not in self._free_params})
+
+    def _param(self, name):
+        """Hyper-parameter ``name`` as frozen at fit (its current value before
+        any fit, or for a model pickled before parameters were frozen)."""
+        frozen = self.__dict__.get("_fit_params")
+        if frozen is not None and name in frozen:
+            return frozen[name]
+        return getattr(self, name)
+
+    def _changed_params(self):
+        """``{name: (value at fit, value now)}`` for every frozen
+        hyper-parameter that ``set_params`` has changed since ``fit``."""
+        frozen = self.__dict__.get("_fit_params") or {}
+        return {k: (v, getattr(self, k)) for k, v in frozen.items()
+                if not _same_value(v, getattr(self, k))}
+
+    @contextmanager
+    def _fit_hyperparameters(self):
+        """Run an edit with the hyper-parameters frozen at ``fit``.
+
+        An edit continues (or refits) the fitted model under the plan made at
+        ``fit``: the noise, step sizes and every privacy figure assume that
+        fit's row map, clipping, weighting and targets. Values changed by
+        ``set_params`` since are set aside for the block, with a warning that
+        names them (an incremental method works from the fitted state; a
+        refit uses the new values), and restored afterwards.
+        """
+        changed = self._changed_params()
+        if changed:
+            listed = ", ".join(f"{k}={old!r} (now {new!r})"
+                               for k, (old, new) in changed.items())
+            warnings.warn(
+                f"set_params changed {listed} since fit. partial_unlearn serves the "
+                "edit with the values fixed at fit, which the model's plan and "
+                "certificates assume; call fit to use the new values.",
+                UserWarning, stacklevel=user_stacklevel())
+        current = {k: getattr(self, k) for k in changed}
+        try:
+            for k, (old, _) in changed.items():
+                setattr(self, k, copy.deepcopy(old))
+            yield
+        finally:
+            for k, v in current.items():
+                setattr(self, k, v)
 
     # --- hooks for subclasses ------------------------------------------------
     def _encode_targets(self, y, *, fit):
@@ -159,12 +236,13 @@ class _BasePrivateLinear(BaseEstimator):
         intercept (its penalty is ``lambda / s_b^2``). ``loss`` defaults to the
         fitted model's.
         """
-        if not self.fit_intercept:
+        if not self._param("fit_intercept"):
             return 0.0
-        s_b = self.intercept_scaling
+        s_b = self._param("intercept_scaling")
         if isinstance(s_b, str) and s_b == "auto":
             loss = self._plan.loss if loss is None else loss
-            return (0.1 if loss == "multinomial" else 1.0) * float(self.data_norm)
+            return (0.1 if loss == "multinomial" else 1.0) * float(
+                self._param("data_norm"))
         return float(s_b)
 
     def _row_norm_bound(self, loss=None):
@@ -183,7 +261,7 @@ class _BasePrivateLinear(BaseEstimator):
         parameters at fault."""
         lam = self._regularization(n_samples) if lam is None else lam
         beta = accounting.smoothness(loss=loss, row_norm=self._row_norm_bound(loss))
-        kappa = (lam + beta) / lam
+        kappa = (lam + beta) / lam if lam > 0 else math.inf
         if not kappa < 1e12:
             name = self._regularization_name
             raise ValueError(
@@ -237,6 +315,16 @@ class _BasePrivateLinear(BaseEstimator):
         class_weights = () if per_class is None else tuple(map(float, per_class))
         bound = ((sample_weight_bound if weighted else 1.0)
                  * (max(class_weights) if class_weights else 1.0))
+        if not math.isfinite(bound):
+            # Every row weight would be divided by inf: the model would train
+            # on nothing while reporting its guarantee.
+            raise ValueError(
+                f"max_sample_weight={self.max_sample_weight!r} times the largest "
+                f"class_weight ({max(class_weights):.6g}) overflows to inf, the "
+                "public bound every record's weight is divided by. Rescale "
+                "sample_weight and class_weight with a public constant (only "
+                "their ratios matter) so that the product of the two bounds is "
+                "finite.")
         return {"sample_weight_bound": sample_weight_bound,
                 "class_weights": class_weights, "weight_bound": bound}
 
@@ -262,7 +350,8 @@ class _BasePrivateLinear(BaseEstimator):
         plan = self._plan
         previous = self.privacy_guarantee_
         # getattr: models pickled before databases had versions lack it.
-        check_version(edits.version, getattr(self, "database_version_", None))
+        check_version(edits.version, getattr(self, "database_version_", None),
+                      warn_unversioned=not getattr(edits, "_version_checked", False))
         if edits.n_samples_before != previous.n_samples:
             raise UnlearningError(
                 f"The request names a database of {edits.n_samples_before} rows, but "
@@ -343,7 +432,7 @@ class _BasePrivateLinear(BaseEstimator):
     def _n_outputs(self, plan, n_features):
         """Outputs ``K`` of a plan's model on ``n_features`` features (the plan
         counts ``K (d + 1)`` parameters with an intercept, ``K d`` without)."""
-        return plan.n_params // (n_features + int(self.fit_intercept))
+        return plan.n_params // (n_features + int(self._param("fit_intercept")))
 
     def _theta(self):
         """Current parameter ``(W, b)`` in the solver's layout."""
@@ -367,19 +456,24 @@ class _BasePrivateLinear(BaseEstimator):
         """
         check_is_fitted(self)
         X = self._validate_rows(X, reset=False, order=None)
-        X, scale, norms = project_rows(X, self.data_norm, clip_rows=True)
+        X, scale, norms = project_rows(X, self._param("data_norm"), clip_rows=True)
         W, b = self._theta()
         s_b = self._intercept_scaling()
-        Z = safe_sparse_dot(X, W.T.astype(X.dtype, copy=False), dense_output=True)
-        Z = np.asarray(Z, dtype=np.float64) * scale[:, None] + b * s_b
+        # Rows whose product overflows are recomputed below; underflow is
+        # the intended result for tiny rows, whatever the caller's errstate.
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            Z = safe_sparse_dot(X, W.T.astype(X.dtype, copy=False),
+                                dense_output=True)
+            Z = np.asarray(Z, dtype=np.float64) * scale[:, None] + b * s_b
         bad = np.flatnonzero(~np.all(np.isfinite(Z), axis=1))
         if bad.size:
             # float32 rows with entries near its largest value overflow X @ W in
             # float32; their margins are recomputed in float64 from the mapped
             # rows (rows with extreme norms were already projected in a copy).
             rows = X[bad].toarray() if sp.issparse(X) else X[bad]
-            mapped = np.asarray(rows, dtype=np.float64) * scale[bad, None]
-            Z[bad] = mapped @ W.T + b * s_b
+            with np.errstate(under="ignore"):
+                mapped = np.asarray(rows, dtype=np.float64) * scale[bad, None]
+                Z[bad] = mapped @ W.T + b * s_b
         out = self._output_scale()
         if out != 1.0:
             Z *= out
@@ -551,7 +645,7 @@ class _PrivateClassifierMixin:
         if scores.ndim == 1:
             p = expit(scores)
             return np.column_stack([1.0 - p, p])
-        if self.multi_class == "ovr":
+        if self._plan.loss == "ovr":
             p = expit(scores)
             return p / p.sum(axis=1, keepdims=True)
         return softmax(scores, axis=1)
@@ -570,7 +664,7 @@ class _PrivateClassifierMixin:
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return np.column_stack([log_expit(-scores), log_expit(scores)])
-        if self.multi_class == "ovr":
+        if self._plan.loss == "ovr":
             return np.log(self.predict_proba(X))
         return log_softmax(scores, axis=1)
 

@@ -12,7 +12,6 @@ edit is served by doing exactly that again on the edited database, with fresh
 noise: the new model's law depends on the edited data alone.
 """
 
-from contextlib import contextmanager
 from numbers import Integral, Real
 
 from sklearn.base import _fit_context
@@ -29,6 +28,7 @@ from skforget._validation import (
     PRIVACY_CONSTRAINTS,
     check_delta,
     check_finite_params,
+    fixed_errstate,
     segment_rng,
 )
 from skforget.accounting._output_perturbation import MAX_TOL
@@ -38,13 +38,13 @@ from skforget.exceptions import UnlearningError
 _SHARED = ("epsilon", "delta", "max_edit_size", "max_sample_weight", "group_size",
            "relation", "data_norm", "clip_rows", "fit_intercept",
            "intercept_scaling", "random_state", "verbose")
-#: Hyper-parameters a refit takes as they are now: they bound work or print,
-#: and never change the law of the release.
-_FREE = ("max_iter", "verbose")
 
 
 class _BaseOutputPerturbation(_BasePrivateLinear):
     """Output perturbation: ``fit`` and ``partial_unlearn`` (a refit)."""
+
+    # max_iter bounds the certified solve's fast path only (Theorem 15.2a).
+    _free_params = ("max_iter", "verbose", "n_jobs", "random_state")
 
     _parameter_constraints: dict = {
         **{name: PRIVACY_CONSTRAINTS[name] for name in _SHARED},
@@ -80,7 +80,8 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 "output perturbation solves in memory: fit it on arrays (or a "
                 "skforget.Database), not on a ShardedDatabase; NoisyGDClassifier "
                 "and NoisyGDRegressor train on a cluster.")
-        with _atomic(self):
+        with _atomic(self), fixed_errstate():
+            self._freeze_params()
             sample_weight = database_weights(X, sample_weight)
             X, y, self.database_version_ = unwrap_database(X, y)
             check_finite_params(self, ["epsilon", "data_norm", "clip_norm",
@@ -107,8 +108,6 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             # The plan of every release, for the adaptive figure of later refits,
             # and the hyper-parameters they must reuse (Theorem 15.4): public.
             self._release_plans = (plan,)
-            self._fit_params = {k: v for k, v in self.get_params(deep=False).items()
-                                if k not in _FREE}
             self._set_coefficients(W, b)
             self.privacy_guarantee_ = accounting.guarantee_after_output_perturbation(
                 plan, seeded=self.random_state is not None, **public)
@@ -173,31 +172,6 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
         return W, b
 
     # --- partial_unlearn ---------------------------------------------------------
-    @contextmanager
-    def _fit_hyperparameters(self):
-        """Run the block with the hyper-parameters frozen at ``fit``.
-
-        A refit is the fit's mechanism on the edited database (Theorem 15.4):
-        the same targets, ``tol``, relation, group size, regularisation rule,
-        ``clip_norm``, ``data_norm`` and row map, whatever ``set_params``
-        changed since (review 15: a refit at a new epsilon broke the adaptive
-        figure). The user's current values are restored afterwards; only
-        ``max_iter`` and ``verbose`` (which do not change the release's law)
-        are taken as they are now.
-        """
-        frozen = getattr(self, "_fit_params", None)
-        if frozen is None:  # a model pickled before the parameters were kept
-            yield
-            return
-        current = {k: getattr(self, k) for k in frozen}
-        try:
-            for k, v in frozen.items():
-                setattr(self, k, v)
-            yield
-        finally:
-            for k, v in current.items():
-                setattr(self, k, v)
-
     def partial_unlearn(self, edits):
         """Serve an edit request by refitting on the edited data with fresh noise.
 
@@ -233,7 +207,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
         if not isinstance(edits, EditRequest):
             raise TypeError("edits must be a skforget.EditRequest, got "
                             f"{type(edits).__name__}.")
-        with _atomic(self), self._fit_hyperparameters():
+        with self._fit_hyperparameters(), _atomic(self), fixed_errstate():
             plan = self._plan
             previous = self.privacy_guarantee_
             X_new, y_enc, loss, weights = self._edited_database(edits)

@@ -47,6 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from skforget import _kernels
+from skforget._validation import fixed_errstate
 
 #: Rows whose scale factor would fall below this are rewritten (see Design).
 _TINY_FACTOR = 2.0**-500
@@ -103,6 +104,7 @@ def row_norms(X):
     return _kernels.row_norms_dense(np.ascontiguousarray(X))
 
 
+@fixed_errstate
 def _project_rows_exactly(X, rows, radius):
     """Copy of ``X`` in which ``rows`` are replaced by their projection onto the
     ball of ``radius``, computed with a power-of-two prescaling so that no
@@ -126,6 +128,7 @@ def _project_rows_exactly(X, rows, radius):
     return X
 
 
+@fixed_errstate
 def project_rows(X, data_norm, *, clip_rows=True, where="X"):
     """Apply the public row-norm bound to every row.
 
@@ -177,11 +180,13 @@ def project_rows(X, data_norm, *, clip_rows=True, where="X"):
     return X, scale, scale * norms
 
 
+@fixed_errstate
 def augmented_norms(mapped_norms, intercept_scaling):
     """``||[a_i x_i, s_b]||`` without squaring (no underflow for tiny values)."""
     return np.hypot(mapped_norms, intercept_scaling)
 
 
+@fixed_errstate
 def clip_thresholds(aug_norms, bound, n_features):
     """Finite thresholds ``tau_i`` on the loss derivative (Lemma 2.1).
 

@@ -6,6 +6,8 @@ This is the only module that imports scikit-learn's private parameter-validation
 helpers, so a change there touches one file.
 """
 
+import contextlib
+import functools
 import os
 import sys
 import warnings
@@ -46,13 +48,15 @@ PRIVACY_CONSTRAINTS = {
 
 
 _SKFORGET_DIR = os.path.dirname(os.path.abspath(__file__))
+# Our context managers run their bodies from contextlib's frames.
+_CONTEXTLIB = os.path.abspath(contextlib.__file__)
 
 
 def _is_library_frame(filename):
     # skforget itself, or the scikit-learn machinery between the user and us
     # (fit decorators, Pipeline, meta-estimators).
     path = os.path.abspath(filename)
-    return (path.startswith(_SKFORGET_DIR + os.sep)
+    return (path.startswith(_SKFORGET_DIR + os.sep) or path == _CONTEXTLIB
             or f"{os.sep}sklearn{os.sep}" in path)
 
 
@@ -78,6 +82,26 @@ def check_finite_params(estimator, names):
         if isinstance(value, Real) and not np.isfinite(value):
             raise ValueError(f"The '{name}' parameter of {type(estimator).__name__} "
                              f"must be finite, got {value!r}.")
+
+
+def fixed_errstate(func=None):
+    """numpy's default floating-point handling, whatever the caller has set.
+
+    A context manager (``with fixed_errstate():``), or a decorator
+    (``@fixed_errstate``), around everything that touches private rows (the
+    row map, ``fit``, ``partial_unlearn``). Underflow is
+    ignored, as by numpy's default: the row map reaches subnormal and zero
+    factors on purpose, and a caller's ``np.errstate(all="raise")`` must not
+    turn one extreme but finite record into an exception whose occurrence
+    depends on the data (privacy-accounting.md, Section 16).
+    """
+    if func is not None:
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with fixed_errstate():
+                return func(*args, **kwargs)
+        return wrapper
+    return np.errstate(divide="warn", over="warn", under="ignore", invalid="warn")
 
 
 def resolve_deletion_epsilon(epsilon, deletion_epsilon):

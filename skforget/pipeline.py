@@ -264,6 +264,7 @@ class ForgetPipeline(Pipeline):
                             sample_weight=edits.sample_weight,
                             sample_weight_replace=edits._weights_replace,
                             sample_weight_insert=edits._weights_insert)
+        inner._version_checked = True  # checked above, on the raw records
         self._final_estimator.partial_unlearn(inner)
         self.database_version_ = edits.version_after
         return self

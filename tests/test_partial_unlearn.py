@@ -50,7 +50,11 @@ def test_pickles_hold_no_training_row(binary_data, dtype):
     fitted = {k for k in vars(clf) if k.endswith("_") and not k.startswith("__")}
     assert fitted | {"_plan"} == PUBLIC_FITTED | {"classes_"}
     private = {k for k in vars(clf) if k.startswith("_")}
-    assert private == {"_plan"}
+    assert private == {"_plan", "_fit_params"}
+    # The hyper-parameters frozen at fit: the user's own public values.
+    params = clf.get_params(deep=False)
+    assert clf._fit_params.keys() < params.keys()
+    assert all(params[k] == v for k, v in clf._fit_params.items())
     plan_values = [getattr(clf._plan, f) for f in clf._plan.__dataclass_fields__]
     # Plan fields are public scalars or the user's own class weights.
     assert all(v is None or isinstance(v, (int, float, str))

@@ -59,6 +59,13 @@ from skforget.accounting._output_perturbation import (
     rho_adaptive_release,
     rho_output_perturbation,
 )
+from skforget.accounting._selection import (
+    SearchBudget,
+    plan_search,
+    repetition_gamma,
+    sample_repetitions,
+    selection_rdp,
+)
 from skforget.accounting._plan import (
     EditPlan,
     TrainingPlan,
@@ -76,6 +83,11 @@ from skforget.accounting._plan import (
 )
 
 __all__ = [
+    "SearchBudget",
+    "plan_search",
+    "repetition_gamma",
+    "sample_repetitions",
+    "selection_rdp",
     "EditCertificate",
     "EditPlan",
     "OutputPerturbationPlan",

@@ -376,6 +376,26 @@ def _edit_mode(*, E, epochs, eta, lam, beta, S, N, rho, rho_dd, c, relation,
         "continue"
 
 
+def _check_batches_contract(N, E, weight, *, eta, lam, beta):
+    """Refuse a batch layout whose largest batch is too large for the step size
+    (every step must contract, Lemma 3.1: ``eta (lam + beta w) < 2``), saying
+    what to change in the user's terms."""
+    if eta * (lam + beta * weight) < 2.0:
+        return
+    limit = (2.0 / eta - lam) / beta  # largest batch / average that contracts
+    sizes = f"{N // E}" if N % E == 0 else f"{N // E} and {N // E + 1}"
+    rows = (math.floor(1.0 / (limit - 1.0)) + 1) if limit > 1.0 else None
+    hint = (f"use batches of at least {rows} rows (batch_size={rows} or more, or "
+            "batch_size='auto')" if rows is not None else
+            "use batch_size='auto' or full batches (batch_size=None)")
+    raise ValueError(
+        f"{E} batches on {N} rows hold {sizes} rows each: the largest is "
+        f"{weight:.3g} times their average {N / E:.3g}, while the step size "
+        f"learning_rate={eta:.4g} contracts only for batches up to {limit:.3g} "
+        f"times the average (privacy-accounting.md, Lemma 3.1). To fix it, {hint}, "
+        "or give a smaller learning_rate.")
+
+
 def _noise_factor(*, mode, E, epochs, eta, lam, beta, S, N, rho, c, min_edit_epochs,
                   weight, sigma_fb):
     """``F = sigma^2 / sigma_fb^2`` that puts the worst planned history at the
@@ -581,6 +601,7 @@ def plan_training(*, loss, n_samples, n_params, lam, row_norm, clip_norm, epsilo
             if E > N:
                 raise ValueError(f"n_batches={E} exceeds n_samples={N}.")
         weight = batch_data_weight(N, E, N)
+        _check_batches_contract(N, E, weight, eta=eta, lam=lam, beta=beta)
         sigma_fb = noise_scale(rho=rho_target, sensitivity=S, normaliser=N,
                                learning_rate=eta, contraction=c)
         min_edit_epochs = 1 if E == 1 else max(2, int(math.ceil(

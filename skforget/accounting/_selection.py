@@ -1,0 +1,309 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Private hyper-parameter selection: repeat a private run a random number of
+times and release the best (privacy-accounting.md, Section 17).
+
+Pure functions of public numbers. The selection's Rényi curve is Papernot and
+Steinke (ICLR 2022), Theorem 2, specialised to runs whose guarantee is a
+rho-coefficient (Theorem 17.2); the search's total adds the refit's curve.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+
+from skforget.accounting._checks import (
+    check_nonnegative,
+    check_positive,
+    check_probability,
+    check_real,
+)
+from skforget.accounting._conversions import (
+    _epsilon_at_order,
+    epsilon_to_rho,
+    rho_to_epsilon,
+)
+
+#: Orders at which selection curves are evaluated: a log grid from 1 + 1e-4 to
+#: 1e6, dense enough that the minimum over the grid is within 1e-4 relative of
+#: the continuous one for the curves of Theorem 17.2 (tested).
+_ORDERS = 1.0 + np.geomspace(1e-4, 1e6, 4000)
+
+
+def _check_law(mean, shape):
+    mean = check_real(mean, "mean", low=1.0, low_open=False)
+    shape = check_nonnegative(shape, "shape")
+    if math.isinf(shape):
+        raise ValueError("shape=inf (Poisson) is not supported: use a truncated "
+                         "negative binomial shape >= 0 (0: logarithmic, 1: geometric).")
+    return mean, shape
+
+
+def _tnb_mean(gamma, shape):
+    """``E[K]`` of the truncated negative binomial ``D_{shape, gamma}``."""
+    if shape == 0.0:
+        return (1.0 - gamma) / (gamma * math.log(1.0 / gamma))
+    return shape * (1.0 - gamma) / (gamma * (1.0 - gamma**shape))
+
+
+def repetition_gamma(*, mean, shape):
+    """Parameter ``gamma`` of the truncated negative binomial law with the given
+    mean and shape ``eta`` (privacy-accounting.md, Section 17.2).
+
+    ``E[K] = eta (1 - gamma) / (gamma (1 - gamma**eta))`` for ``eta > 0`` and
+    ``(1 - gamma) / (gamma log(1/gamma))`` for ``eta = 0`` (logarithmic); both
+    decrease in ``gamma`` from infinity to 1.
+
+    Examples
+    --------
+    >>> from skforget.accounting import repetition_gamma
+    >>> g = repetition_gamma(mean=10, shape=1)   # geometric: E[K] = 1/gamma
+    >>> round(g, 12)
+    0.1
+    """
+    mean, shape = _check_law(mean, shape)
+    if mean == 1.0:
+        return 1.0
+    return brentq(lambda g: _tnb_mean(g, shape) - mean, 1e-300, 1.0 - 1e-15,
+                  xtol=1e-300, rtol=1e-15, maxiter=1000)
+
+
+def sample_repetitions(rng, *, mean, shape):
+    """Draw the number of runs ``K >= 1`` from ``D_{shape, gamma}`` (Section 17.2)
+    by inverting its CDF with one uniform from ``rng`` (a numpy Generator)."""
+    mean, shape = _check_law(mean, shape)
+    if mean == 1.0:
+        return 1
+    gamma = repetition_gamma(mean=mean, shape=shape)
+    u = rng.random()
+    if shape == 0.0:
+        norm = math.log(1.0 / gamma)
+        p = (1.0 - gamma) / norm  # P(K = 1)
+    else:
+        norm = gamma ** (-shape) - 1.0
+        p = (1.0 - gamma) * shape / norm
+    k, cdf = 1, p
+    while cdf < u and k < 10**7:
+        # P(K = k + 1) / P(K = k) = (1 - gamma) (k + eta) / (k + 1); eta = 0
+        # gives the logarithmic law's k / (k + 1).
+        p *= (1.0 - gamma) * (k + shape) / (k + 1.0)
+        k += 1
+        cdf += p
+    return k
+
+
+def selection_rdp(*, orders, rho, mean, shape):
+    """Rényi curve of repeat-and-select over runs with rho-coefficient ``rho``.
+
+    privacy-accounting.md, Theorem 17.2 (Papernot and Steinke 2022, Thm. 2):
+    ``eps_A(q) = q rho + log(E[K]) / (q - 1) + (1 + eta) c(rho, gamma)``, with
+    ``c = min_{l >= 1} (l - 1) rho + log(1/gamma) / l`` in closed form, then the
+    monotone envelope ``min_{q' >= q} eps_A(q')`` over the given orders (Rényi
+    divergence does not decrease with the order).
+
+    Parameters
+    ----------
+    orders : array-like of float
+        Orders ``q > 1``, increasing.
+    rho : float
+        Rho-coefficient of one run (Lemma 17.1).
+    mean : float
+        ``E[K] >= 1``, the mean number of runs.
+    shape : float
+        ``eta >= 0`` of the truncated negative binomial law (0: logarithmic,
+        1: geometric).
+
+    Returns
+    -------
+    rdp : ndarray
+        ``eps_A`` at each order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skforget.accounting import selection_rdp
+    >>> selection_rdp(orders=np.array([2.0, 8.0]), rho=0.01, mean=1, shape=1)
+    array([0.02, 0.08])
+    """
+    q = np.asarray(orders, dtype=np.float64)
+    if q.ndim != 1 or np.any(q <= 1.0) or np.any(np.diff(q) <= 0):
+        raise ValueError("orders must be an increasing 1-D array of values > 1.")
+    rho = check_nonnegative(rho, "rho")
+    mean, shape = _check_law(mean, shape)
+    if mean == 1.0:
+        return q * rho  # one run: K = 1 always
+    log_inv_gamma = math.log(1.0 / repetition_gamma(mean=mean, shape=shape))
+    if rho > 0.0 and log_inv_gamma >= rho:
+        c = 2.0 * math.sqrt(rho * log_inv_gamma) - rho
+    else:
+        c = log_inv_gamma
+    eps = q * rho + math.log(mean) / (q - 1.0) + (1.0 + shape) * c
+    return np.minimum.accumulate(eps[::-1])[::-1]
+
+
+def rdp_curve_epsilon(*, orders, rdp, delta):
+    """Smallest epsilon over the orders of a Rényi curve, by the improved
+    conversion (Balle et al. 2020, Thm. 21; privacy-accounting.md, 6.4).
+
+    Returns ``(epsilon, order)``.
+    """
+    delta = check_probability(delta, "delta")
+    q = np.asarray(orders, dtype=np.float64)
+    # The improved conversion of _epsilon_at_order, vectorised over the orders.
+    values = (np.asarray(rdp, dtype=np.float64) + np.log1p(-1.0 / q)
+              - (math.log(delta) + np.log(q)) / (q - 1.0))
+    i = int(np.argmin(values))
+    # Report the scalar function's value at the best order (one code path for
+    # every figure of the package).
+    best = _epsilon_at_order(float(q[i]), float(np.asarray(rdp)[i]), delta,
+                             "improved")
+    return max(0.0, best), float(q[i])
+
+
+@dataclass(frozen=True)
+class SearchBudget:
+    """The public plan of a private search (privacy-accounting.md, 17.3).
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The whole search's (epsilon, delta): selection and refit together.
+    run_epsilon : float
+        Target of each candidate run, alone (its rho-coefficient is ``run_rho``).
+    run_rho, refit_rho : float
+        Rho-coefficients of one run and of the refit (0 without refit).
+    refit_epsilon : float
+        The refit's target at ``delta``, a hair below its share of
+        ``epsilon`` so that rounding cannot take it past ``refit_rho``
+        (0 without refit).
+    selection_epsilon : float
+        The selection's figure alone, at ``delta``: what the choice of
+        hyper-parameters reveals about any record, which deleting the record
+        from the refitted model does not undo (17.4).
+    mean, shape, gamma : float
+        Law of the number of runs ``K``.
+    order : float
+        Rényi order at which the total converts best (info).
+    """
+
+    epsilon: float
+    delta: float
+    run_epsilon: float
+    run_rho: float
+    refit_epsilon: float
+    refit_rho: float
+    selection_epsilon: float
+    mean: float
+    shape: float
+    gamma: float
+    order: float
+
+    def to_dict(self):
+        """The plan as a JSON-ready dict."""
+        return dict(self.__dict__)
+
+    def __str__(self):
+        refit = (f"; the refit on all rows spends epsilon {self.refit_epsilon:.4g} "
+                 "of it" if self.refit_rho else "")
+        return (f"({self.epsilon:.4g}, {self.delta:.3g})-DP for the whole search, "
+                f"every record present: a random number of candidate runs (mean "
+                f"{self.mean:g}, truncated negative binomial shape {self.shape:g}), "
+                f"each planned for epsilon {self.run_epsilon:.4g}, of which only the "
+                f"best is released (Papernot and Steinke 2022){refit}. The choice of "
+                f"hyper-parameters alone is ({self.selection_epsilon:.4g}, "
+                f"{self.delta:.3g})-DP; deleting a record from the model does not "
+                "undo it.")
+
+
+#: Relative margin between a run's planned rho-coefficient and the one the
+#: selection is analysed at: the estimators meet their target up to rounding
+#: (a few ulps), which must not push a run over the analysis.
+_TARGET_MARGIN = 1e-9
+
+
+def _target_within(rho, delta):
+    """An epsilon target whose rho-coefficient is at most ``rho (1 - 1e-9)``: a
+    run planned for it is covered by the analysis at ``rho`` even after the
+    estimator's rounding."""
+    rho = rho * (1.0 - _TARGET_MARGIN)
+    eps = rho_to_epsilon(rho=rho, delta=delta)
+    while epsilon_to_rho(epsilon=eps, delta=delta) > rho:
+        eps *= 1.0 - 1e-12
+    return eps
+
+
+def _total_rdp(run_rho, refit_rho, mean, shape):
+    return (selection_rdp(orders=_ORDERS, rho=run_rho, mean=mean, shape=shape)
+            + _ORDERS * refit_rho)
+
+
+def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5):
+    """Split a total (epsilon, delta) between repeat-and-select and a refit.
+
+    privacy-accounting.md, Section 17.3: the refit gets the rho-coefficient of
+    ``refit_share * epsilon`` alone (none if ``refit_share`` is 0), and each
+    candidate run the largest rho-coefficient whose total curve (Theorem 17.2
+    plus the refit's, composed order by order) converts to at most ``epsilon``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total epsilon of the search.
+    delta : float
+        Its delta.
+    mean : float, default=10
+        Mean number of candidate runs.
+    shape : float, default=0
+        ``eta`` of the truncated negative binomial law (0: logarithmic).
+    refit_share : float in [0, 1), default=0.5
+        Share of ``epsilon`` given to the refit on all rows (0: no refit).
+
+    Returns
+    -------
+    SearchBudget
+
+    Examples
+    --------
+    >>> from skforget.accounting import plan_search
+    >>> b = plan_search(epsilon=1.0, delta=1e-5, mean=10, refit_share=0.0)
+    >>> round(b.run_epsilon, 2), b.epsilon <= 1.0
+    (0.55, True)
+    """
+    epsilon = check_positive(epsilon, "epsilon")
+    delta = check_probability(delta, "delta")
+    mean, shape = _check_law(mean, shape)
+    # Below 1: the candidate runs need part of the budget.
+    refit_share = check_real(refit_share, "refit_share", low=0.0, high=1.0,
+                             low_open=False)
+    refit_epsilon = (_target_within(epsilon_to_rho(
+        epsilon=refit_share * epsilon, delta=delta), delta) if refit_share > 0 else 0.0)
+    refit_rho = (epsilon_to_rho(epsilon=refit_share * epsilon, delta=delta)
+                 if refit_share > 0 else 0.0)
+
+    def total(run_rho):
+        return rdp_curve_epsilon(orders=_ORDERS, rdp=_total_rdp(
+            run_rho, refit_rho, mean, shape), delta=delta)[0]
+
+    if total(1e-300) > epsilon:
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small for a search with a mean of {mean:g} "
+            f"runs and refit_share={refit_share!r}: the selection's fixed cost "
+            "(log E[K] and the law's tail) alone exceeds it. Lower the mean number "
+            "of runs or the refit's share, or raise epsilon.")
+    hi = epsilon_to_rho(epsilon=epsilon, delta=delta)
+    run_rho = brentq(lambda r: total(r) - epsilon, 1e-300, hi, xtol=1e-300,
+                     rtol=1e-12, maxiter=500)
+    while total(run_rho) > epsilon:  # never overshoot the target
+        run_rho *= 1.0 - 1e-9
+    eps_total, order = rdp_curve_epsilon(
+        orders=_ORDERS, rdp=_total_rdp(run_rho, refit_rho, mean, shape), delta=delta)
+    selection = rdp_curve_epsilon(
+        orders=_ORDERS, rdp=_total_rdp(run_rho, 0.0, mean, shape), delta=delta)[0]
+    return SearchBudget(
+        epsilon=eps_total, delta=delta,
+        run_epsilon=_target_within(run_rho, delta), run_rho=run_rho,
+        refit_epsilon=refit_epsilon,
+        refit_rho=refit_rho, selection_epsilon=selection, mean=mean, shape=shape,
+        gamma=repetition_gamma(mean=mean, shape=shape), order=order)

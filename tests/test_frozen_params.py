@@ -1,0 +1,248 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What an edit computes is fixed at fit (privacy-accounting.md, Section 16).
+
+``set_params`` between ``fit`` and ``partial_unlearn`` used to change the row
+map and the clipping of the edit while the noise and every privacy figure came
+from the plan frozen at fit: with ``clip_norm`` raised a thousandfold, two
+same-seed edits on neighbouring databases ended 2.5 times further apart than
+the accountant's own bound. Now an edit runs with the values in force at fit
+(and says which ones it set aside), predictions and certificates use them too,
+and a refit takes the new ones. Also here: weight bounds whose product
+overflows, batch layouts the step size cannot contract, and the warning on
+edits that only a row count can check.
+"""
+
+import copy
+import pickle
+import re
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from skforget import (
+    Database,
+    EditRequest,
+    NoisyGDClassifier,
+    NoisyGDRegressor,
+    OutputPerturbationClassifier,
+    OutputPerturbationRegressor,
+)
+from skforget import accounting as acc
+
+UNVERSIONED = "The model was fitted on plain arrays"
+
+
+def _data(n=60, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= 1.2 * np.linalg.norm(X, axis=1, keepdims=True)
+    y_bin = (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
+    y_multi = np.digitize(X[:, 0], [-0.2, 0.2])
+    y_reg = X @ np.arange(1.0, d + 1) / d
+    return X, y_bin, y_multi, y_reg
+
+
+X, Y_BIN, Y_MULTI, Y_REG = _data()
+
+# (factory, targets, parameter changes that must not reach the edit)
+CASES = {
+    "noisy-gd binary": (
+        lambda: NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=6),
+        Y_BIN,
+        dict(clip_norm=1000.0, data_norm=5.0, intercept_scaling=3.0,
+             fit_intercept=False, clip_rows=False, epsilon=8.0, C=100.0,
+             class_weight={0: 5.0, 1: 1.0}, learning_rate=0.01, batch_size=7,
+             deletion_epsilon=0.01, max_edit_size=1, relation="zero_out")),
+    "noisy-gd ovr": (
+        lambda: NoisyGDClassifier(classes=[0, 1, 2], multi_class="ovr",
+                                  random_state=0, max_iter=6, batch_size=None),
+        Y_MULTI,
+        dict(multi_class="multinomial", clip_norm=1000.0, data_norm=0.1,
+             group_size=3)),
+    "noisy-gd regressor": (
+        lambda: NoisyGDRegressor(random_state=0, max_iter=6),
+        Y_REG,
+        dict(clip_norm=1000.0, target_scale=0.001, alpha=1e-6, data_norm=3.0,
+             max_sample_weight=1e6)),
+    "output perturbation classifier": (
+        lambda: OutputPerturbationClassifier(classes=[0, 1], random_state=0),
+        Y_BIN,
+        dict(clip_norm=1000.0, data_norm=5.0, epsilon=8.0, tol=1e-2,
+             fit_intercept=False)),
+    "output perturbation regressor": (
+        lambda: OutputPerturbationRegressor(random_state=0),
+        Y_REG,
+        dict(clip_norm=1000.0, target_scale=0.001, alpha=1e-6)),
+}
+
+
+def _request(y, **kw):
+    return EditRequest(Database(X, y), delete=[3, 9], replace=[0],
+                       X_replace=X[[1]] * 0.5, y_replace=y[[1]], **kw)
+
+
+def _served(model, y, **changes):
+    est = copy.deepcopy(model)
+    est.set_params(**changes)
+    db = Database(X, y)
+    est.database_version_ = db.version  # the model serves this database
+    request = EditRequest(db, delete=[3, 9], replace=[0], X_replace=X[[1]] * 0.5,
+                          y_replace=y[[1]])
+    est.partial_unlearn(request)
+    return est, request
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_edit_after_set_params_is_the_edit_of_the_fitted_model(case):
+    factory, y, changes = CASES[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = factory().fit(X, y)
+    reference, _ = _served(model, y)
+    for name, value in changes.items():
+        with pytest.warns(UserWarning, match=rf"set_params changed {name}=") as rec:
+            est, _ = _served(model, y, **{name: value})
+        assert any(re.search(rf"\(now {re.escape(repr(value))}\)", str(w.message))
+                   for w in rec), name
+        # Bit for bit the edit of the model as fitted, with the same guarantee.
+        np.testing.assert_array_equal(est.coef_, reference.coef_, err_msg=name)
+        np.testing.assert_array_equal(est.intercept_, reference.intercept_)
+        assert est.privacy_guarantee_ == reference.privacy_guarantee_, name
+        # The user's value stays set; a refit (clone) would use it.
+        assert est.get_params()[name] == value
+        assert clone(est).get_params()[name] == value
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_predictions_use_the_fitted_row_map(case):
+    factory, y, changes = CASES[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = factory().fit(X, y)
+    Xt = np.vstack([X, 3.0 * X[:5]])  # some rows over the bound
+    before = model.predict(Xt)
+    scores = (model.predict_proba(Xt) if hasattr(model, "predict_proba")
+              else model.predict(Xt))
+    model.set_params(**changes)
+    np.testing.assert_array_equal(model.predict(Xt), before)
+    np.testing.assert_array_equal(model.predict_proba(Xt) if hasattr(
+        model, "predict_proba") else model.predict(Xt), scores)
+
+
+def test_frozen_values_survive_in_place_mutation():
+    # A dict passed as a parameter and mutated after fit is a change too.
+    weights = {0: 1.0, 1: 2.0}
+    model = NoisyGDClassifier(classes=[0, 1], class_weight=weights, random_state=0,
+                              max_iter=5).fit(X, Y_BIN)
+    reference, _ = _served(model, Y_BIN)
+    mutated = copy.deepcopy(model)
+    mutated.class_weight[1] = 50.0
+    with pytest.warns(UserWarning, match="class_weight="):
+        est, _ = _served(mutated, Y_BIN)
+    np.testing.assert_array_equal(est.coef_, reference.coef_)
+
+
+def test_free_parameters_pass_silently():
+    model = NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=5).fit(X, Y_BIN)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _served(model, Y_BIN, verbose=0, n_jobs=1, certify_k_max=0)
+
+
+def test_a_failed_edit_after_set_params_changes_nothing():
+    model = NoisyGDRegressor(random_state=0, max_iter=5).fit(X, Y_REG)
+    model.set_params(clip_norm=1000.0)
+    before = pickle.dumps(model)
+    bad = EditRequest(X[:10], Y_REG[:10], delete=[0])  # another database's size
+    with pytest.raises(ValueError, match="rows"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.partial_unlearn(bad)
+    assert pickle.dumps(model) == before
+    assert model.clip_norm == 1000.0
+
+
+@pytest.mark.parametrize("batch_size", [None, 6])
+def test_coupling_across_an_edit_after_set_params(batch_size):
+    # The audit's reproducer: raise clip_norm after fit, then replace row 0 by
+    # a record whose target is +1000 in one world and -1000 in the other. With
+    # the same noise the two edited models must stay within the distance the
+    # accountant allows for the edit's segment (it was 2.5x over before).
+    model = NoisyGDRegressor(random_state=7, max_iter=20, batch_size=batch_size)
+    model.fit(X, Y_REG)
+    results = []
+    for target in (1000.0, -1000.0):
+        est = copy.deepcopy(model)
+        est.set_params(clip_norm=1000.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.partial_unlearn(EditRequest(X, Y_REG, replace=[0],
+                                            X_replace=X[[0]], y_replace=[target]))
+        results.append(est)
+    a, b = results
+    plan, cert = a._plan, a.privacy_guarantee_.deletion
+    seg = plan.segment(cert.n_batches, cert.steps, cert.data_weight)
+    bound = acc.shift_bound([seg], lam=plan.lam, beta=plan.beta,
+                            sensitivity=plan.sensitivity, normaliser=plan.normaliser)
+    theta = [np.r_[np.ravel(e._theta()[0]), e._theta()[1]] for e in (a, b)]
+    gap = np.linalg.norm(theta[0] - theta[1])
+    assert 0 < gap <= bound * (1 + 1e-9), (gap, bound)
+
+
+@pytest.mark.parametrize("factory", [
+    lambda **kw: NoisyGDClassifier(classes=[0, 1], **kw),
+    lambda **kw: OutputPerturbationClassifier(classes=[0, 1], **kw),
+])
+@pytest.mark.parametrize("C", ["auto", 1.0])
+def test_an_overflowing_weight_bound_is_refused_by_name(factory, C):
+    est = factory(C=C, max_sample_weight=1e300, class_weight={0: 1e10, 1: 1.0})
+    before = pickle.dumps(est)
+    with pytest.raises(ValueError, match=r"max_sample_weight=1e\+300 times the "
+                                         r"largest class_weight"):
+        est.fit(X, Y_BIN, sample_weight=np.ones(len(X)))
+    assert pickle.dumps(est) == before
+
+
+def test_a_regularisation_that_underflows_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"C=1e\+307 on 60 rows gives lambda=0"):
+        NoisyGDClassifier(classes=[0, 1], C=1e307).fit(X, Y_BIN)
+
+
+def test_batches_too_uneven_for_the_step_size_say_what_to_change():
+    X_odd, y_odd = _data(n=601)[:2]
+    est = NoisyGDClassifier(classes=[0, 1], batch_size=2)
+    with pytest.raises(ValueError, match=r"hold 2 and 3 rows each.*batch_size=(\d+) "
+                                         r"or more") as info:
+        est.fit(X_odd, y_odd)
+    assert not hasattr(est, "coef_")
+    suggested = int(re.search(r"batch_size=(\d+) or more", str(info.value))[1])
+    NoisyGDClassifier(classes=[0, 1], batch_size=suggested).fit(X_odd, y_odd)
+
+
+def test_edits_on_plain_arrays_warn_that_only_sizes_are_checked():
+    model = NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=5)
+    model.fit(X, Y_BIN)
+    with pytest.warns(UserWarning, match=UNVERSIONED):
+        model.partial_unlearn(EditRequest(X, Y_BIN, delete=[0]))
+    db = Database(X, Y_BIN)
+    model.fit(db)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.partial_unlearn(EditRequest(db, delete=[0]))
+
+
+def test_a_pipeline_edit_warns_once_on_plain_frames():
+    pd = pytest.importorskip("pandas")
+    from skforget.pipeline import ForgetPipeline
+    from skforget.preprocessing import PublicScaler
+
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    pipe = ForgetPipeline([("scale", PublicScaler(center=0.0, scale=1.0)),
+                           ("clf", NoisyGDClassifier(classes=[0, 1], max_iter=5))])
+    pipe.fit(frame, Y_BIN)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        pipe.partial_unlearn(EditRequest(frame, Y_BIN, delete=[0]))
+    assert sum(UNVERSIONED in str(w.message) for w in rec) == 1
