@@ -160,8 +160,11 @@ def test_process_serves_queued_requests_as_one_edit_earliest_due_first(frame_sto
     assert store.log()[-1].n_deleted == 2
     assert store.database().n_samples == db.n_samples - 4
     assert store.process() == []
-    assert store.audit_record("late")["edit_requests"] == ["late", "default",
-                                                             "overlap"]
+    assert store.audit_record("late")["edit_requests"] == ["late", "default"]
+    overlap = store.audit_record("overlap")
+    assert overlap["deleted_ids"] == [] and "certificate" not in overlap
+    assert overlap["already_deleted"] == [
+        {"id": "cust00011", "edit": 1, "request_id": "soon"}]
 
 
 def test_refused_group_is_split_and_a_refused_request_fails(frame_store):

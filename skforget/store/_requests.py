@@ -438,24 +438,28 @@ class RequestsMixin:
 
     def _finish(self, con, serve, failed, where, served):
         finished = iso(_now())
-        group = [r["request_id"] for r in serve] if served is not None else []
+
+        def deleted_by_edit(row):
+            return [i for i in row["ids"] if where[i] == "present"]
+
+        # The requests the edit served: those that named a record it deleted.
+        group = [r["request_id"] for r in serve if deleted_by_edit(r)]
         updates = []
         for r in serve:
             mine = {i: where[i] for i in r["ids"]}
-            deleted = [i for i, w in mine.items() if w == "present"]
-            if served is None:
-                reason = "every record named was deleted earlier"
-                audit = _audit.unserved_record(
-                    row={**r, "finished_at": finished}, status="done", reason=reason,
-                    already_deleted=self._deleted_earlier(mine),
-                    finished_at=finished, store=self._store_info())
-            else:
-                reason = None if deleted else "every record named was deleted earlier"
+            deleted, edit, reason = deleted_by_edit(r), None, None
+            if deleted:
+                edit = served["certificate"].index
                 audit = _audit.served_record(
                     row=r, group=group, deleted_ids=deleted,
                     already_deleted=self._deleted_earlier(mine), served=served,
                     finished_at=finished, store=self._store_info())
-            edit = served["certificate"].index if served and deleted else None
+            else:
+                reason = "every record named was deleted earlier"
+                audit = _audit.unserved_record(
+                    row=r, status="done", reason=reason,
+                    already_deleted=self._deleted_earlier(mine),
+                    finished_at=finished, store=self._store_info())
             updates.append(("done", reason, finished, edit, json.dumps(audit),
                             r["request_id"]))
         for r in failed:
