@@ -341,3 +341,19 @@ def test_output_perturbation_model_is_audited_as_a_refit(store_location):
     assert certificate["per_unit"]["rho"] == 0
     assert certificate["per_unit"]["tightest_renyi_order"] is None
     json.dumps(store.audit_record("op"), allow_nan=False)
+
+
+def test_postgres_tests_fail_in_ci_and_skip_locally_without_a_server(monkeypatch):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "store_conftest", Path(__file__).with_name("conftest.py"))
+    helpers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helpers)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must test the PostgreSQL"):
+        helpers._no_postgres("no server")
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="not tested: no server"):
+        helpers._no_postgres("no server")
