@@ -44,7 +44,7 @@ def _people(n=60, seed=0):
     return X, y
 
 
-def _pipeline(max_edit_size=None):
+def _pipeline(max_edit_size=4):
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import make_pipeline
@@ -67,7 +67,7 @@ def _pipeline(max_edit_size=None):
 def frame_store(store_location):
     X, y = _people()
     db = Database(X, y)
-    pipe = _pipeline(max_edit_size=4).fit(db)
+    pipe = _pipeline().fit(db)
     return RecordStore.create(store_location, db, pipe), db, pipe
 
 
@@ -357,3 +357,24 @@ def test_postgres_tests_fail_in_ci_and_skip_locally_without_a_server(monkeypatch
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception, match="not tested: no server"):
         helpers._no_postgres("no server")
+
+
+def test_mixed_object_columns_keep_their_types_or_are_refused(store_location):
+    X = pd.DataFrame({"a": np.linspace(-0.5, 0.5, 30), "o": [1, "x"] * 15,
+                      "b": [True, False] * 15},
+                     index=pd.Index([f"i{k}" for k in range(30)]))
+    y = pd.Series([0, 1] * 15, index=X.index)
+    db = Database(X, y)
+    pipe = _pipeline().set_params(prep__transformers=[
+        ("a", "passthrough", ["a"])]).fit(db)
+    if store_location.startswith("postgresql"):
+        # A TEXT column would return the 1 as "1": refused, nothing created.
+        with pytest.raises(ValueError, match="column 'o' is stored as text in "
+                                             "PostgreSQL but holds a int"):
+            RecordStore.create(store_location, db, pipe)
+        with pytest.raises(FileNotFoundError):
+            RecordStore(store_location)
+        return
+    stored = RecordStore.create(store_location, db, pipe).database()
+    assert stored.X["o"].tolist()[:2] == [1, "x"]
+    assert stored.X["b"].dtype == bool

@@ -140,6 +140,11 @@ class SQLite:
     def column_types(meta):
         return [""] * (1 + bool(meta.get("weighted")) + len(meta["columns"]))
 
+    @staticmethod
+    def checked(meta, rows):
+        """Rows as the store will write them: SQLite keeps any value's type."""
+        return rows
+
 
 def _pg_type(dtype):
     try:
@@ -227,6 +232,28 @@ class PostgreSQL:
         weight = ["DOUBLE PRECISION"] if meta.get("weighted") else []
         return [_pg_type(meta["target_dtype"]), *weight,
                 *(_pg_type(c["dtype"]) for c in meta["columns"])]
+
+    @classmethod
+    def checked(cls, meta, rows):
+        """Rows ``(id, target, [weight], values...)``, refusing a value that a
+        ``TEXT`` column would silently turn into a string (an ``object``
+        column holding numbers): it would come back with another type."""
+        text = [k for k, kind in enumerate(cls.column_types(meta)) if kind == "TEXT"]
+        names = _names(meta)
+        for row in rows:
+            for k in text:
+                value = row[1 + k]
+                if value is not None and not isinstance(value, str):
+                    raise ValueError(
+                        f"record {row[0]!r}: {names[k]} is stored as text in "
+                        f"PostgreSQL but holds a {type(value).__name__} here; "
+                        "give the column one type (e.g. .astype(str)).")
+            yield row
+
+
+def _names(meta):
+    weight = ["the weight"] if meta.get("weighted") else []
+    return ["the target", *weight, *(f"column {c['name']!r}" for c in meta["columns"])]
 
 
 def open_backend(location):

@@ -211,7 +211,8 @@ class RecordStore(RequestsMixin):
             cls._create_tables(con, meta)
             con.executemany("INSERT INTO meta VALUES (?, ?)",
                             [(k, json.dumps(v)) for k, v in meta.items()])
-            rows = cls._rows(database, meta, range(database.n_samples))
+            rows = con.dialect.checked(
+                meta, cls._rows(database, meta, range(database.n_samples)))
             con.executemany(_insert_sql(meta),
                             ((seq, *row) for seq, row in enumerate(rows, 1)))
             con.execute("INSERT INTO model VALUES (1, ?, ?, ?, ?)",
@@ -515,13 +516,15 @@ class RecordStore(RequestsMixin):
         replaced = [position[_py(i)] for i in old_ids[request.replace]]
         inserted = range(len(new_ids) - request.n_inserted, len(new_ids))
         sets = ", ".join(f"{f} = ?" for f in _fields(self._meta))
+        checked = con.dialect.checked
         con.executemany(f"UPDATE records SET {sets} WHERE id = ?",
-                        [(*row[1:], row[0])
-                         for row in self._rows(edited, self._meta, replaced)])
+                        [(*row[1:], row[0]) for row in checked(
+                            self._meta, self._rows(edited, self._meta, replaced))])
         (last,) = con.one("SELECT COALESCE(MAX(seq), 0) FROM records")
         con.executemany(_insert_sql(self._meta),
-                        ((seq, *row) for seq, row in enumerate(
-                            self._rows(edited, self._meta, inserted), last + 1)))
+                        ((seq, *row) for seq, row in enumerate(checked(
+                            self._meta, self._rows(edited, self._meta, inserted)),
+                            last + 1)))
         (count,) = con.one("SELECT COUNT(*) FROM records")
         if count != edited.n_samples:
             raise RuntimeError(f"the store would hold {count} records after the edit, "
