@@ -56,23 +56,22 @@ def _pipeline():
                                                        max_edit_size=4))])
 
 
+def _served_at(location):
+    """A store and, beside it, the same database and pipeline kept in memory."""
+    db = Database(*_people())
+    pipe = _pipeline().fit(db)
+    return RecordStore.create(location, db, pipe), db, pipe
+
+
 @pytest.fixture
 def served(tmp_path):
-    """A store and, beside it, the same database and pipeline kept in memory."""
-    X, y = _people()
-    db = Database(X, y)
-    pipe = _pipeline().fit(db)
-    store = RecordStore.create(tmp_path / "service.sqlite", db, pipe)
-    return store, db, pipe
+    return _served_at(tmp_path / "service.sqlite")
 
 
 @pytest.fixture
 def served_anywhere(store_location):
     """The same as ``served``, on SQLite and on PostgreSQL."""
-    X, y = _people()
-    db = Database(X, y)
-    pipe = _pipeline().fit(db)
-    return RecordStore.create(store_location, db, pipe), db, pipe
+    return _served_at(store_location)
 
 
 def _raw_state(path):
