@@ -1,9 +1,11 @@
 # Authors: The skforget developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Command line: ``python -m skforget demo``, ``forget`` and ``show``."""
+"""Command line: ``python -m skforget demo`` and the record store's commands
+(``submit``, ``process``, ``status``, ``show``, ``audit``, ``forget``, ``serve``)."""
 
 import argparse
 import copy
+import os
 import sys
 import time
 
@@ -83,14 +85,24 @@ def main(argv=None):
     run.add_argument("--seed", type=int, default=None,
                      help="integer seed for a reproducible run (default: fresh "
                           "entropy, as privacy requires)")
-    from skforget import store
+    from skforget.store import _cli
 
-    store.add_commands(sub)
+    _cli.add_commands(sub)
     args = parser.parse_args(argv)
-    if args.command == "demo":
-        demo(seed=args.seed)
+    try:
+        if args.command == "demo":
+            demo(seed=args.seed)
+            code = 0
+        else:
+            code = _cli.run_command(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``... | head -1``): not an error. Point stdout
+        # at /dev/null so that the interpreter's final flush does not fail.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
         return 0
-    return store.run_command(args)
+    return code
 
 
 if __name__ == "__main__":

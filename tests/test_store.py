@@ -56,14 +56,22 @@ def _pipeline():
                                                        max_edit_size=4))])
 
 
+def _served_at(location):
+    """A store and, beside it, the same database and pipeline kept in memory."""
+    db = Database(*_people())
+    pipe = _pipeline().fit(db)
+    return RecordStore.create(location, db, pipe), db, pipe
+
+
 @pytest.fixture
 def served(tmp_path):
-    """A store and, beside it, the same database and pipeline kept in memory."""
-    X, y = _people()
-    db = Database(X, y)
-    pipe = _pipeline().fit(db)
-    store = RecordStore.create(tmp_path / "service.sqlite", db, pipe)
-    return store, db, pipe
+    return _served_at(tmp_path / "service.sqlite")
+
+
+@pytest.fixture
+def served_anywhere(store_location):
+    """The same as ``served``, on SQLite and on PostgreSQL."""
+    return _served_at(store_location)
 
 
 def _raw_state(path):
@@ -82,9 +90,10 @@ def _assert_same_database(a, b):
     assert a.version == b.version
 
 
-def test_store_round_trips_records_model_and_version(served):
-    store, db, pipe = served
-    reopened = RecordStore(store.path)
+def test_store_round_trips_records_model_and_version(served_anywhere,
+                                                     store_location):
+    store, db, pipe = served_anywhere
+    reopened = RecordStore(store_location)
     _assert_same_database(reopened.database(), db)
     model = reopened.model()
     np.testing.assert_array_equal(model[-1].coef_, pipe[-1].coef_)
@@ -93,8 +102,9 @@ def test_store_round_trips_records_model_and_version(served):
     assert str(model.privacy_guarantee_) == str(pipe.privacy_guarantee_)
 
 
-def test_forget_updates_records_model_and_log_like_the_in_memory_service(served):
-    store, db, pipe = served
+def test_forget_updates_records_model_and_log_like_the_in_memory_service(
+        served_anywhere):
+    store, db, pipe = served_anywhere
     certificate = store.forget(["cust00007", "cust00020"])
     # The same request served in memory, same seed.
     request = EditRequest(db, delete=["cust00007", "cust00020"], by="id")
@@ -312,3 +322,33 @@ def test_command_line_serves_a_deletion(served, capsys):
     assert result.returncode == 0, result.stderr
     assert "Edit 2: 1 deleted" in result.stdout
     assert store.database().n_samples == 77
+
+
+def test_schema_1_store_is_migrated_when_opened(served):
+    # A store as skforget wrote it before the request lifecycle (schema 1):
+    # records, model and log only.
+    store, _, _ = served
+    store.forget(["cust00001"])
+    con = sqlite3.connect(store.path)
+    con.execute("DROP TABLE requests")
+    con.execute("DROP TABLE tombstones")
+    con.execute("DELETE FROM meta WHERE key = 'tombstone_key'")
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema'")
+    con.commit()
+    con.close()
+    before = _raw_state(store.path)
+    migrated = RecordStore(store.path)
+    after = _raw_state(store.path)
+    assert {k: v for k, v in after.items() if k != "meta"} == {
+        k: v for k, v in before.items() if k != "meta"}
+    meta = dict(after["meta"])
+    assert meta["schema"] == "2" and len(meta["tombstone_key"]) == 66   # JSON hex
+    # The old log and records are served on; the queue works.
+    assert [c.index for c in migrated.log()] == [1]
+    assert migrated.submit(["cust00002"], request_id="r1").status == "pending"
+    (status,) = migrated.process()
+    assert (status.status, status.edit) == ("done", 2)
+    # An ID deleted before the migration left no tombstone: it reads as unknown.
+    with pytest.raises(ValueError, match="never deleted from it"):
+        migrated.submit(["cust00001"], request_id="r2")
+    assert RecordStore(store.path).log()[-1].index == 2        # opened again: no-op

@@ -1,39 +1,37 @@
 # Authors: The skforget developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""A record store for a deletion service: records, model and certificates in SQLite.
+"""The record store: records, model and certificates updated in one transaction.
 
-One file (standard-library :mod:`sqlite3`) holds what a deletion service needs
-between requests: the records keyed by ID, the fitted model (or
-:class:`~skforget.pipeline.ForgetPipeline`) and the log of edit certificates.
-Serving a request updates the three in **one transaction**: if anything fails
-or the process dies half-way, SQLite's rollback journal restores the previous
-consistent state the next time the file is opened.
+A store holds what a deletion service needs between requests: the records
+keyed by ID, the fitted model (or :class:`~skforget.pipeline.ForgetPipeline`),
+the log of edit certificates, the queue of deletion requests with their audit
+records, and tombstones of deleted IDs (keyed hashes, see
+:mod:`skforget.store._requests`). Serving a request updates all of them in
+**one transaction**: if anything fails or the process dies half-way, the
+database's rollback restores the previous consistent state.
 
-The store keeps nothing that the model must not keep, beyond the records
-themselves (which the data owner holds anyway) and the public certificates:
-no request, no deleted ID, no timestamp, no old model, no category list of a
-column. Deleted records are overwritten in the file (``PRAGMA
-secure_delete``), not left in free pages.
-
-The model is stored with :mod:`pickle`: open only store files you trust.
+The model is stored with :mod:`pickle`: open only stores you trust.
 """
 
+import hashlib
 import json
 import pickle
-import sqlite3
-import sys
-from contextlib import closing
-from pathlib import Path
+import secrets
 
 import numpy as np
 
 from skforget._database import Database, DatabaseVersion, _is_frame
 from skforget._edits import EditRequest
 from skforget.accounting import EditCertificate
+from skforget.store._backends import open_backend
+from skforget.store._requests import RequestsMixin
 
 __all__ = ["RecordStore", "forget"]
 
-SCHEMA = 1
+#: Schema written by this version. 1: records, model, log (skforget 0.1 before
+#: the request lifecycle); 2 adds requests and tombstones. Older stores are
+#: migrated when opened.
+SCHEMA = 2
 
 
 def _py(value):
@@ -70,30 +68,57 @@ def _fields(meta):
 
 
 def _insert_sql(meta):
-    marks = ", ".join("?" * len(_fields(meta)))
-    return f"INSERT INTO records VALUES (NULL, ?, {marks})"
+    names = ", ".join(["seq", "id", *_fields(meta)])
+    marks = ", ".join("?" * (2 + len(_fields(meta))))
+    return f"INSERT INTO records ({names}) VALUES ({marks})"
 
 
-class RecordStore:
-    """A SQLite file with the records, the model's state and the certificates.
+def _request_tables(dialect):
+    """DDL of the tables schema 2 adds (portable SQL)."""
+    return [
+        # One row per request: the IDs the requester named (JSON), its state
+        # and, once served or failed, its audit record (JSON).
+        "CREATE TABLE requests (request_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, "
+        "ids TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, "
+        "submitted_at TEXT NOT NULL, due_at TEXT NOT NULL, started_at TEXT, "
+        "finished_at TEXT, attempts INTEGER NOT NULL, edit INTEGER, audit TEXT)",
+        # One row per deleted ID: a keyed hash of the ID, never the ID.
+        "CREATE TABLE tombstones (id_hash TEXT PRIMARY KEY, edit INTEGER, "
+        "request_id TEXT)",
+    ]
+
+
+def _sha256(data):
+    return hashlib.sha256(bytes(data)).hexdigest()
+
+
+class RecordStore(RequestsMixin):
+    """Records, model, certificates and deletion requests in one database.
 
     Create it once with :meth:`create` from a :class:`~skforget.Database` and
-    a model fitted on it; open it later with ``RecordStore(path)``; serve
-    requests by ID with :meth:`forget` or :meth:`edit`, each in one
-    transaction.
+    a model fitted on it; open it later with ``RecordStore(location)``. Serve
+    deletion requests through the queue (:meth:`submit`, :meth:`process`,
+    :meth:`status`, :meth:`audit_record`), or directly by ID with
+    :meth:`forget` or :meth:`edit`; every change is one transaction.
 
     Parameters
     ----------
-    path : str or path-like
-        An existing store file.
+    location : str or path-like
+        An existing store: a SQLite file, or a ``postgresql://`` URL (needs
+        ``pip install 'skforget[postgres]'``). A store written by an older
+        skforget is migrated to the current schema when opened.
 
     Attributes
     ----------
-    path : Path
+    path : Path or None
+        The SQLite file (None for PostgreSQL).
+    location : str
+        The file, or the URL without its password.
+    backend : {"sqlite", "postgresql"}
 
     See Also
     --------
-    forget : Serve a deletion request against a store file (also ``python -m
+    forget : Serve a deletion request against a store (also ``python -m
         skforget forget --store FILE --id ID``).
 
     Examples
@@ -109,28 +134,52 @@ class RecordStore:
     >>> model = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(db)
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "service.sqlite"
     >>> store = RecordStore.create(path, db, model)
-    >>> certificate = store.forget(["p3", "p17"])
-    >>> certificate.n_deleted, store.database().n_samples, len(store.log())
-    (2, 58, 1)
+    >>> store.submit(["p3", "p17"], request_id="ticket-1").status
+    'pending'
+    >>> [s.status for s in store.process()]
+    ['done']
+    >>> store.database().n_samples, len(store.log())
+    (58, 1)
+    >>> store.audit_record("ticket-1")["deleted_ids"]
+    ['p3', 'p17']
     """
 
-    def __init__(self, path):
-        self.path = Path(path)
-        if not self.path.is_file():
-            raise FileNotFoundError(f"no record store at {self.path}; create one with "
-                                    "RecordStore.create(path, database, model).")
-        with closing(self._connect()) as con:
+    def __init__(self, location):
+        self._backend = open_backend(location)
+        if not self._backend.exists():
+            raise FileNotFoundError(f"no record store at {self._backend.display}; "
+                                    "create one with RecordStore.create(location, "
+                                    "database, model).")
+        con = self._connect()
+        try:
             self._meta = self._read_meta(con)
+            if self._meta.get("schema") != SCHEMA:
+                self._migrate(con)
+        finally:
+            con.close()
+
+    @property
+    def path(self):
+        return getattr(self._backend, "path", None)
+
+    @property
+    def location(self):
+        return self._backend.display
+
+    @property
+    def backend(self):
+        return self._backend.name
 
     # --- creation ---------------------------------------------------------------
     @classmethod
-    def create(cls, path, database, model):
+    def create(cls, location, database, model):
         """Write a new store: the records, the fitted model and an empty log.
 
         Parameters
         ----------
-        path : str or path-like
-            A file that does not exist yet.
+        location : str or path-like
+            A file that does not exist yet, or a ``postgresql://`` URL whose
+            current schema holds no store yet.
         database : Database
             The records (a DataFrame or a dense array) with their IDs.
         model : estimator or ForgetPipeline
@@ -141,7 +190,7 @@ class RecordStore:
         -------
         store : RecordStore
         """
-        path = Path(path)
+        backend = open_backend(location)
         if not isinstance(database, Database):
             raise TypeError("database must be a skforget.Database, got "
                             f"{type(database).__name__}.")
@@ -151,34 +200,66 @@ class RecordStore:
                 f"The model serves {version or 'plain arrays'}, not the database's "
                 f"{database.version}: fit it on this database, model.fit(database), "
                 "before storing them together.")
-        if path.exists():
-            raise FileExistsError(f"{path} exists; a store is created in a new file.")
+        if backend.exists():
+            raise FileExistsError(f"{backend.display} exists; a store is created in "
+                                  "a new file (or an empty database schema).")
         meta = cls._describe(database)
-        con = sqlite3.connect(path, isolation_level=None)
+        meta["tombstone_key"] = secrets.token_hex(32)
+        con = backend.connect(create=True)
         try:
-            cls._pragmas(con)
-            con.execute("BEGIN IMMEDIATE")
-            con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
-            # id has no declared type, so an ID is stored as given (int or str).
-            con.execute(f"CREATE TABLE records (seq INTEGER PRIMARY KEY, "
-                        f"id UNIQUE NOT NULL, {', '.join(_fields(meta))})")
-            con.execute("CREATE TABLE model (one INTEGER PRIMARY KEY CHECK (one = 1), "
-                        "version INTEGER, token TEXT, state BLOB, guarantee TEXT)")
-            con.execute("CREATE TABLE log (edit INTEGER PRIMARY KEY, version_before "
-                        "INTEGER, version_after INTEGER, certificate TEXT)")
+            con.begin_write(locked=False)
+            cls._create_tables(con, meta)
             con.executemany("INSERT INTO meta VALUES (?, ?)",
                             [(k, json.dumps(v)) for k, v in meta.items()])
-            rows = cls._rows(database, meta, range(database.n_samples))
-            con.executemany(_insert_sql(meta), rows)
+            rows = con.dialect.checked(
+                meta, cls._rows(database, meta, range(database.n_samples)))
+            con.executemany(_insert_sql(meta),
+                            ((seq, *row) for seq, row in enumerate(rows, 1)))
             con.execute("INSERT INTO model VALUES (1, ?, ?, ?, ?)",
                         cls._model_row(model))
-            con.execute("COMMIT")
+            con.commit()
         except BaseException:
             con.close()
-            path.unlink(missing_ok=True)
+            backend.discard()
             raise
         con.close()
-        return cls(path)
+        return cls(location)
+
+    @staticmethod
+    def _create_tables(con, meta):
+        dialect = con.dialect
+        columns = ", ".join(f"{name} {kind}".rstrip() for name, kind in
+                            zip(_fields(meta), dialect.column_types(meta),
+                                strict=True))
+        for ddl in [
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)",
+            f"CREATE TABLE records ({dialect.id_column(meta)}, {columns})",
+            "CREATE TABLE model (one INTEGER PRIMARY KEY CHECK (one = 1), "
+            f"version INTEGER, token TEXT, state {dialect.blob}, guarantee TEXT)",
+            "CREATE TABLE log (edit INTEGER PRIMARY KEY, version_before "
+            "INTEGER, version_after INTEGER, certificate TEXT)",
+            *_request_tables(dialect),
+        ]:
+            con.execute(ddl)
+
+    def _migrate(self, con):
+        """Bring a schema-1 store (no requests, no tombstones) to schema 2."""
+        con.begin_write()
+        meta = self._read_meta(con)
+        if meta.get("schema") == 1:
+            for ddl in _request_tables(con.dialect):
+                con.execute(ddl)
+            key = secrets.token_hex(32)
+            con.execute("INSERT INTO meta VALUES (?, ?)",
+                        ("tombstone_key", json.dumps(key)))
+            con.execute("UPDATE meta SET value = ? WHERE key = ?",
+                        (json.dumps(SCHEMA), "schema"))
+            meta.update(schema=SCHEMA, tombstone_key=key)
+        elif meta.get("schema") != SCHEMA:
+            raise ValueError(f"store schema {meta.get('schema')!r}; this skforget "
+                             f"reads schemas 1 and {SCHEMA}.")
+        con.commit()
+        self._meta = meta
 
     @staticmethod
     def _describe(database):
@@ -227,36 +308,28 @@ class RecordStore:
 
     # --- reading ----------------------------------------------------------------
     def _connect(self):
-        con = sqlite3.connect(self.path, isolation_level=None)
-        self._pragmas(con)
-        return con
+        return self._backend.connect()
 
-    @staticmethod
-    def _pragmas(con):
-        # Overwrite deleted records instead of leaving them in free pages, and
-        # keep the rollback journal (a WAL would hold old pages after commit).
-        con.execute("PRAGMA secure_delete = ON")
-        con.execute("PRAGMA journal_mode = DELETE")
-
-    @staticmethod
-    def _read_meta(con):
+    def _read_meta(self, con):
         try:
-            meta = {k: json.loads(v) for k, v in con.execute("SELECT * FROM meta")}
-        except sqlite3.DatabaseError as exc:
+            if "meta" not in con.dialect.tables(con):
+                raise ValueError("no meta table")
+            meta = {k: json.loads(v) for k, v in con.all("SELECT * FROM meta")}
+        except (self._backend.database_error, ValueError) as exc:
             raise ValueError(f"not a skforget record store: {exc}") from None
-        if meta.get("schema") != SCHEMA:
+        if meta.get("schema") not in (1, SCHEMA):
             raise ValueError(f"store schema {meta.get('schema')!r}; this skforget "
-                             f"reads schema {SCHEMA}.")
+                             f"reads schemas 1 and {SCHEMA}.")
         return meta
 
     def _read_version(self, con):
-        number, token = con.execute("SELECT version, token FROM model").fetchone()
+        number, token = con.one("SELECT version, token FROM model")
         return DatabaseVersion(token=token, number=number)
 
     def _read_database(self, con):
         meta = self._meta
-        rows = con.execute(f"SELECT id, {', '.join(_fields(meta))} FROM records "
-                           "ORDER BY seq").fetchall()
+        rows = con.all(f"SELECT id, {', '.join(_fields(meta))} FROM records "
+                       "ORDER BY seq")
         ids = [r[0] for r in rows]
         y = np.array([r[1] for r in rows], dtype=meta["target_dtype"])
         first = 3 if meta.get("weighted") else 2
@@ -281,14 +354,25 @@ class RecordStore:
         y = pd.Series(y, index=X.index, name=meta["target_name"])
         return Database(X, y, sample_weight=w, version=version)
 
-    def _read_model(self, con):
-        (state,) = con.execute("SELECT state FROM model").fetchone()
-        model = pickle.loads(state)
+    def _read_state(self, con):
+        (state,) = con.one("SELECT state FROM model")
+        return bytes(state)
+
+    def _read_model(self, con, state=None):
+        model = pickle.loads(self._read_state(con) if state is None else state)
         stored = self._read_version(con)
         if model.database_version_ != stored:
             raise ValueError(f"inconsistent store: the model serves "
                              f"{model.database_version_}, the records are {stored}.")
         return model
+
+    def _reading(self, read):
+        con = self._connect()
+        try:
+            con.begin_read()
+            return read(con)
+        finally:
+            con.close()
 
     def database(self):
         """The current records, their IDs and version.
@@ -297,8 +381,7 @@ class RecordStore:
         -------
         database : Database
         """
-        with closing(self._connect()) as con:
-            return self._read_database(con)
+        return self._reading(self._read_database)
 
     def model(self):
         """The current model (unpickled from the store).
@@ -307,8 +390,17 @@ class RecordStore:
         -------
         model : estimator or ForgetPipeline
         """
-        with closing(self._connect()) as con:
-            return self._read_model(con)
+        return self._reading(self._read_model)
+
+    def model_bytes(self):
+        """The model as stored (pickle bytes): what an audit record's
+        ``sha256_after`` is the SHA-256 of.
+
+        Returns
+        -------
+        state : bytes
+        """
+        return self._reading(self._read_state)
 
     def log(self):
         """The certificates of the edits served, oldest first.
@@ -317,8 +409,8 @@ class RecordStore:
         -------
         certificates : list of EditCertificate
         """
-        with closing(self._connect()) as con:
-            rows = con.execute("SELECT certificate FROM log ORDER BY edit").fetchall()
+        rows = self._reading(
+            lambda con: con.all("SELECT certificate FROM log ORDER BY edit"))
         return [EditCertificate(**json.loads(r[0])) for r in rows]
 
     def parse_id(self, text):
@@ -353,9 +445,10 @@ class RecordStore:
 
         The records are read, an :class:`~skforget.EditRequest` (``by="id"``)
         is built on them, the model unlearns in memory, and then the records,
-        the model and the log are written and committed together. Any
-        failure before the commit (an unknown ID, the model refusing the
-        edit, an error or a crash while writing) leaves the store as it was.
+        the model, the log and the tombstones of the deleted IDs are written
+        and committed together. Any failure before the commit (an unknown ID,
+        the model refusing the edit, an error or a crash while writing) leaves
+        the store as it was.
 
         Parameters
         ----------
@@ -372,31 +465,47 @@ class RecordStore:
         """
         con = self._connect()
         try:
-            # IMMEDIATE: no other writer between reading the version and the
-            # commit, so two services cannot both serve the same version.
-            con.execute("BEGIN IMMEDIATE")
-            database = self._read_database(con)
-            model = self._read_model(con)
-            request = EditRequest(database, delete=delete, replace=replace,
-                                  X_replace=X_replace, y_replace=y_replace,
-                                  X_insert=X_insert, y_insert=y_insert, by="id",
-                                  insert_ids=insert_ids,
-                                  sample_weight_replace=sample_weight_replace,
-                                  sample_weight_insert=sample_weight_insert)
-            model.partial_unlearn(request)
-            edited = request.apply()
-            self._write_records(con, request, edited)
-            self._write_model(con, model)
-            certificate = model.privacy_guarantee_.deletion
-            self._write_log(con, certificate, request)
-            con.execute("COMMIT")
-        except BaseException:
-            if con.in_transaction:
-                con.execute("ROLLBACK")
-            raise
+            # A write lock: no other writer between reading the version and
+            # the commit, so two services cannot both serve the same version.
+            con.begin_write()
+            served = self._serve(con, dict(
+                delete=delete, replace=replace, X_replace=X_replace,
+                y_replace=y_replace, X_insert=X_insert, y_insert=y_insert,
+                insert_ids=insert_ids, sample_weight_replace=sample_weight_replace,
+                sample_weight_insert=sample_weight_insert))
+            con.commit()
         finally:
             con.close()
-        return certificate
+        return served["certificate"]
+
+    def _serve(self, con, edit, request_of=None):
+        """Serve ``edit`` (EditRequest keywords, by ID) inside the caller's
+        write transaction; returns what an audit record needs."""
+        database = self._read_database(con)
+        state_before = self._read_state(con)
+        model = self._read_model(con, state_before)
+        request = EditRequest(database, by="id", **edit)
+        model.partial_unlearn(request)
+        edited = request.apply()
+        self._write_records(con, request, edited)
+        state_after = self._write_model(con, model)
+        guarantee = model.privacy_guarantee_
+        certificate = guarantee.deletion
+        self._write_log(con, certificate, request)
+        deleted = np.asarray(request._ids)[request.delete].tolist()
+        inserted = np.asarray(edited.ids)[edited.n_samples - request.n_inserted:]
+        # A deleted ID inserted again is present again: no longer a tombstone.
+        con.executemany("DELETE FROM tombstones WHERE id_hash = ?",
+                        [(self._id_hash(i),) for i in inserted.tolist()])
+        request_of = request_of or {}
+        con.executemany("INSERT INTO tombstones VALUES (?, ?, ?)",
+                        [(self._id_hash(i), certificate.index, request_of.get(i))
+                         for i in deleted])
+        return {"certificate": certificate, "guarantee": guarantee,
+                "version_before": request.version, "version_after": edited.version,
+                "n_before": database.n_samples, "n_after": edited.n_samples,
+                "sha256_before": _sha256(state_before),
+                "sha256_after": _sha256(state_after)}
 
     def _write_records(self, con, request, edited):
         old_ids = np.asarray(request._ids)
@@ -407,19 +516,25 @@ class RecordStore:
         replaced = [position[_py(i)] for i in old_ids[request.replace]]
         inserted = range(len(new_ids) - request.n_inserted, len(new_ids))
         sets = ", ".join(f"{f} = ?" for f in _fields(self._meta))
+        checked = con.dialect.checked
         con.executemany(f"UPDATE records SET {sets} WHERE id = ?",
-                        [(*row[1:], row[0])
-                         for row in self._rows(edited, self._meta, replaced)])
+                        [(*row[1:], row[0]) for row in checked(
+                            self._meta, self._rows(edited, self._meta, replaced))])
+        (last,) = con.one("SELECT COALESCE(MAX(seq), 0) FROM records")
         con.executemany(_insert_sql(self._meta),
-                        self._rows(edited, self._meta, inserted))
-        (count,) = con.execute("SELECT COUNT(*) FROM records").fetchone()
+                        ((seq, *row) for seq, row in enumerate(checked(
+                            self._meta, self._rows(edited, self._meta, inserted)),
+                            last + 1)))
+        (count,) = con.one("SELECT COUNT(*) FROM records")
         if count != edited.n_samples:
             raise RuntimeError(f"the store would hold {count} records after the edit, "
                                f"not {edited.n_samples}; nothing was written.")
 
     def _write_model(self, con, model):
+        row = self._model_row(model)
         con.execute("UPDATE model SET version = ?, token = ?, state = ?, guarantee = ?",
-                    self._model_row(model))
+                    row)
+        return row[2]
 
     def _write_log(self, con, certificate, request):
         con.execute("INSERT INTO log VALUES (?, ?, ?, ?)",
@@ -428,11 +543,11 @@ class RecordStore:
                      json.dumps(certificate.to_dict())))
 
     def __repr__(self):
-        return f"RecordStore({str(self.path)!r})"
+        return f"RecordStore({self.location!r})"
 
 
 def forget(store, ids):
-    """Serve a deletion request by ID against a store file.
+    """Serve a deletion request by ID against a store.
 
     The Python entry point of ``python -m skforget forget --store FILE --id ID``.
 
@@ -450,36 +565,3 @@ def forget(store, ids):
     if isinstance(ids, str | int):
         ids = [ids]
     return store.forget(list(ids))
-
-
-def add_commands(sub):
-    """Add ``forget`` and ``show`` to the ``python -m skforget`` command line."""
-    run = sub.add_parser("forget", help="delete records by ID from a record store, "
-                                        "in one transaction")
-    run.add_argument("--store", required=True, help="the store file (SQLite)")
-    run.add_argument("--id", action="append", required=True, dest="ids",
-                     metavar="ID", help="ID of a record to delete (repeat for "
-                                        "several, served as one request)")
-    show = sub.add_parser("show", help="summarise a record store: records, version, "
-                                       "guarantee")
-    show.add_argument("--store", required=True, help="the store file (SQLite)")
-
-
-def run_command(args):
-    """Run a store command parsed by :func:`add_commands`; returns the exit code."""
-    try:
-        store = RecordStore(args.store)
-        if args.command == "forget":
-            certificate = store.forget([store.parse_id(text) for text in args.ids])
-            print(f"Forgot {len(args.ids)} record(s) in {store.path}.")
-            print(certificate)
-        else:
-            database = store.database()
-            print(f"{store.path}: {database.n_samples} records, {database.version}, "
-                  f"{len(store.log())} edit(s) served.")
-        print(store.model().privacy_guarantee_)
-    except (OSError, ValueError) as exc:
-        # UnlearningError is a ValueError: an unknown ID, a refused edit.
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0

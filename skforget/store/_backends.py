@@ -1,0 +1,263 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The two SQL backends of a record store: SQLite (a file) and PostgreSQL (a URL).
+
+The store's logic (:mod:`skforget.store._store`, :mod:`skforget.store._requests`)
+is written once, in portable SQL with ``?`` placeholders, against the small
+:class:`Connection` interface below. A dialect supplies what differs:
+
+* how to connect, and what "the store exists" means (a file; a ``meta`` table);
+* placeholders (``?`` or ``%s``) and column types (SQLite keeps values
+  untyped, PostgreSQL needs a type per column: ``BLOB``/``BYTEA``, ...);
+* the write lock that serialises writers: ``BEGIN IMMEDIATE`` on SQLite,
+  ``LOCK TABLE meta IN SHARE ROW EXCLUSIVE MODE`` on PostgreSQL (readers are
+  never blocked, writers wait for each other).
+"""
+
+import sqlite3
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+_URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_url(location):
+    """True when ``location`` names a PostgreSQL database rather than a file."""
+    return isinstance(location, str) and location.startswith(_URL_SCHEMES)
+
+
+def redact(url):
+    """A URL without its password, for messages and ``repr``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = netloc[0].split(":", 1)[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[1]}"))
+
+
+class Connection:
+    """One connection, with explicit transactions and ``?`` placeholders."""
+
+    def __init__(self, raw, dialect):
+        self.raw = raw
+        self.dialect = dialect
+        self.in_transaction = False
+
+    def execute(self, sql, params=()):
+        return self.dialect.execute(self.raw, sql, params)
+
+    def executemany(self, sql, rows):
+        self.dialect.executemany(self.raw, sql, rows)
+
+    def one(self, sql, params=()):
+        return self.execute(sql, params).fetchone()
+
+    def all(self, sql, params=()):
+        return self.execute(sql, params).fetchall()
+
+    def begin_write(self, locked=True):
+        """Start a transaction that no other writer can interleave with."""
+        self.dialect.begin_write(self, locked)
+        self.in_transaction = True
+
+    def begin_read(self):
+        """Start a transaction that reads one consistent state."""
+        self.dialect.begin_read(self)
+        self.in_transaction = True
+
+    def commit(self):
+        self.execute("COMMIT")
+        self.in_transaction = False
+
+    def rollback(self):
+        if self.in_transaction:
+            self.in_transaction = False
+            self.execute("ROLLBACK")
+
+    def close(self):
+        try:
+            self.rollback()
+        finally:
+            self.raw.close()
+
+
+class SQLite:
+    """A store in one SQLite file (standard-library :mod:`sqlite3`)."""
+
+    name = "sqlite"
+    blob = "BLOB"
+    database_error = sqlite3.DatabaseError
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.display = str(self.path)
+
+    def exists(self):
+        return self.path.is_file()
+
+    def connect(self, create=False):
+        raw = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
+        # Overwrite deleted records instead of leaving them in free pages, and
+        # keep the rollback journal (a WAL would hold old pages after commit).
+        raw.execute("PRAGMA secure_delete = ON")
+        raw.execute("PRAGMA journal_mode = DELETE")
+        return Connection(raw, self)
+
+    def discard(self):
+        """Remove a store whose creation failed."""
+        self.path.unlink(missing_ok=True)
+
+    @staticmethod
+    def execute(raw, sql, params):
+        return raw.execute(sql, params)
+
+    @staticmethod
+    def executemany(raw, sql, rows):
+        raw.executemany(sql, rows)
+
+    @staticmethod
+    def begin_write(con, locked):
+        con.execute("BEGIN IMMEDIATE")
+
+    @staticmethod
+    def begin_read(con):
+        con.execute("BEGIN")
+
+    @staticmethod
+    def tables(con):
+        return {r[0] for r in con.all("SELECT name FROM sqlite_master "
+                                      "WHERE type = 'table'")}
+
+    @staticmethod
+    def id_column(meta):
+        # No declared type: an ID is stored as given (int or str).
+        return "seq INTEGER PRIMARY KEY, id UNIQUE NOT NULL"
+
+    @staticmethod
+    def column_types(meta):
+        return [""] * (1 + bool(meta.get("weighted")) + len(meta["columns"]))
+
+    @staticmethod
+    def checked(meta, rows):
+        """Rows as the store will write them: SQLite keeps any value's type."""
+        return rows
+
+
+def _pg_type(dtype):
+    try:
+        kind = np.dtype(dtype).kind
+    except TypeError:
+        return "TEXT"
+    return {"b": "BOOLEAN", "i": "BIGINT", "u": "BIGINT",
+            "f": "DOUBLE PRECISION"}.get(kind, "TEXT")
+
+
+class PostgreSQL:
+    """A store in a PostgreSQL database (client: ``psycopg`` 3).
+
+    The store's tables live in the connection's current schema: one store per
+    database, or per schema with ``?options=-csearch_path%3Dname`` in the URL.
+    """
+
+    name = "postgresql"
+    blob = "BYTEA"
+
+    def __init__(self, url):
+        try:
+            import psycopg
+        except ImportError:
+            raise ImportError("a PostgreSQL store needs psycopg 3: pip install "
+                              "'skforget[postgres]'") from None
+        self._psycopg = psycopg
+        self.database_error = psycopg.DatabaseError
+        self.url = url
+        self.display = redact(url)
+
+    def connect(self, create=False):
+        try:
+            raw = self._psycopg.connect(self.url, autocommit=True)
+        except self._psycopg.OperationalError as exc:
+            # An OSError, as for a file that cannot be opened; libpq's message
+            # names the host and the user, never the password.
+            raise ConnectionError(f"cannot connect to {self.display}: "
+                                  f"{str(exc).strip()}") from None
+        return Connection(raw, self)
+
+    def exists(self):
+        con = self.connect()
+        try:
+            return "meta" in self.tables(con)
+        finally:
+            con.close()
+
+    def discard(self):
+        """Nothing to remove: a failed creation rolled its tables back."""
+
+    @staticmethod
+    def execute(raw, sql, params):
+        return raw.execute(sql.replace("?", "%s"), tuple(params))
+
+    @staticmethod
+    def executemany(raw, sql, rows):
+        with raw.cursor() as cur:
+            cur.executemany(sql.replace("?", "%s"), [tuple(r) for r in rows])
+
+    @staticmethod
+    def begin_write(con, locked):
+        con.execute("BEGIN")
+        if locked:
+            # Self-conflicting: one writer at a time; plain reads go on.
+            con.execute("LOCK TABLE meta IN SHARE ROW EXCLUSIVE MODE")
+
+    @staticmethod
+    def begin_read(con):
+        con.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+
+    @staticmethod
+    def tables(con):
+        return {r[0] for r in con.all(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = current_schema()")}
+
+    @staticmethod
+    def id_column(meta):
+        kind = "BIGINT" if meta["id_kind"] == "int" else "TEXT"
+        return f"seq BIGINT PRIMARY KEY, id {kind} UNIQUE NOT NULL"
+
+    @staticmethod
+    def column_types(meta):
+        weight = ["DOUBLE PRECISION"] if meta.get("weighted") else []
+        return [_pg_type(meta["target_dtype"]), *weight,
+                *(_pg_type(c["dtype"]) for c in meta["columns"])]
+
+    @classmethod
+    def checked(cls, meta, rows):
+        """Rows ``(id, target, [weight], values...)``, refusing a value that a
+        ``TEXT`` column would silently turn into a string (an ``object``
+        column holding numbers): it would come back with another type."""
+        text = [k for k, kind in enumerate(cls.column_types(meta)) if kind == "TEXT"]
+        names = _names(meta)
+        for row in rows:
+            for k in text:
+                value = row[1 + k]
+                if value is not None and not isinstance(value, str):
+                    raise ValueError(
+                        f"record {row[0]!r}: {names[k]} is stored as text in "
+                        f"PostgreSQL but holds a {type(value).__name__} here; "
+                        "give the column one type (e.g. .astype(str)).")
+            yield row
+
+
+def _names(meta):
+    weight = ["the weight"] if meta.get("weighted") else []
+    return ["the target", *weight, *(f"column {c['name']!r}" for c in meta["columns"])]
+
+
+def open_backend(location):
+    """The dialect for a path (SQLite) or a ``postgresql://`` URL."""
+    if is_url(location):
+        return PostgreSQL(location)
+    return SQLite(location)

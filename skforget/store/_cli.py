@@ -1,0 +1,167 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The operator's command line: ``python -m skforget submit|process|status|show|
+audit|forget|serve``. Results go to stdout (``--json``: one JSON document),
+progress and errors to stderr."""
+
+import json
+import os
+import sys
+import time
+
+from skforget.store._requests import UnknownRequestError
+from skforget.store._store import RecordStore
+
+STORE_HELP = "the store: a SQLite file or a postgresql:// URL"
+
+
+def add_commands(sub):
+    """Add the store commands to the ``python -m skforget`` command line."""
+
+    def command(name, help_text):
+        parser = sub.add_parser(name, help=help_text, description=help_text)
+        parser.add_argument("--store", required=True, help=STORE_HELP)
+        if name != "serve":
+            parser.add_argument("--json", action="store_true",
+                                help="print one JSON document")
+        return parser
+
+    run = command("forget", "delete records by ID now, in one transaction")
+    run.add_argument("--id", action="append", required=True, dest="ids",
+                     metavar="ID", help="ID of a record to delete (repeat for "
+                                        "several, served as one request)")
+    show = command("show", "summarise a store: records, version, requests, "
+                           "guarantee")
+    show.add_argument("--model-out", metavar="FILE",
+                      help="also write the stored model's bytes (what an audit "
+                           "record's sha256_after hashes) to FILE")
+    submit = command("submit", "queue a deletion request (idempotent on retry)")
+    submit.add_argument("--request-id", required=True,
+                        help="the request's ID in your request tool")
+    submit.add_argument("--id", action="append", required=True, dest="ids",
+                        metavar="ID", help="ID of a record to delete (repeat)")
+    submit.add_argument("--due", metavar="ISO8601",
+                        help="due date with its time zone (default: one month "
+                             "from now, GDPR Art. 12(3))")
+    process = command("process", "serve the queued requests as one edit, "
+                                 "earliest due first")
+    process.add_argument("--limit", type=int, metavar="N",
+                         help="serve at most N requests")
+    process.add_argument("--quiet", action="store_true",
+                         help="no progress messages on stderr")
+    status = command("status", "the status of requests (all when none is named)")
+    status.add_argument("request_ids", nargs="*", metavar="REQUEST_ID")
+    status.add_argument("--only", choices=["pending", "running", "done", "failed"],
+                        help="list only the requests with this status")
+    audit = command("audit", "print a request's audit record (JSON)")
+    audit.add_argument("request_id", metavar="REQUEST_ID")
+    serve = command("serve", "run the HTTP entry point (needs skforget[http]); "
+                             "the bearer token is read from "
+                             "$SKFORGET_HTTP_TOKEN")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+
+
+def _emit(args, data, text):
+    if args.json:
+        print(json.dumps(data, sort_keys=True))
+    else:
+        print(text)
+
+
+def _status_line(s):
+    due = "OVERDUE" if s.overdue else f"due {s.due_at}"
+    extra = f" edit {s.edit}" if s.edit is not None else ""
+    reason = f" ({s.reason})" if s.reason else ""
+    return f"{s.request_id}\t{s.status}\t{s.n_ids} ID(s)\t{due}{extra}{reason}"
+
+
+def _forget(store, args):
+    certificate = store.forget([store.parse_id(text) for text in args.ids])
+    guarantee = store.model().privacy_guarantee_
+    _emit(args, {"certificate": certificate.to_dict(),
+                 "guarantee": guarantee.to_dict()},
+          f"Forgot {len(args.ids)} record(s) in {store.location}.\n{certificate}\n"
+          f"{guarantee}")
+
+
+def _show(store, args):
+    database = store.database()
+    guarantee = store.model().privacy_guarantee_
+    counts = {}
+    for s in store.requests():
+        counts[s.status] = counts.get(s.status, 0) + 1
+    if args.model_out:
+        with open(args.model_out, "wb") as f:
+            f.write(store.model_bytes())
+    queue = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "none"
+    _emit(args, {"location": store.location, "backend": store.backend,
+                 "records": database.n_samples,
+                 "version": {"number": database.version.number,
+                             "token": database.version.token},
+                 "edits": len(store.log()), "requests": counts,
+                 "guarantee": guarantee.to_dict()},
+          f"{store.location}: {database.n_samples} records, {database.version}, "
+          f"{len(store.log())} edit(s) served; requests: {queue}.\n{guarantee}")
+
+
+def _submit(store, args):
+    status = store.submit([store.parse_id(text) for text in args.ids],
+                          request_id=args.request_id, due_at=args.due)
+    note = " (already submitted: recognised, not queued again)" \
+        if status.duplicate else ""
+    _emit(args, status.to_dict(), _status_line(status) + note)
+
+
+def _process(store, args):
+    start = time.perf_counter()
+
+    def progress(message):
+        if not args.quiet:
+            print(f"[{time.perf_counter() - start:6.1f} s] {message}", file=sys.stderr,
+                  flush=True)
+
+    statuses = store.process(limit=args.limit, progress=progress)
+    _emit(args, [s.to_dict() for s in statuses],
+          "\n".join(map(_status_line, statuses)) or "no request queued")
+    return 1 if any(s.status == "failed" for s in statuses) else 0
+
+
+def _status(store, args):
+    if args.request_ids:
+        statuses = [store.status(r) for r in args.request_ids]
+    else:
+        statuses = store.requests(args.only)
+    _emit(args, [s.to_dict() for s in statuses],
+          "\n".join(map(_status_line, statuses)) or "no request")
+
+
+def _audit_cmd(store, args):
+    record = store.audit_record(args.request_id)
+    print(json.dumps(record, sort_keys=True, indent=None if args.json else 2))
+
+
+def _serve(store, args):
+    from skforget.store._http import serve
+
+    serve(store, host=args.host, port=args.port,
+          token=os.environ.get("SKFORGET_HTTP_TOKEN"))
+
+
+COMMANDS = {"forget": _forget, "show": _show, "submit": _submit,
+            "process": _process, "status": _status, "audit": _audit_cmd,
+            "serve": _serve}
+
+
+def run_command(args):
+    """Run a store command parsed by :func:`add_commands`; returns the exit code."""
+    try:
+        store = RecordStore(args.store)
+        return COMMANDS[args.command](store, args) or 0
+    except (OSError, ValueError, TypeError, ImportError, UnknownRequestError) as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        # UnlearningError is a ValueError: an unknown ID, a refused edit.
+        message = exc.args[0] if isinstance(exc, UnknownRequestError) else exc
+        print(f"error: {message}", file=sys.stderr)
+        return 1

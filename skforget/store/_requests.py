@@ -1,0 +1,498 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Deletion requests: a queue with due dates, served as one edit, audited.
+
+A request moves through ``pending`` (queued by :meth:`RecordStore.submit`),
+``running`` (claimed by :meth:`RecordStore.process`) and ``done`` or
+``failed``. Serving is two transactions:
+
+1. *claim*: the queued requests are marked ``running`` (visible to
+   :meth:`~RecordStore.status`) and committed;
+2. *serve*: under the store's write lock the claimed requests still
+   ``running`` are re-read, their records deleted by **one** edit (one
+   ``partial_unlearn``, one certificate for the group), and the records, the
+   model, the log, the tombstones and every request's ``done`` mark and audit
+   record are committed together.
+
+A process killed after 1 leaves requests ``running``; the next ``process()``
+claims them again (a request's ``attempts`` counts the claims). Because a
+request's ``done`` mark commits with its edit, a request is never served
+twice, and a request whose edit did not commit is never marked done.
+
+Tombstones. A deleted ID is remembered so that a later request naming it is
+told "deleted earlier" rather than "unknown". The tombstone is an HMAC-SHA256
+of the ID under a random key kept in the store (``tombstone_key``), never the
+ID: the table of deletions lists nobody, cannot be matched against another
+store's, and tells apart only an ID its reader already knows. The ID a
+requester named stays in that request's row and audit record, which must say
+what was deleted.
+"""
+
+import calendar
+import dataclasses
+import hashlib
+import hmac
+import json
+import time
+from datetime import datetime, timezone
+
+from skforget.exceptions import UnlearningError
+from skforget.store import _audit
+
+STATUSES = ("pending", "running", "done", "failed")
+
+
+class UnknownIDError(ValueError):
+    """A request names IDs the store never held (nor deleted).
+
+    Attributes
+    ----------
+    unknown : list
+        The IDs not in the store and never deleted from it.
+    """
+
+    def __init__(self, unknown):
+        self.unknown = list(unknown)
+        super().__init__(f"not in the store and never deleted from it: "
+                         f"{self.unknown!r}; nothing was queued.")
+
+
+class RequestConflictError(ValueError):
+    """A request ID was submitted again with other record IDs."""
+
+
+class UnknownRequestError(LookupError):
+    """No request with this request ID was submitted to the store."""
+
+
+def _now():
+    return datetime.now(timezone.utc)
+
+
+def iso(moment):
+    """UTC ISO 8601, to the second: ``2026-11-25T17:42:34Z``."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(value):
+    """A timezone-aware datetime, or an ISO 8601 string with its offset."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if not isinstance(value, datetime):
+        raise TypeError(f"due_at must be a datetime or an ISO 8601 string, got "
+                        f"{type(value).__name__}.")
+    if value.tzinfo is None:
+        raise ValueError("due_at must carry its time zone (e.g. "
+                         "'2026-12-24T00:00:00Z'): a naive time is ambiguous.")
+    return value.astimezone(timezone.utc)
+
+
+def one_month_after(moment):
+    """The same day of the next month (or its last day): GDPR Art. 12(3)."""
+    year, month = moment.year + moment.month // 12, moment.month % 12 + 1
+    day = min(moment.day, calendar.monthrange(year, month)[1])
+    return moment.replace(year=year, month=month, day=day)
+
+
+@dataclasses.dataclass(frozen=True)
+class RequestStatus:
+    """Where a deletion request stands.
+
+    Attributes
+    ----------
+    request_id : str
+    status : {"pending", "running", "done", "failed"}
+    n_ids : int
+        Record IDs the request named.
+    submitted_at, due_at : str
+        UTC ISO 8601. ``due_at`` defaults to one month after submission.
+    started_at, finished_at : str or None
+        The last claim by :meth:`RecordStore.process`, and the commit of the
+        edit that served the request (or of its refusal).
+    edit : int or None
+        The edit that served the request (its certificate's ``index``); None
+        when no record was left to delete or the request failed.
+    attempts : int
+        Times the request was claimed (more than 1: a process serving it died
+        or was refused and retried).
+    reason : str or None
+        Why a request failed, or why it needed no edit.
+    duplicate : bool
+        Set by :meth:`RecordStore.submit` when the request was already
+        submitted with the same IDs: recognised, not queued again.
+    """
+
+    request_id: str
+    status: str
+    n_ids: int
+    submitted_at: str
+    due_at: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    edit: int | None = None
+    attempts: int = 0
+    reason: str | None = None
+    duplicate: bool = False
+
+    @property
+    def overdue(self):
+        """Not done or failed, and past its due date."""
+        return self.status in ("pending", "running") and iso(_now()) > self.due_at
+
+    def to_dict(self):
+        """Plain ``dict`` of the fields and ``overdue`` (JSON-serialisable)."""
+        return {**dataclasses.asdict(self), "overdue": self.overdue}
+
+
+_COLUMNS = ("request_id", "ids", "status", "reason", "submitted_at", "due_at",
+            "started_at", "finished_at", "attempts", "edit")
+
+
+def _row(values):
+    row = dict(zip(_COLUMNS, values, strict=True))
+    row["ids"] = json.loads(row["ids"])
+    return row
+
+
+def _status(row, duplicate=False):
+    return RequestStatus(
+        request_id=row["request_id"], status=row["status"], n_ids=len(row["ids"]),
+        submitted_at=row["submitted_at"], due_at=row["due_at"],
+        started_at=row["started_at"], finished_at=row["finished_at"],
+        edit=row["edit"], attempts=row["attempts"], reason=row["reason"],
+        duplicate=duplicate)
+
+
+class RequestsMixin:
+    """The request lifecycle of :class:`~skforget.store.RecordStore`."""
+
+    # --- IDs ----------------------------------------------------------------------
+    def _id_hash(self, record_id):
+        key = bytes.fromhex(self._meta["tombstone_key"])
+        text = f"{self._meta['id_kind']}:{record_id}".encode()
+        return hmac.new(key, text, hashlib.sha256).hexdigest()
+
+    def _check_ids(self, ids):
+        if isinstance(ids, str | int):
+            ids = [ids]
+        ids = list(ids)
+        if not ids:
+            raise ValueError("a request names at least one record ID.")
+        checked = []
+        for i in ids:
+            if hasattr(i, "item") and not isinstance(i, str):
+                i = i.item()
+            if self._meta["id_kind"] == "int":
+                ok = isinstance(i, int) and not isinstance(i, bool)
+            else:
+                ok = isinstance(i, str)
+            if not ok:
+                kind = "integers" if self._meta["id_kind"] == "int" else "strings"
+                raise TypeError(f"record ID {i!r}: this store's IDs are {kind}.")
+            checked.append(i)
+        if len(set(checked)) != len(checked):
+            raise ValueError("a request names each record ID once.")
+        return checked
+
+    def _where(self, con, record_id):
+        """'present', ('deleted', edit, request_id) or None (never known)."""
+        if con.one("SELECT 1 FROM records WHERE id = ?", (record_id,)) is not None:
+            return "present"
+        tomb = con.one("SELECT edit, request_id FROM tombstones WHERE id_hash = ?",
+                       (self._id_hash(record_id),))
+        return None if tomb is None else ("deleted", *tomb)
+
+    def _read_request(self, con, request_id):
+        values = con.one(f"SELECT {', '.join(_COLUMNS)} FROM requests "
+                         "WHERE request_id = ?", (request_id,))
+        return None if values is None else _row(values)
+
+    def _store_info(self):
+        return {"backend": self.backend}
+
+    # --- lifecycle ------------------------------------------------------------------
+    def submit(self, ids, *, request_id, due_at=None):
+        """Queue a deletion request; a retry with the same IDs is recognised.
+
+        Parameters
+        ----------
+        ids : sequence of IDs, or one ID
+            The records to delete, by ID.
+        request_id : str
+            The request's ID in your request tool (a ticket number). Submitting
+            it again with the same IDs returns its status (``duplicate=True``)
+            and queues nothing; with other IDs it raises
+            :class:`RequestConflictError`.
+        due_at : datetime or str, default=None
+            When the request must be served by (timezone-aware, or ISO 8601
+            with an offset). Default: one month after submission (GDPR Art.
+            12(3)). :meth:`process` serves the earliest due first.
+
+        Returns
+        -------
+        status : RequestStatus
+            ``pending``, or ``done`` at once when every ID was deleted earlier.
+
+        Raises
+        ------
+        UnknownIDError
+            Some ID is neither in the store nor deleted from it: nothing is
+            queued. An ID deleted earlier is accepted and reported in the
+            audit record as already deleted.
+        """
+        if not isinstance(request_id, str) or not request_id or len(request_id) > 200:
+            raise ValueError("request_id must be a non-empty string of at most 200 "
+                             "characters.")
+        ids = self._check_ids(ids)
+        now = _now()
+        due = one_month_after(now) if due_at is None else parse_time(due_at)
+        con = self._connect()
+        try:
+            con.begin_write()
+            row = self._read_request(con, request_id)
+            if row is not None:
+                if sorted(map(str, row["ids"])) != sorted(map(str, ids)):
+                    raise RequestConflictError(
+                        f"request {request_id!r} was submitted with other record "
+                        f"IDs ({len(row['ids'])} ID(s), status {row['status']}); "
+                        "a request ID names one request.")
+                return _status(row, duplicate=True)
+            where = {i: self._where(con, i) for i in ids}
+            unknown = [i for i in ids if where[i] is None]
+            if unknown:
+                raise UnknownIDError(unknown)
+            (last,) = con.one("SELECT COALESCE(MAX(seq), 0) FROM requests")
+            row = {"request_id": request_id, "ids": ids, "status": "pending",
+                   "reason": None, "submitted_at": iso(now), "due_at": iso(due),
+                   "started_at": None, "finished_at": None, "attempts": 0,
+                   "edit": None}
+            audit = None
+            if all(w != "present" for w in where.values()):
+                row.update(status="done", finished_at=iso(now),
+                           reason="every record named was deleted earlier")
+                audit = _audit.unserved_record(
+                    row=row, status="done", reason=row["reason"],
+                    already_deleted=self._deleted_earlier(where),
+                    finished_at=row["finished_at"], store=self._store_info())
+            con.execute(
+                "INSERT INTO requests (request_id, seq, ids, status, reason, "
+                "submitted_at, due_at, started_at, finished_at, attempts, edit, "
+                "audit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (request_id, last + 1, json.dumps(ids), row["status"], row["reason"],
+                 row["submitted_at"], row["due_at"], None, row["finished_at"], 0,
+                 None, None if audit is None else json.dumps(audit)))
+            con.commit()
+        finally:
+            con.close()
+        return _status(row)
+
+    @staticmethod
+    def _deleted_earlier(where):
+        return [{"id": i, "edit": w[1], "request_id": w[2]}
+                for i, w in where.items() if isinstance(w, tuple)]
+
+    def status(self, request_id):
+        """The status of one request.
+
+        Returns
+        -------
+        status : RequestStatus
+
+        Raises
+        ------
+        UnknownRequestError
+            No request with this ID was submitted.
+        """
+        row = self._reading(lambda con: self._read_request(con, request_id))
+        if row is None:
+            raise UnknownRequestError(f"no request {request_id!r} in this store.")
+        return _status(row)
+
+    def requests(self, status=None):
+        """Every request (or those with this status), earliest due first.
+
+        Returns
+        -------
+        statuses : list of RequestStatus
+        """
+        if status is not None and status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {status!r}.")
+        rows = self._reading(lambda con: con.all(
+            f"SELECT {', '.join(_COLUMNS)} FROM requests ORDER BY due_at, seq"))
+        return [_status(r) for r in map(_row, rows)
+                if status is None or r["status"] == status]
+
+    def audit_record(self, request_id):
+        """The audit record of a request that is done or failed.
+
+        A plain, JSON-serialisable ``dict`` written when the request was served
+        and never rewritten: the request (IDs named, submission, due and
+        completion times in UTC ISO 8601), the records deleted, the other
+        requests served by the same edit, the data version and the model's
+        SHA-256 before and after, the deletion certificate (epsilon, delta,
+        rho at every Rényi order, relation, group size, whole-edit and adaptive
+        figures) and the software versions. See the user guide's service page.
+
+        Returns
+        -------
+        record : dict
+        """
+        found = self._reading(lambda con: con.one(
+            "SELECT status, audit FROM requests WHERE request_id = ?",
+            (request_id,)))
+        if found is None:
+            raise UnknownRequestError(f"no request {request_id!r} in this store.")
+        if found[1] is None:
+            raise ValueError(f"request {request_id!r} is {found[0]}: it has no audit "
+                             "record until it is done or failed.")
+        return json.loads(found[1])
+
+    def process(self, *, limit=None, progress=None):
+        """Serve the queued requests as one edit, earliest due first.
+
+        Parameters
+        ----------
+        limit : int, default=None
+            Serve at most this many requests (the earliest due).
+        progress : callable, default=None
+            Called with a one-line message (counts and request IDs only) at
+            each stage; the command line prints them on stderr.
+
+        Returns
+        -------
+        statuses : list of RequestStatus
+            The requests claimed by this call, after serving.
+        """
+        say = progress or (lambda message: None)
+        claimed = self._claim(limit)
+        if not claimed:
+            say("no request queued")
+            return []
+        say(f"claimed {len(claimed)} request(s)")
+        self._serve_group(claimed, say)
+        return [self.status(r) for r in claimed]
+
+    def _claim(self, limit):
+        con = self._connect()
+        try:
+            con.begin_write()
+            rows = con.all("SELECT request_id FROM requests WHERE status IN "
+                           "('pending', 'running') ORDER BY due_at, seq")
+            claimed = [r[0] for r in rows][:limit]
+            con.executemany("UPDATE requests SET status = 'running', started_at = ?, "
+                            "attempts = attempts + 1 WHERE request_id = ?",
+                            [(iso(_now()), r) for r in claimed])
+            con.commit()
+        finally:
+            con.close()
+        return claimed
+
+    def _serve_group(self, claimed, say):
+        """Serve the claimed requests still running, as one edit; on refusal,
+        split the group (earliest due first) until single requests fail."""
+        start = time.perf_counter()
+        con = self._connect()
+        refused = None
+        try:
+            con.begin_write()
+            rows = [r for r in (self._read_request(con, q) for q in claimed)
+                    if r is not None and r["status"] == "running"]
+            where = {i: self._where(con, i) for r in rows for i in r["ids"]}
+            failed = [r for r in rows if any(where[i] is None for i in r["ids"])]
+            serve = [r for r in rows if r not in failed]
+            delete, request_of = [], {}
+            for r in serve:
+                for i in r["ids"]:
+                    if where[i] == "present" and i not in request_of:
+                        request_of[i] = r["request_id"]
+                        delete.append(i)
+            served = None
+            if delete:
+                say(f"serving {len(serve)} request(s) as one edit: "
+                    f"{len(delete)} record(s)")
+                try:
+                    served = self._serve(con, {"delete": delete}, request_of)
+                except UnlearningError as exc:
+                    refused = exc
+            if refused is None:
+                self._finish(con, serve, failed, where, served)
+                con.commit()
+        finally:
+            con.close()
+        if refused is not None:
+            for r in failed:
+                self._fail(r["request_id"], self._unknown_reason(r, where))
+            if len(serve) == 1:
+                say(f"request {serve[0]['request_id']} refused by the model")
+                self._fail(serve[0]["request_id"], str(refused))
+            else:
+                half = len(serve) // 2
+                say(f"the model refused the edit; serving {half} and "
+                    f"{len(serve) - half} request(s) apart")
+                self._serve_group([r["request_id"] for r in serve[:half]], say)
+                self._serve_group([r["request_id"] for r in serve[half:]], say)
+            return
+        if served is not None:
+            say(f"edit {served['certificate'].index} committed in "
+                f"{time.perf_counter() - start:.1f} s")
+
+    def _finish(self, con, serve, failed, where, served):
+        finished = iso(_now())
+
+        def deleted_by_edit(row):
+            return [i for i in row["ids"] if where[i] == "present"]
+
+        # The requests the edit served: those that named a record it deleted.
+        group = [r["request_id"] for r in serve if deleted_by_edit(r)]
+        updates = []
+        for r in serve:
+            mine = {i: where[i] for i in r["ids"]}
+            deleted, edit, reason = deleted_by_edit(r), None, None
+            if deleted:
+                edit = served["certificate"].index
+                audit = _audit.served_record(
+                    row=r, group=group, deleted_ids=deleted,
+                    already_deleted=self._deleted_earlier(mine), served=served,
+                    finished_at=finished, store=self._store_info())
+            else:
+                reason = "every record named was deleted earlier"
+                audit = _audit.unserved_record(
+                    row=r, status="done", reason=reason,
+                    already_deleted=self._deleted_earlier(mine),
+                    finished_at=finished, store=self._store_info())
+            updates.append(("done", reason, finished, edit, json.dumps(audit),
+                            r["request_id"]))
+        for r in failed:
+            reason = self._unknown_reason(r, where)
+            updates.append(("failed", reason, finished, None,
+                            json.dumps(self._failure_record(r, reason, finished)),
+                            r["request_id"]))
+        con.executemany("UPDATE requests SET status = ?, reason = ?, finished_at = ?, "
+                        "edit = ?, audit = ? WHERE request_id = ?", updates)
+
+    @staticmethod
+    def _unknown_reason(row, where):
+        unknown = [i for i in row["ids"] if where[i] is None]
+        return (f"{len(unknown)} record ID(s) no longer in the store and not "
+                "deleted by it")
+
+    def _failure_record(self, row, reason, finished):
+        return _audit.unserved_record(row=row, status="failed", reason=reason,
+                                      already_deleted=[], finished_at=finished,
+                                      store=self._store_info())
+
+    def _fail(self, request_id, reason):
+        con = self._connect()
+        try:
+            con.begin_write()
+            row = self._read_request(con, request_id)
+            if row is not None and row["status"] == "running":
+                finished = iso(_now())
+                con.execute("UPDATE requests SET status = 'failed', reason = ?, "
+                            "finished_at = ?, audit = ? WHERE request_id = ?",
+                            (reason, finished,
+                             json.dumps(self._failure_record(row, reason, finished)),
+                             request_id))
+            con.commit()
+        finally:
+            con.close()

@@ -1,0 +1,102 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The operator's command line: submit, process, status, show, audit (--json),
+and a closed pipe."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from _stores import small_store
+
+from skforget.__main__ import main
+from skforget.store import RecordStore
+
+
+@pytest.fixture
+def location(store_location):
+    small_store(store_location)
+    return store_location
+
+
+def _json(capsys, argv, code=0):
+    assert main(argv) == code
+    return json.loads(capsys.readouterr().out)
+
+
+def test_operator_commands_with_json(location, capsys, tmp_path):
+    s = ["--store", location]
+    status = _json(capsys, ["submit", *s, "--request-id", "T-1", "--id", "p1",
+                            "--id", "p2", "--json"])
+    assert (status["status"], status["n_ids"], status["duplicate"]) == (
+        "pending", 2, False)
+    assert _json(capsys, ["submit", *s, "--request-id", "T-1", "--id", "p2",
+                          "--id", "p1", "--json"])["duplicate"] is True
+    _json(capsys, ["submit", *s, "--request-id", "T-2", "--id", "p3", "--due",
+                   "2030-01-01T00:00:00Z", "--json"])
+    assert main(["submit", *s, "--request-id", "T-3", "--id", "nobody"]) == 1
+    assert "never deleted from it: ['nobody']" in capsys.readouterr().err
+    listed = _json(capsys, ["status", *s, "--json"])
+    assert [r["request_id"] for r in listed] == ["T-1", "T-2"]
+    assert main(["process", *s, "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert [r["status"] for r in json.loads(out)] == ["done", "done"]
+    assert "claimed 2 request(s)" in err and "edit 1 committed" in err  # progress
+    assert _json(capsys, ["status", *s, "T-2", "--json"])[0]["edit"] == 1
+    assert main(["status", *s]) == 0
+    assert "T-1\tdone\t2 ID(s)" in capsys.readouterr().out
+    model_file = tmp_path / "model.pickle"
+    shown = _json(capsys, ["show", *s, "--json", "--model-out", str(model_file)])
+    assert (shown["records"], shown["edits"], shown["requests"]) == (
+        37, 1, {"done": 2})
+    record = _json(capsys, ["audit", *s, "T-1", "--json"])
+    assert record["deleted_ids"] == ["p1", "p2"]
+    # The auditor checks the model they were given against the record.
+    assert record["model"]["sha256_after"] == hashlib.sha256(
+        model_file.read_bytes()).hexdigest()
+    assert main(["audit", *s, "T-9"]) == 1
+    assert "error: no request 'T-9'" in capsys.readouterr().err
+    # forget and show keep working, with or without --json.
+    forgot = _json(capsys, ["forget", *s, "--id", "p5", "--json"])
+    assert forgot["certificate"]["index"] == 2
+    assert main(["show", *s]) == 0
+    assert "36 records" in capsys.readouterr().out
+
+
+def test_quiet_process_prints_no_progress(location, capsys):
+    store = RecordStore(location)
+    store.submit(["p1"], request_id="ok")
+    assert main(["process", "--store", location, "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "ok\tdone" in out and err == ""
+
+
+@pytest.mark.parametrize("command", [["status"], ["audit", "T-1"], ["show"]])
+def test_closed_pipe_exits_0_without_traceback(tmp_path, command):
+    path = tmp_path / "s.sqlite"
+    store = small_store(path, n=200, string_ids=False)
+    for k in range(5):
+        store.submit([k], request_id=f"T-{k}")
+    store.process()
+    # The reader is gone before the command writes (``... | head -0``).
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        result = subprocess.run([sys.executable, "-m", "skforget", *command[:1],
+                                 "--store", str(path), *command[1:]], stdout=write,
+                                stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert result.returncode == 0 and result.stderr == ""
+
+
+def test_an_unreachable_database_is_an_error_not_a_traceback(tmp_path, capsys):
+    pytest.importorskip("psycopg")
+    url = f"postgresql://svc:hunter2@/nodb?host={tmp_path}&port=1"
+    assert main(["status", "--store", url]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot connect to postgresql://svc:***@/nodb")
+    assert "hunter2" not in err

@@ -1,0 +1,99 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The HTTP entry point, against a real server (uvicorn) on 127.0.0.1."""
+
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from _stores import small_store
+
+from skforget.store import http_app
+
+uvicorn = pytest.importorskip("uvicorn")
+
+TOKEN = "s3cret-token"
+
+
+@pytest.fixture
+def server(store_location):
+    store = small_store(store_location)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(http_app(store, token=TOKEN, max_body=4096),
+                            log_level="warning", access_log=False)
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]},
+                              daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "no server"
+        time.sleep(0.05)
+    yield store, f"http://127.0.0.1:{sock.getsockname()[1]}"
+    srv.should_exit = True
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    sock.close()
+
+
+def _call(base, path, body=None, token=TOKEN, raw=None):
+    data = raw if raw is not None else (None if body is None
+                                        else json.dumps(body).encode())
+    request = urllib.request.Request(base + path, data=data,
+                                     method="GET" if data is None else "POST")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_webhook_submits_polls_and_reads_the_audit_record(server):
+    store, base = server
+    code, status = _call(base, "/requests", {"request_id": "DSR-1",
+                                             "ids": ["p1", "p2"]})
+    assert code == 202 and status["status"] == "pending"
+    code, status = _call(base, "/requests", {"request_id": "DSR-1",
+                                             "ids": ["p2", "p1"]})
+    assert code == 200 and status["duplicate"] is True
+    assert _call(base, "/requests", {"request_id": "DSR-1", "ids": ["p3"]})[0] == 409
+    code, body = _call(base, "/requests", {"request_id": "DSR-2",
+                                           "ids": ["nobody"]})
+    assert code == 422 and body["unknown"] == ["nobody"]
+    assert _call(base, "/requests/DSR-1")[1]["status"] == "pending"
+    code, body = _call(base, "/requests/DSR-1/audit")
+    assert code == 409 and body["status"] == "pending"
+    store.process()                              # the operator's cron job
+    assert _call(base, "/requests/DSR-1")[1]["status"] == "done"
+    code, record = _call(base, "/requests/DSR-1/audit")
+    assert code == 200 and record == store.audit_record("DSR-1")
+    assert record["deleted_ids"] == ["p1", "p2"]
+    assert _call(base, "/requests/DSR-9")[0] == 404
+
+
+def test_webhook_refuses_bad_requests(server):
+    _, base = server
+    assert _call(base, "/requests/DSR-1", token=None)[0] == 401
+    assert _call(base, "/requests/DSR-1", token="wrong")[0] == 401
+    assert _call(base, "/requests", raw=b"not json")[0] == 400
+    assert _call(base, "/requests", {"ids": "p1"})[0] == 400
+    assert _call(base, "/requests", raw=b"x" * 5000)[0] == 413
+    assert _call(base, "/elsewhere")[0] == 404
+
+
+def test_serve_command_refuses_a_public_host_without_token(tmp_path, capsys,
+                                                          monkeypatch):
+    from skforget.__main__ import main
+
+    small_store(tmp_path / "s.sqlite")
+    monkeypatch.delenv("SKFORGET_HTTP_TOKEN", raising=False)
+    assert main(["serve", "--store", str(tmp_path / "s.sqlite"), "--host",
+                 "0.0.0.0"]) == 1
+    assert "without a token" in capsys.readouterr().err

@@ -1,0 +1,380 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""RecordStore's request lifecycle and audit records, on SQLite and PostgreSQL.
+
+Every test here takes ``store_location`` (tests/conftest.py), so it runs once
+on a SQLite file and once on a PostgreSQL schema.
+"""
+
+import hashlib
+import json
+import re
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from skforget import Database, NoisyGDClassifier
+from skforget.accounting import rho_to_epsilon
+from skforget.store import (
+    RecordStore,
+    RequestConflictError,
+    UnknownIDError,
+    UnknownRequestError,
+)
+from skforget.store._requests import one_month_after
+
+pd = pytest.importorskip("pandas")
+
+MARKER = "Zyxwv-Only-Person-7"      # a value only one person has
+ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+
+
+def _people(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({
+        "sector": rng.choice(["private", "public", "self"], size=n).astype(object),
+        "age": rng.uniform(-0.5, 0.5, size=n),
+        "hours": rng.integers(0, 2, size=n).astype(np.int64),
+        "note": ["-"] * n,
+    }, index=pd.Index([f"cust{i:05d}" for i in range(n)], name="person"))
+    X.loc["cust00007", "note"] = MARKER
+    X.loc["cust00009", "age"] = np.nan
+    y = pd.Series((rng.random(n) < 0.4).astype(int), index=X.index, name="income")
+    return X, y
+
+
+def _pipeline(max_edit_size=4):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from skforget.pipeline import ForgetPipeline
+
+    prep = ColumnTransformer(
+        [("sector", OneHotEncoder(categories=[["private", "public", "self"]]),
+          ["sector"]),
+         ("age", make_pipeline(SimpleImputer(strategy="constant", fill_value=0.0,
+                                             keep_empty_features=True)), ["age"]),
+         ("hours", "passthrough", ["hours"])], sparse_threshold=0)
+    model = NoisyGDClassifier(classes=[0, 1], random_state=3,
+                              max_edit_size=max_edit_size)
+    return ForgetPipeline([("prep", prep), ("model", model)])
+
+
+@pytest.fixture
+def frame_store(store_location):
+    X, y = _people()
+    db = Database(X, y)
+    pipe = _pipeline().fit(db)
+    return RecordStore.create(store_location, db, pipe), db, pipe
+
+
+def test_reopened_by_location_without_showing_a_password(frame_store,
+                                                        store_location):
+    store, db, _ = frame_store
+    assert "skforget:skforget@" not in repr(store) + store.location
+    reopened = RecordStore(store_location)
+    assert reopened.backend == store.backend
+    assert reopened.database().version == db.version
+    with pytest.raises(FileExistsError):
+        RecordStore.create(store_location, db, reopened.model())
+
+
+def test_integer_ids_and_weights(store_location):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((50, 3)) / 2
+    w = rng.uniform(0.5, 2.0, 50)
+    db = Database(X, (X[:, 0] > 0).astype(int), sample_weight=w)
+    store = RecordStore.create(store_location, db,
+                               NoisyGDClassifier(random_state=0).fit(db))
+    np.testing.assert_array_equal(store.database().X, X)
+    np.testing.assert_array_equal(store.database().sample_weight, w)
+    assert store.submit([7, 8], request_id="r1").status == "pending"
+    with pytest.raises(TypeError, match="this store's IDs are integers"):
+        store.submit(["7"], request_id="r2")
+    assert [s.status for s in store.process()] == ["done"]
+    assert store.audit_record("r1")["deleted_ids"] == [7, 8]
+    kept = store.database()
+    assert 7 not in kept.ids.tolist() and kept.n_samples == 48
+    np.testing.assert_array_equal(kept.sample_weight, np.delete(w, [7, 8]))
+
+
+def test_submit_is_idempotent_and_tells_deleted_from_unknown(frame_store):
+    store, _, _ = frame_store
+    first = store.submit(["cust00001", "cust00002"], request_id="T-1")
+    assert (first.status, first.n_ids, first.duplicate) == ("pending", 2, False)
+    assert ISO.match(first.submitted_at) and ISO.match(first.due_at)
+    # A retry (IDs in any order) is recognised and queues nothing.
+    again = store.submit(["cust00002", "cust00001"], request_id="T-1")
+    assert again.duplicate and again.submitted_at == first.submitted_at
+    assert len(store.requests()) == 1
+    with pytest.raises(RequestConflictError, match="'T-1' was submitted with other"):
+        store.submit(["cust00003"], request_id="T-1")
+    with pytest.raises(UnknownIDError, match=r"never deleted from it: \['nobody'\]"):
+        store.submit(["cust00004", "nobody"], request_id="T-2")
+    with pytest.raises(UnknownRequestError):
+        store.status("T-2")                        # nothing was queued
+    with pytest.raises(ValueError, match="each record ID once"):
+        store.submit(["cust00004", "cust00004"], request_id="T-3")
+    store.process()
+    assert store.status("T-1").status == "done"
+    # Served, and retried after that: still recognised, not served twice.
+    assert store.submit(["cust00001", "cust00002"], request_id="T-1").duplicate
+    assert len(store.log()) == 1
+    # A new request naming a deleted ID is told apart from an unknown one.
+    late = store.submit(["cust00001"], request_id="T-4")
+    assert late.status == "done" and "deleted earlier" in late.reason
+    record = store.audit_record("T-4")
+    assert record["deleted_ids"] == [] and record["already_deleted"] == [
+        {"id": "cust00001", "edit": 1, "request_id": "T-1"}]
+    mixed = store.submit(["cust00002", "cust00005"], request_id="T-5")
+    assert mixed.status == "pending"
+    (served,) = store.process()
+    assert served.edit == 2
+    record = store.audit_record("T-5")
+    assert record["deleted_ids"] == ["cust00005"]
+    assert record["already_deleted"][0]["id"] == "cust00002"
+
+
+def test_process_serves_queued_requests_as_one_edit_earliest_due_first(frame_store):
+    store, db, _ = frame_store
+    now = datetime.now(timezone.utc)
+    store.submit(["cust00010"], request_id="late", due_at=now + timedelta(days=20))
+    store.submit(["cust00011", "cust00012"], request_id="soon",
+                 due_at=(now + timedelta(days=2)).isoformat())
+    store.submit(["cust00013"], request_id="default")
+    store.submit(["cust00011"], request_id="overlap")     # same ID, two requests
+    assert store.status("default").due_at > store.status("late").due_at
+    assert [s.request_id for s in store.requests()] == ["soon", "late", "default",
+                                                        "overlap"]
+    (first,) = store.process(limit=1)
+    assert (first.request_id, first.status, first.edit) == ("soon", "done", 1)
+    statuses = store.process()
+    assert [s.request_id for s in statuses] == ["late", "default", "overlap"]
+    assert all(s.status == "done" for s in statuses)
+    # One edit, one certificate for the group.
+    assert [s.edit for s in statuses] == [2, 2, None]
+    assert len(store.log()) == 2
+    assert store.log()[-1].n_deleted == 2
+    assert store.database().n_samples == db.n_samples - 4
+    assert store.process() == []
+    assert store.audit_record("late")["edit_requests"] == ["late", "default"]
+    overlap = store.audit_record("overlap")
+    assert overlap["deleted_ids"] == [] and "certificate" not in overlap
+    assert overlap["already_deleted"] == [
+        {"id": "cust00011", "edit": 1, "request_id": "soon"}]
+
+
+def test_refused_group_is_split_and_a_refused_request_fails(frame_store):
+    store, db, _ = frame_store                      # max_edit_size=4
+    store.submit([f"cust{i:05d}" for i in range(20, 23)], request_id="a")
+    store.submit([f"cust{i:05d}" for i in range(23, 26)], request_id="b")
+    store.submit([f"cust{i:05d}" for i in range(30, 35)], request_id="too-big")
+    messages = []
+    statuses = {s.request_id: s for s in store.process(progress=messages.append)}
+    assert statuses["a"].status == statuses["b"].status == "done"
+    assert statuses["a"].edit != statuses["b"].edit       # served apart
+    failed = statuses["too-big"]
+    assert failed.status == "failed" and "max_edit_size=4" in failed.reason
+    assert any("refused" in m for m in messages)
+    assert store.database().n_samples == db.n_samples - 6
+    record = store.audit_record("too-big")
+    assert record["status"] == "failed" and record["deleted_ids"] == []
+    with pytest.raises(ValueError, match="is pending: it has no audit record"):
+        store.submit(["cust00040"], request_id="c")
+        store.audit_record("c")
+
+
+def test_audit_record_is_standalone_and_checkable(frame_store):
+    store, _, _ = frame_store
+    before = hashlib.sha256(store.model_bytes()).hexdigest()
+    store.submit(["cust00007", "cust00008"], request_id="gdpr-1")
+    store.submit(["cust00015"], request_id="gdpr-2")
+    store.process()
+    record = store.audit_record("gdpr-1")
+    text = json.dumps(record, allow_nan=False)           # strict JSON
+    assert json.loads(text) == record
+    assert MARKER not in text                            # no record content
+    assert record["format"] == "skforget.audit/1" and record["status"] == "done"
+    assert record["deleted_ids"] == record["named_ids"] == ["cust00007", "cust00008"]
+    assert record["edit_requests"] == ["gdpr-1", "gdpr-2"]
+    for key in ("submitted_at", "due_at", "started_at", "finished_at"):
+        assert ISO.match(record[key]), key
+    assert record["served_before_due"] is True
+    assert record["model"]["sha256_before"] == before
+    assert record["model"]["sha256_after"] == hashlib.sha256(
+        store.model_bytes()).hexdigest()
+    assert record["data_version"]["after"]["number"] == 1
+    assert record["data_version"]["after"]["token"] == store.database().version.token
+    assert record["records"] == {"before": 60, "after": 57, "deleted_by_edit": 3}
+    assert set(record["software"]) == {"skforget", "scikit-learn", "numpy", "scipy",
+                                       "python"}
+    # The figures are the model's, and agree with the accounting module.
+    guarantee = store.model().privacy_guarantee_
+    certificate = record["certificate"]
+    assert certificate["fields"] == guarantee.deletion.to_dict()
+    assert certificate["delta"] == guarantee.delta
+    assert certificate["relation"] == guarantee.relation == "replace"
+    assert certificate["group_size"] == 1
+    per_unit = certificate["per_unit"]
+    assert per_unit["epsilon"] == pytest.approx(rho_to_epsilon(
+        rho=per_unit["rho"], delta=guarantee.delta, method=guarantee.conversion))
+    assert certificate["whole_edit"]["units_removed"] == 3
+    assert certificate["adaptive"]["releases_seen"] >= 1
+    assert per_unit["tightest_renyi_order"] > 1
+    assert record["guarantee_after"]["epsilon"] == guarantee.epsilon
+    # The other request of the edit shares the certificate, names its own IDs.
+    other = store.audit_record("gdpr-2")
+    assert other["certificate"] == certificate and other["deleted_ids"] == [
+        "cust00015"]
+
+
+def test_tombstones_hold_keyed_hashes_not_ids(frame_store):
+    store, _, _ = frame_store
+    store.submit(["cust00031"], request_id="r")
+    store.process()
+    con = store._connect()
+    try:
+        rows = con.all("SELECT id_hash, edit, request_id FROM tombstones")
+    finally:
+        con.close()
+    assert len(rows) == 1 and "cust00031" not in repr(rows)
+    assert re.fullmatch(r"[0-9a-f]{64}", rows[0][0])
+    # forget() leaves a tombstone too, and a re-inserted ID is present again.
+    store.forget(["cust00032"])
+    assert store.submit(["cust00032"], request_id="s").status == "done"
+    new = _people().__getitem__(0).loc[["cust00001"]].set_axis(["cust00032"])
+    store.edit(X_insert=new, y_insert=[1])
+    assert store.submit(["cust00032"], request_id="t").status == "pending"
+
+
+def test_one_month_default_and_explicit_due_dates():
+    utc = timezone.utc
+    assert one_month_after(datetime(2026, 1, 31, 9, tzinfo=utc)) == datetime(
+        2026, 2, 28, 9, tzinfo=utc)
+    assert one_month_after(datetime(2026, 12, 15, tzinfo=utc)) == datetime(
+        2027, 1, 15, tzinfo=utc)
+
+
+def test_due_dates_need_a_time_zone(frame_store):
+    store, _, _ = frame_store
+    with pytest.raises(ValueError, match="time zone"):
+        store.submit(["cust00001"], request_id="x", due_at="2026-12-01T00:00:00")
+    status = store.submit(["cust00001"], request_id="x",
+                          due_at="2026-12-01T01:00:00+01:00")
+    assert status.due_at == "2026-12-01T00:00:00Z"
+    today = datetime.now(timezone.utc)
+    default = datetime.fromisoformat(
+        store.submit(["cust00002"], request_id="y").due_at.replace("Z", "+00:00"))
+    assert 28 <= (default - today).days <= 31
+
+
+def test_records_gone_before_process_are_told_apart(frame_store):
+    store, db, _ = frame_store
+    store.submit(["cust00041"], request_id="forgotten-meanwhile")
+    store.submit(["cust00042"], request_id="vanished")
+    store.submit(["cust00043"], request_id="fine")
+    store.forget(["cust00041"])                    # served directly, first
+    store.forget(["cust00042"])
+    con = store._connect()          # as if deleted before tombstones existed
+    try:
+        con.begin_write()
+        con.execute("DELETE FROM tombstones WHERE edit = ?", (2,))
+        con.commit()
+    finally:
+        con.close()
+    statuses = {s.request_id: s for s in store.process()}
+    meanwhile = statuses["forgotten-meanwhile"]
+    assert (meanwhile.status, meanwhile.edit) == ("done", None)
+    assert store.audit_record("forgotten-meanwhile")["already_deleted"] == [
+        {"id": "cust00041", "edit": 1, "request_id": None}]
+    vanished = statuses["vanished"]
+    assert vanished.status == "failed" and "not deleted by it" in vanished.reason
+    assert (statuses["fine"].status, statuses["fine"].edit) == ("done", 3)
+
+
+def test_concurrent_process_calls_serve_each_request_once(store_location):
+    import threading
+
+    from _stores import small_store
+
+    store = small_store(store_location, n=80)
+    for k in range(8):
+        store.submit([f"p{k}"], request_id=f"r{k}")
+    errors = []
+
+    def run():
+        try:
+            RecordStore(store_location).process()
+        except Exception as exc:          # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors and not any(t.is_alive() for t in threads)
+    statuses = store.requests()
+    assert all(s.status == "done" for s in statuses)
+    log = store.log()
+    assert sum(c.n_deleted for c in log) == 8 == 80 - store.database().n_samples
+    assert sorted({s.edit for s in statuses}) == [c.index for c in log]
+
+
+def test_output_perturbation_model_is_audited_as_a_refit(store_location):
+    from skforget import OutputPerturbationClassifier
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((80, 3)) / 2
+    db = Database(X, (X[:, 0] > 0).astype(int), ids=[f"q{i}" for i in range(80)])
+    model = OutputPerturbationClassifier(classes=[0, 1], random_state=0).fit(db)
+    store = RecordStore.create(store_location, db, model)
+    store.submit(["q1", "q2"], request_id="op")
+    (status,) = store.process()
+    assert status.status == "done"
+    certificate = store.audit_record("op")["certificate"]
+    assert certificate["mechanism"] == "output_perturbation"
+    assert certificate["retrained"] is True
+    assert certificate["per_unit"]["rho"] == 0
+    assert certificate["per_unit"]["tightest_renyi_order"] is None
+    json.dumps(store.audit_record("op"), allow_nan=False)
+
+
+def test_postgres_tests_fail_in_ci_and_skip_locally_without_a_server(monkeypatch):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "store_conftest", Path(__file__).with_name("conftest.py"))
+    helpers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helpers)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must test the PostgreSQL"):
+        helpers._no_postgres("no server")
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="not tested: no server"):
+        helpers._no_postgres("no server")
+
+
+def test_mixed_object_columns_keep_their_types_or_are_refused(store_location):
+    X = pd.DataFrame({"a": np.linspace(-0.5, 0.5, 30), "o": [1, "x"] * 15,
+                      "b": [True, False] * 15},
+                     index=pd.Index([f"i{k}" for k in range(30)]))
+    y = pd.Series([0, 1] * 15, index=X.index)
+    db = Database(X, y)
+    pipe = _pipeline().set_params(prep__transformers=[
+        ("a", "passthrough", ["a"])]).fit(db)
+    if store_location.startswith("postgresql"):
+        # A TEXT column would return the 1 as "1": refused, nothing created.
+        with pytest.raises(ValueError, match="column 'o' is stored as text in "
+                                             "PostgreSQL but holds a int"):
+            RecordStore.create(store_location, db, pipe)
+        with pytest.raises(FileNotFoundError):
+            RecordStore(store_location)
+        return
+    stored = RecordStore.create(store_location, db, pipe).database()
+    assert stored.X["o"].tolist()[:2] == [1, "x"]
+    assert stored.X["b"].dtype == bool
