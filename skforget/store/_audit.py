@@ -26,13 +26,15 @@ RELATIONS = {
 
 def versions():
     """The versions of the software that served the request."""
+    from importlib.metadata import version
+
     import numpy
     import scipy
     import sklearn
 
-    import skforget
-
-    return {"skforget": skforget.__version__, "scikit-learn": sklearn.__version__,
+    # The installed distribution's version (the service layer does not
+    # import the package root, tests/test_layers.py).
+    return {"skforget": version("skforget"), "scikit-learn": sklearn.__version__,
             "numpy": numpy.__version__, "scipy": scipy.__version__,
             "python": platform.python_version()}
 
