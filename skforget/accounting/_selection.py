@@ -42,10 +42,12 @@ def _check_law(mean, shape):
 
 
 def _tnb_mean(gamma, shape):
-    """``E[K]`` of the truncated negative binomial ``D_{shape, gamma}``."""
+    """``E[K]`` of the truncated negative binomial ``D_{shape, gamma}``
+    (``1 - gamma**shape`` as ``-expm1(shape log gamma)``: no cancellation for
+    small shapes)."""
     if shape == 0.0:
         return (1.0 - gamma) / (gamma * math.log(1.0 / gamma))
-    return shape * (1.0 - gamma) / (gamma * (1.0 - gamma**shape))
+    return shape * (1.0 - gamma) / (gamma * -math.expm1(shape * math.log(gamma)))
 
 
 def repetition_gamma(*, mean, shape):
@@ -188,9 +190,15 @@ class SearchBudget:
         hyper-parameters reveals about any record, which deleting the record
         from the refitted model does not undo (17.4).
     mean, shape, gamma : float
-        Law of the number of runs ``K``.
+        Law of the number of runs ``K`` (never released).
     order : float
         Rényi order at which the total converts best (info).
+    relation : {"replace", "zero_out"}
+        Neighbouring relation of the runs (the estimator's).
+    group_size : int
+        Records per privacy unit (the estimator's).
+    seeded : bool
+        True when the search's noise came from a given ``random_state``.
     """
 
     epsilon: float
@@ -205,6 +213,9 @@ class SearchBudget:
     gamma: float
     order: float
     score_rho: float = 0.0
+    relation: str = "replace"
+    group_size: int = 1
+    seeded: bool = False
 
     def to_dict(self):
         """The plan as a JSON-ready dict."""
@@ -213,14 +224,20 @@ class SearchBudget:
     def __str__(self):
         refit = (f"; the refit on all rows spends epsilon {self.refit_epsilon:.4g} "
                  "of it" if self.refit_rho else "")
+        relation = {"replace": "replace-one", "zero_out": "zero-out"}[self.relation]
+        unit = ("record" if self.group_size == 1
+                else f"group of {self.group_size} records")
+        seeded = (" The noise came from a given random_state: the guarantee holds "
+                  "only while it stays secret." if self.seeded else "")
         return (f"({self.epsilon:.4g}, {self.delta:.3g})-DP for the whole search, "
-                f"every record present: a random number of candidate runs (mean "
+                f"every {unit} present, {relation}: a random number of candidate "
+                f"runs (mean "
                 f"{self.mean:g}, truncated negative binomial shape {self.shape:g}), "
                 f"each planned for epsilon {self.run_epsilon:.4g}, of which only the "
                 f"best is released (Papernot and Steinke 2022){refit}. The choice of "
                 f"hyper-parameters alone is ({self.selection_epsilon:.4g}, "
                 f"{self.delta:.3g})-DP; deleting a record from the model does not "
-                "undo it.")
+                f"undo it.{seeded}")
 
 
 #: Relative margin between a run's planned rho-coefficient and the one the

@@ -15,15 +15,20 @@ in one part only); the refit on all rows then composes with the selection
 (17.3). The number of runs is random (truncated negative binomial, Theorem
 17.2) and only the best run is released.
 
-Everything that decides the runs (the split, the number of runs, the candidate
-hyper-parameters) comes from the search's public generator; the score noise
-and the estimators' noise are secret (fresh entropy unless ``random_state`` is
-an integer, which the guarantee then flags, as for the estimators).
+Only the split may be public. The number of runs, the candidates, the score
+noise and the runs' noise come from secret generators (fresh entropy unless
+``random_state`` is given, which the guarantee then flags), and nothing but
+the best run is released: Theorem 17.2 covers the best run's output alone, and
+the number of runs or the winner's position would reveal more (a second
+reading measured delta 50 times the claim when the number of runs was shown).
+The search's running time grows with the number of runs; like every timing,
+it is outside the guarantee (privacy-accounting.md, 16.3 and 17.4).
 """
 
+import dataclasses
 import math
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.base import (
@@ -36,14 +41,18 @@ from sklearn.base import (
 )
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import _safe_split, available_if
-from sklearn.utils.validation import check_is_fitted, indexable
+from sklearn.utils.validation import check_array, check_is_fitted, indexable
 
 from skforget import accounting
 from skforget._database import Database, unwrap_database
-from skforget._validation import HasMethods, Interval, StrOptions
+from skforget._validation import HasMethods, Interval, StrOptions, user_stacklevel
+from skforget.exceptions import PrivacyBudgetWarning
 
-#: Parameters of the tuned estimator that the search sets itself.
-_RESERVED = ("epsilon", "delta", "random_state")
+#: Parameters the search sets itself (the budget and the noise), and those
+#: that change what a run's rho means or can make a run fail on the rows: they
+#: are taken from the estimator as given, never drawn.
+_RESERVED = ("epsilon", "delta", "random_state", "relation", "group_size",
+             "classes", "clip_rows")
 
 #: Share of each run's rho-coefficient spent on scoring it on its own rows
 #: (privacy-accounting.md, Lemma 17.1b): the score's noise, 1 / (N sqrt(2 *
@@ -60,11 +69,12 @@ def _best_has(name):
 
 
 def _draw(value, rng):
-    """One draw of a candidate value: uniform over a list, or ``rvs`` of a
-    scipy distribution (with replacement: Theorem 17.2 needs every run)."""
+    """One draw of a candidate value from the secret generator ``rng``:
+    uniform over a list, or ``rvs`` of a scipy distribution (with
+    replacement: Theorem 17.2 needs every run)."""
     if hasattr(value, "rvs"):
         return value.rvs(random_state=rng)
-    return value[rng.randint(len(value))]
+    return value[int(rng.integers(len(value)))]
 
 
 class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
@@ -120,13 +130,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         counts; each validation record scores ``1 - min(|y - y_hat| / b, 1)``.
         Classifiers score accuracy.
     random_state : int, RandomState instance or None, default=None
-        Seeds the split, the number of runs and the candidates (public), and,
-        if an integer, the noise of every run: reproducible, and then the
-        guarantee assumes the seed is secret. None (production) draws fresh
-        entropy for the noise.
+        Seeds the split, the number of runs, the candidates and all the noise:
+        reproducible, and the guarantee then assumes the seed is secret (it
+        says ``seeded``). None (production) draws fresh entropy.
     verbose : int, default=0
-        Print the plan and each run's public hyper-parameters (never a score
-        other than the released best).
+        Print the plan (never the number of runs, a candidate or a score: only
+        the best run is released).
 
     Attributes
     ----------
@@ -136,13 +145,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     best_params_ : dict
         The selected hyper-parameters.
     best_score_ : float
-        The selected run's noisy validation score (released by the mechanism).
-    n_candidates_ : int
-        ``K``, the number of runs drawn (public).
+        The selected run's noisy score (part of the best run's output).
     cv_results_ : dict
-        ``params`` (every candidate drawn: public, independent of the data) and
-        ``selected`` (a mask of the released one). The other runs' scores are
-        never released.
+        The released run only: ``params``, ``mean_test_score`` and
+        ``rank_test_score``, one row each. How many runs there were, which
+        candidates they tried and how they scored are never released.
     privacy_guarantee_ : SearchBudget
         The whole search's figure, with the refit's and the selection's parts.
 
@@ -198,7 +205,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"param_distributions names {reserved}: the search sets the "
                 "candidates' epsilon, delta and random_state itself (the total "
-                "is the search's epsilon).")
+                "is the search's epsilon), and relation, group_size, classes and "
+                "clip_rows define what one run's figure means: set them on the "
+                "estimator.")
         params = self.estimator.get_params()
         unknown = sorted(set(self.param_distributions) - set(params))
         if unknown:
@@ -212,6 +221,17 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if not ("epsilon" in params and hasattr(self.estimator, "partial_unlearn")):
             raise TypeError("PrivateSearchCV tunes skforget's private estimators; "
                             f"got {type(self.estimator).__name__}.")
+        if is_classifier(self.estimator) and params.get("classes") is None:
+            raise ValueError(
+                "Pass the public label set on the estimator (classes=[...]): "
+                "every candidate would otherwise read it from the rows, which no "
+                "figure of the search covers.")
+        if is_regressor(self.estimator) and params.get("target_scale",
+                                                        1.0) is None:
+            raise ValueError(
+                "Pass a public target_scale on the estimator: without one every "
+                "candidate reads the targets to decide whether to warn, which no "
+                "figure of the search covers.")
         if is_regressor(self.estimator) and self.target_bound is None:
             raise ValueError(
                 "target_bound is required for a regressor: the public bound of the "
@@ -267,6 +287,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         X, y = indexable(X, y)
         n = len(y)
         n_val = self._check_inputs(n)
+        # Every row and target checked once, before any run: an error that
+        # depended on the data must not stop the search part-way.
+        check_array(X, accept_sparse="csr", dtype="numeric")
+        if is_regressor(self.estimator):
+            check_array(np.asarray(y, dtype=np.float64), ensure_2d=False,
+                        input_name="y")
         delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
                  else float(self.delta))
         held_out = n_val > 0
@@ -276,23 +302,25 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             shape=float(self.shape),
             refit_share=float(self.refit_share) if refits else 0.0,
             score_share=0.0 if held_out else SCORE_SHARE)
-        public = check_random_state(self.random_state)
-        seeded = isinstance(self.random_state, Integral)
-        # Secret noise for the scores; the runs get their own seeds (or None).
-        noise = np.random.default_rng(
-            public.randint(2**31) if seeded else None)
-
-        order = public.permutation(n)
+        # The split may be public (Lemma 17.1 only needs it fixed before the
+        # rows are read). The number of runs, the candidates, the score noise
+        # and the runs' noise are secret: Theorem 17.2 covers the best run's
+        # output only, and the number of runs or the winner's position would
+        # reveal more (each run's score then counts as if composed).
+        seeded = self.random_state is not None
+        entropy = (int(check_random_state(self.random_state).randint(2**31))
+                   if seeded else None)
+        split_rng, count_rng, draw_rng, noise, seeds = (
+            np.random.default_rng(s)
+            for s in np.random.SeedSequence(entropy).spawn(5))
+        order = split_rng.permutation(n)
         val, train = np.sort(order[:n_val]), np.sort(order[n_val:])
         k = accounting.sample_repetitions(
-            np.random.default_rng(public.randint(2**31)),
-            mean=float(self.n_candidates), shape=float(self.shape))
-        candidates = [{name: _draw(values, public)
-                       for name, values in sorted(self.param_distributions.items())}
-                      for _ in range(k)]
+            count_rng, mean=float(self.n_candidates), shape=float(self.shape))
         if self.verbose:
-            print(f"[skforget] PrivateSearchCV: {k} candidate runs, each planned "
-                  f"for epsilon {budget.run_epsilon:.4g}; {budget}")
+            print(f"[skforget] PrivateSearchCV: a random number of candidate runs "
+                  f"(mean {self.n_candidates:g}), each planned for epsilon "
+                  f"{budget.run_epsilon:.4g}; {budget}")
         if held_out:
             X_train, y_train = _safe_split(self.estimator, X, y, train)
             X_val, y_val = _safe_split(self.estimator, X, y, val)
@@ -305,38 +333,38 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         sigma_score = group / ((n_val if held_out else n) * math.sqrt(
             2.0 * (budget.run_rho if held_out else budget.score_rho)))
         best = None
-        for i, params in enumerate(candidates):
+        for _ in range(k):
+            params = {name: _draw(values, draw_rng)
+                      for name, values in sorted(self.param_distributions.items())}
             est = clone(self.estimator).set_params(
                 **params, epsilon=budget.run_epsilon, delta=delta,
-                random_state=int(public.randint(2**31)) if seeded else None)
+                random_state=int(seeds.integers(2**31)) if seeded else None)
             with warnings.catch_warnings():
-                # One run's advice (e.g. noise-dominated) is about the run, not
-                # the search; the run's plan is public, the warning text too.
-                warnings.simplefilter("ignore", UserWarning)
+                # A run's advice that its noise dominates concerns the run, not
+                # the search; every other warning reaches the user.
+                warnings.filterwarnings("ignore", message="At epsilon=",
+                                        category=UserWarning)
                 est.fit(X_train, y_train)
             rho = est.privacy_guarantee_.rho
             if not rho <= budget.run_rho - budget.score_rho:
                 raise RuntimeError(
-                    f"Candidate {params} reports rho={rho:.6g}, above the "
-                    f"{budget.run_rho:.6g} the selection was planned for: "
-                    "please report this.")
+                    f"A candidate reports rho={rho:.6g}, above the "
+                    f"{budget.run_rho - budget.score_rho:.6g} the selection was "
+                    "planned for: please report this.")
             score = float(np.mean(self._utilities(est, X_val, y_val))
                           + noise.normal(0.0, sigma_score))
-            if self.verbose:
-                print(f"[skforget]   run {i + 1}/{k}: {params}")
             if best is None or score > best[0]:
-                best = (score, i, est)
-        score, index, model = best
-        self.best_params_ = dict(candidates[index])
+                best = (score, params, est)
+        score, params, model = best
+        # Released: the best run only (its parameters, model and score).
+        self.best_params_ = params
         self.best_score_ = score
-        self.best_index_ = index
-        self.n_candidates_ = k
-        self.cv_results_ = {"params": candidates,
-                            "selected": np.arange(k) == index}
+        self.cv_results_ = {"params": [params], "mean_test_score": np.array([score]),
+                            "rank_test_score": np.array([1], dtype=np.int32)}
         if refits:
             model = clone(self.estimator).set_params(
                 **self.best_params_, epsilon=budget.refit_epsilon, delta=delta,
-                random_state=int(public.randint(2**31)) if seeded else None)
+                random_state=int(seeds.integers(2**31)) if seeded else None)
             model.fit(X, y)
             if not model.privacy_guarantee_.rho <= budget.refit_rho:
                 raise RuntimeError(
@@ -344,8 +372,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     f"above the {budget.refit_rho:.6g} it was planned for: please "
                     "report this.")
         self.best_estimator_ = model
-        self.privacy_guarantee_ = budget
-        self.seeded_ = seeded
+        params = self.estimator.get_params()
+        self.privacy_guarantee_ = dataclasses.replace(
+            budget, seeded=seeded, relation=params.get("relation", "replace"),
+            group_size=int(params.get("group_size", 1)))
         if hasattr(model, "n_features_in_"):
             self.n_features_in_ = model.n_features_in_
         if hasattr(model, "classes_"):
@@ -388,6 +418,14 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                              "(or without a validation_fraction) to serve "
                              "deletions on the whole database.")
         self.best_estimator_.partial_unlearn(edits)
+        warnings.warn(
+            "The model now certifies the deleted records; the choice of its "
+            "hyper-parameters (best_params_, best_score_) was made with them "
+            "present and keeps up to (epsilon "
+            f"{self.privacy_guarantee_.selection_epsilon:.3g}, delta "
+            f"{self.privacy_guarantee_.delta:.2g}) about each of them. Run the "
+            "search again on the current database to forget them entirely.",
+            PrivacyBudgetWarning, stacklevel=user_stacklevel())
         return self
 
     def __sklearn_tags__(self):
