@@ -34,7 +34,7 @@ from skforget._rows import (
     project_rows,
     row_weights,
 )
-from skforget._validation import called_from_model_selection, user_stacklevel
+from skforget._validation import sklearn_caller, user_stacklevel
 from skforget.exceptions import (
     PrivacyBudgetWarning,
     PrivacyLeakWarning,
@@ -234,9 +234,21 @@ class _BasePrivateLinear(BaseEstimator):
         ``GridSearchCV`` and ``cross_val_score`` fit many models on shared rows
         and compare exact validation scores, which the per-model figure does
         not cover. ``rho`` is the fit's planned rho-coefficient (public)."""
-        if not called_from_model_selection():
+        caller = sklearn_caller()
+        if caller is None:
             return
         one = accounting.rho_to_epsilon(rho=rho, delta=delta)
+        if caller == "calibration":
+            warnings.warn(
+                f"{type(self).__name__}.fit runs inside CalibratedClassifierCV, "
+                f"which fits a calibrator on exact scores of private rows (and, "
+                f"with cross-validation, several private fits on shared rows): "
+                f"the calibrated model is not covered by this fit's ({one:.3g}, "
+                f"{delta:.2g})-DP figure, nor by any other. Calibrate on public "
+                "data: CalibratedClassifierCV(FrozenEstimator(model)) fitted on "
+                "public rows keeps the guarantee.",
+                PrivacyBudgetWarning, stacklevel=user_stacklevel())
+            return
         ten = accounting.rho_to_epsilon(rho=10 * rho, delta=delta)
         warnings.warn(
             f"{type(self).__name__}.fit runs inside scikit-learn's model selection "

@@ -145,6 +145,10 @@ def run_segment(design, W, b, *, segment, lam, sigma, normaliser, rng,
     # A source whose steps are slow rounds of messages (a cluster) asks for
     # shorter blocks, so progress and the long-run warning still come early.
     chunk = min(chunk, getattr(design, "max_steps_per_call", chunk))
+    if verbose:
+        # At most a pass per block, so progress appears while a long run goes
+        # on, not only at its end.
+        chunk = min(chunk, max(1, E))
     start = time.perf_counter()
     last_report = start
     G = np.empty((K, d))
@@ -170,7 +174,7 @@ def run_segment(design, W, b, *, segment, lam, sigma, normaliser, rng,
             elapsed = now - start
             eta_left = elapsed / hi * (T - hi)
             print(f"[skforget] {label}: epoch {hi / E:.4g}/{T // E}, step {hi}/{T}, "
-                  f"{elapsed:.1f} s elapsed, about {eta_left:.1f} s left")
+                  f"{elapsed:.1f} s elapsed, about {eta_left:.1f} s left", flush=True)
     return W, b
 
 

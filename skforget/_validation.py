@@ -80,17 +80,23 @@ def user_stacklevel():
 
 
 _MODEL_SELECTION = f"{os.sep}sklearn{os.sep}model_selection{os.sep}"
+_CALIBRATION = f"{os.sep}sklearn{os.sep}calibration.py"
 
 
-def called_from_model_selection():
-    """Whether scikit-learn's model selection (``GridSearchCV``,
-    ``cross_val_score``, ...) is on the call stack (public: the caller's code)."""
+def sklearn_caller():
+    """Which scikit-learn meta-estimator runs this fit, from the call stack
+    (public: the caller's code): "calibration" (``CalibratedClassifierCV``),
+    "model_selection" (``GridSearchCV``, ``cross_val_score``, ...) or None."""
     frame = sys._getframe(1)
+    found = None
     while frame is not None:
-        if _MODEL_SELECTION in os.path.abspath(frame.f_code.co_filename):
-            return True
+        path = os.path.abspath(frame.f_code.co_filename)
+        if path.endswith(_CALIBRATION):
+            return "calibration"
+        if _MODEL_SELECTION in path:
+            found = "model_selection"
         frame = frame.f_back
-    return False
+    return found
 
 
 def check_finite_params(estimator, names):

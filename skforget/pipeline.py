@@ -14,7 +14,7 @@ import dataclasses
 from contextlib import contextmanager
 
 from sklearn import get_config
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
@@ -175,6 +175,61 @@ class ForgetPipeline(Pipeline):
             self.public_preprocessing_ = public
             self.database_version_ = version
         return self
+
+    @available_if(_final_estimator_has("plan"))
+    def plan(self, X, y=None, **params):
+        """The plan ``fit(X, y)`` would run, and its expected time.
+
+        Checks that the preprocessing is public, maps the raw records through
+        copies of the steps (public steps learn nothing from them) and asks the
+        final estimator's ``plan``. Nothing is trained and the pipeline is not
+        changed.
+
+        Parameters
+        ----------
+        X : DataFrame, array-like or Database
+            Raw training records, as for :meth:`fit`.
+        y : array-like of shape (n_samples,), default=None
+            Targets.
+        **params : dict
+            ``sample_weight`` for the final step, if any (a Database carries
+            its own).
+
+        Returns
+        -------
+        plan : FitPlan
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skforget import NoisyGDClassifier
+        >>> from skforget.pipeline import make_forget_pipeline
+        >>> from skforget.preprocessing import PublicScaler
+        >>> X = np.random.default_rng(0).normal(size=(200, 3))
+        >>> y = (X[:, 0] > 0).astype(int)
+        >>> pipe = make_forget_pipeline(PublicScaler(center=0.0, scale=3.0),
+        ...                             NoisyGDClassifier(classes=[0, 1]))
+        >>> pipe.plan(X, y).n_samples
+        200
+        """
+        check_public_preprocessing(self)
+        weights = params.pop("sample_weight", None)
+        if params:
+            raise TypeError(f"plan() takes sample_weight only, got {sorted(params)}.")
+        if isinstance(X, Database) and X.sample_weight is not None:
+            if weights is not None:
+                raise ValueError("sample_weight is given twice: the Database holds "
+                                 "the records' weights.")
+            weights = X.sample_weight
+        X, y, _ = unwrap_database(X, y)
+        with fixed_errstate():
+            for _, step in self.steps[:-1]:
+                if step is None or (isinstance(step, str) and step == "passthrough"):
+                    continue
+                # fit then transform: FrozenEstimator's fit is a no-op and it
+                # has no fit_transform of its own.
+                X = clone(step).fit(X, y).transform(X)
+            return self._final_estimator.plan(X, y, sample_weight=weights)
 
     def _database_weights(self, X, params):
         """A weighted Database's weights go to the final step, as scikit-learn

@@ -376,3 +376,19 @@ def test_long_runs_warn_with_the_expected_time(binary_data, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         NoisyGDClassifier(classes=[0, 1], random_state=0, max_iter=3).fit(X, y)
+
+
+def test_verbose_progress_appears_during_the_run(binary_data, capsys, monkeypatch):
+    # A long run reports at least once per pass while it goes on (a clock that
+    # advances two seconds per reading stands for slow passes).
+    from skforget import _solver
+
+    clock = iter(range(0, 10**6, 2))
+    monkeypatch.setattr(_solver.time, "perf_counter", lambda: float(next(clock)))
+    X, y = binary_data
+    est = NoisyGDClassifier(classes=[0, 1], verbose=1, random_state=0, max_iter=4,
+                            batch_size=10)
+    est.fit(X, y)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "epoch" in ln]
+    assert len(lines) >= 4
+    assert "about" in lines[0] and "s left" in lines[0]

@@ -526,3 +526,29 @@ def test_check_public_recurses_into_a_forget_pipeline():
          "Normalizer: stateless (each row divided by its own norm)"),)
     with pytest.raises(DataDependentStepError, match="StandardScaler"):
         check_public(make_forget_pipeline(StandardScaler()))
+
+
+def test_plan_on_a_pipeline_maps_raw_records_and_changes_nothing():
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.preprocessing import StandardScaler
+
+    from skforget.pipeline import make_forget_pipeline
+    from skforget.preprocessing import PublicScaler
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4)) * 5
+    y = (X[:, 0] > 0).astype(int)
+    public = StandardScaler().fit(rng.normal(size=(50, 4)) * 5)
+    pipe = make_forget_pipeline(PublicScaler(center=0.0, scale=5.0),
+                                FrozenEstimator(public),
+                                NoisyGDClassifier(classes=[0, 1]))
+    before = pickle.dumps(pipe)
+    plan = pipe.plan(X, y)
+    assert pickle.dumps(pipe) == before
+    expected = NoisyGDClassifier(classes=[0, 1]).plan(
+        public.transform(X / 5.0), y)
+    assert (plan.n_samples, plan.n_batches, plan.steps, plan.noise_scale) == (
+        expected.n_samples, expected.n_batches, expected.steps, expected.noise_scale)
+    bad = make_forget_pipeline(StandardScaler(), NoisyGDClassifier(classes=[0, 1]))
+    with pytest.raises(DataDependentStepError):
+        bad.plan(X, y)

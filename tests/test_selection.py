@@ -296,3 +296,17 @@ def test_sklearn_model_selection_says_what_it_spends(cancer):
         warnings.simplefilter("error", PrivacyBudgetWarning)
         NoisyGDClassifier(classes=[0, 1]).fit(X, y)
         _search(n_candidates=2).fit(X, y)
+
+
+def test_calibrating_a_private_model_on_private_rows_warns(cancer):
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.frozen import FrozenEstimator
+
+    X, y = cancer
+    with pytest.warns(PrivacyBudgetWarning, match="CalibratedClassifierCV"):
+        CalibratedClassifierCV(NoisyGDClassifier(classes=[0, 1]), cv=2).fit(X, y)
+    model = NoisyGDClassifier(classes=[0, 1]).fit(X[:300], y[:300])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyBudgetWarning)
+        # Calibrated on rows treated as public, the fitted model frozen.
+        CalibratedClassifierCV(FrozenEstimator(model)).fit(X[300:], y[300:])
