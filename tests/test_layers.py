@@ -10,6 +10,7 @@ LAYERS and in the map of doc/architecture.md).
 """
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,20 @@ def test_the_bottom_imports_nothing_of_ours():
             assert all(t.startswith("skforget.accounting") for t in targets), name
         if _layer(name) == 0:
             assert targets <= {"skforget.exceptions"}, name
+
+
+def _architecture_map():
+    text = (PACKAGE.parent / "doc" / "architecture.md").read_text()
+    start = text.index("```", text.index("## Layers"))
+    return text[start + 3:text.index("```", start + 3)]
+
+
+def test_the_architecture_map_draws_these_layers_and_modules():
+    # doc/architecture.md lists the layers top to bottom, each module in one.
+    drawn = _architecture_map()
+    names = [name for name, _ in LAYERS]
+    order = [w for w in re.findall(r"^ ([a-z]+) +\S", drawn, re.M) if w in names]
+    assert order == names[::-1]
+    missing = [name for name, path in MODULES.items()
+               if path.name != "__init__.py" and path.name not in drawn]
+    assert not missing, "add these modules to doc/architecture.md"
