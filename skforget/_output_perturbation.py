@@ -181,10 +181,8 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
         A refit is the fit's mechanism on the edited database (Theorem 15.4):
         the same targets, ``tol``, relation, group size, regularisation rule,
         ``clip_norm``, ``data_norm`` and row map, whatever ``set_params``
-        changed since: the adaptive figure of a later edit adds up every
-        release under the fit's constants, so a refit at, say, a new epsilon
-        would release under constants the accountant never saw. The user's
-        current values are restored afterwards; only
+        changed since (review 15: a refit at a new epsilon broke the adaptive
+        figure). The user's current values are restored afterwards; only
         ``max_iter`` and ``verbose`` (which do not change the release's law)
         are taken as they are now.
         """
