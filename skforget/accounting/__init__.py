@@ -30,14 +30,10 @@ from skforget.accounting._noisy_gd import (
     check_learning_rate,
     contraction,
     coupling_distance,
-    cs23_recipe,
     default_learning_rate,
-    default_regularization,
     gradient_bound,
     group_factor,
-    init_variance,
     max_learning_rate,
-    noise_scale,
     rho_adaptive,
     rho_compose,
     rho_deletion,
@@ -48,9 +44,6 @@ from skforget.accounting._noisy_gd import (
     rho_two_phase,
     sensitivity,
     smoothness,
-    steps_fit,
-    steps_unlearn_privacy,
-    steps_unlearn_utility,
 )
 from skforget.accounting._output_perturbation import (
     OutputPerturbationPlan,
@@ -65,6 +58,15 @@ from skforget.accounting._plan import (
     TrainingPlan,
     plan_training,
     plan_unlearning,
+)
+from skforget.accounting._recipes import (
+    cs23_recipe,
+    default_regularization,
+    init_variance,
+    noise_scale,
+    steps_fit,
+    steps_unlearn_privacy,
+    steps_unlearn_utility,
 )
 
 __all__ = [
