@@ -183,3 +183,10 @@ def test_the_architecture_map_draws_these_layers_and_modules():
     missing = [name for name, path in MODULES.items()
                if path.name != "__init__.py" and path.name not in drawn]
     assert not missing, "add these modules to doc/architecture.md"
+
+
+def test_no_module_is_over_800_lines():
+    # A module that grows past this does more than one job: split it by job.
+    long = {name: n for name, path in MODULES.items() if path.suffix == ".py"
+            and (n := len(path.read_text().splitlines())) > 800}
+    assert not long
