@@ -11,8 +11,8 @@ from numbers import Integral, Real
 
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from skforget._linear import _PrivateClassifierMixin, _PrivateRegressorMixin
 from skforget._noisy_gd import _BaseNoisyGD
+from skforget._tasks import _PrivateClassifierMixin, _PrivateRegressorMixin
 from skforget._utils import fill_doc
 from skforget._validation import Interval, StrOptions
 from skforget.certify._ball import MODES

@@ -6,8 +6,8 @@ from numbers import Real
 
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from skforget._linear import _PrivateClassifierMixin, _PrivateRegressorMixin
 from skforget._output_perturbation import _BaseOutputPerturbation
+from skforget._tasks import _PrivateClassifierMixin, _PrivateRegressorMixin
 from skforget._utils import fill_doc
 from skforget._validation import Interval, StrOptions
 

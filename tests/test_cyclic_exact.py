@@ -18,7 +18,7 @@ Independent of the accountant's own code paths wherever possible:
   the accountant assumes, and never more than ``max_p sum_k w_k b_k``;
 * the planner: every figure it reports stays within the plan's targets.
 
-Written by the second reader of Section 12 (review 12). It found three faults,
+Written by a second, independent reader of Section 12. It found three faults,
 now fixed and pinned here: edits that run more batches than the fit were run
 with ``B' = N / E'`` but accounted with the fit's ``B``
 (test_edit_with_insertions_runs_the_contraction_it_accounts); growth past the

@@ -10,6 +10,7 @@ LAYERS and in the map of doc/architecture.md).
 """
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -26,8 +27,9 @@ LAYERS = (
     ("records", ("skforget._database", "skforget._edits")),
     ("cluster", ("skforget.distributed", "skforget.distributed.")),
     ("certificates", ("skforget.certify", "skforget.certify.")),
-    ("estimators", ("skforget._linear", "skforget._fit_plan", "skforget._noisy_gd",
-                    "skforget._noisy_gd_estimators", "skforget._output_perturbation",
+    ("estimators", ("skforget._linear", "skforget._tasks", "skforget._fit_plan",
+                    "skforget._noisy_gd", "skforget._noisy_gd_estimators",
+                    "skforget._output_perturbation",
                     "skforget._output_perturbation_estimators")),
     ("pipelines", ("skforget._public", "skforget.pipeline", "skforget.pipeline.",
                    "skforget.preprocessing", "skforget.preprocessing.")),
@@ -164,3 +166,27 @@ def test_the_bottom_imports_nothing_of_ours():
             assert all(t.startswith("skforget.accounting") for t in targets), name
         if _layer(name) == 0:
             assert targets <= {"skforget.exceptions"}, name
+
+
+def _architecture_map():
+    text = (PACKAGE.parent / "doc" / "architecture.md").read_text()
+    start = text.index("```", text.index("## Layers"))
+    return text[start + 3:text.index("```", start + 3)]
+
+
+def test_the_architecture_map_draws_these_layers_and_modules():
+    # doc/architecture.md lists the layers top to bottom, each module in one.
+    drawn = _architecture_map()
+    names = [name for name, _ in LAYERS]
+    order = [w for w in re.findall(r"^ ([a-z]+) +\S", drawn, re.M) if w in names]
+    assert order == names[::-1]
+    missing = [name for name, path in MODULES.items()
+               if path.name != "__init__.py" and path.name not in drawn]
+    assert not missing, "add these modules to doc/architecture.md"
+
+
+def test_no_module_is_over_800_lines():
+    # A module that grows past this does more than one job: split it by job.
+    long = {name: n for name, path in MODULES.items() if path.suffix == ".py"
+            and (n := len(path.read_text().splitlines())) > 800}
+    assert not long

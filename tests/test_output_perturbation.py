@@ -414,7 +414,7 @@ def test_guarantees_pickled_before_the_new_fields_still_load(data):
     assert clf.privacy_guarantee_.mechanism == "noisy_gd"
 
 
-# --- review 15: no data-dependent refusal (Section 15.3, Theorem 15.2a) ---------------
+# --- no refusal that depends on the data (Section 15.3, Theorem 15.2a) ----------------
 
 
 def _flip_pair(seed, n=200, d=5):
@@ -557,7 +557,7 @@ def test_certified_solve_bounds_closed_form():
                                       beta=beta, tolerance=tau)[2] is None
 
 
-# --- review 15: refits on the frozen plan; the adaptive figure (Theorem 15.4) -------
+# --- refits on the frozen plan; the adaptive figure (Theorem 15.4) -------------------
 
 
 def _cx5_data(n=500, d=3):

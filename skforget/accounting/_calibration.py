@@ -16,9 +16,11 @@ from skforget.accounting._checks import check_choice, check_int, check_positive
 from skforget.accounting._cyclic import Segment, rho_cyclic_present
 from skforget.accounting._noisy_gd import (
     LOSS_CURVATURE,
-    noise_scale,
     rho_dp,
     rho_inf,
+)
+from skforget.accounting._recipes import (
+    noise_scale,
     steps_fit,
     steps_unlearn_privacy,
 )

@@ -52,15 +52,17 @@ from skforget.accounting._cyclic import (
 from skforget.accounting._noisy_gd import (
     check_learning_rate,
     contraction,
-    cs23_recipe,
     gradient_bound,
-    init_variance,
     max_learning_rate,
-    noise_scale,
     rho_dp,
     rho_inf,
     sensitivity,
     smoothness,
+)
+from skforget.accounting._recipes import (
+    cs23_recipe,
+    init_variance,
+    noise_scale,
     steps_unlearn_privacy,
     steps_unlearn_utility,
 )

@@ -1,0 +1,277 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What a classifier and a regressor add to the shared base, for both families.
+
+:class:`_PrivateClassifierMixin` holds the public label set, the target
+encoding, the class weights and the classifier's predictions;
+:class:`_PrivateRegressorMixin` the target scale and its warning. Both sit on
+:class:`~skforget._linear._BasePrivateLinear`, whichever solver trains it.
+"""
+
+import warnings
+
+import numpy as np
+from scipy.special import expit, log_expit, log_softmax, softmax
+from sklearn.utils.multiclass import check_classification_targets
+
+from skforget._validation import user_stacklevel
+from skforget.exceptions import PrivacyLeakWarning, UnlearningError
+
+#: Targets more than this many times the unclipped reach ``clip_norm / R``
+#: (for most rows) make the regressor warn when no public target scale is given.
+_OUT_OF_REACH = 10.0
+
+
+class _PrivateClassifierMixin:
+    """Label encoding with a public label set, and the classifier's predictions.
+
+    The estimator defines ``classes``, ``C``, ``multi_class`` and
+    ``class_weight`` parameters.
+    """
+
+    def _class_weights(self, n_classes):
+        """``class_weight`` as one public weight per class code (None: unset).
+
+        "balanced" is refused: it would read the class counts from the private
+        labels (a rare class's count is itself private) and keep them in the
+        model after its records are deleted.
+        """
+        cw = getattr(self, "class_weight", None)
+        if cw is None:
+            return None
+        if isinstance(cw, str):
+            raise ValueError(
+                "class_weight='balanced' would read the class counts from the "
+                "private labels: a rare class's count is itself private, and the "
+                "weights would keep the influence of deleted records after "
+                "partial_unlearn. Pass public weights instead, e.g. from the "
+                "classes' public frequencies p_c: class_weight={c: 1 / (n_classes "
+                "* p_c)}.")
+        classes = self.classes_ if hasattr(self, "classes_") else None
+        out = np.ones(len(classes) if classes is not None else n_classes)
+        for key, value in cw.items():
+            if classes is None or key not in list(classes):
+                raise ValueError(f"class_weight names {key!r}, which is not one of "
+                                 f"the classes {list(classes)}.")
+            value = float(value)
+            if not (np.isfinite(value) and value > 0):
+                raise ValueError(f"class_weight[{key!r}]={value!r} must be a finite, "
+                                 "positive weight.")
+            out[list(classes).index(key)] = value
+        return out
+
+    _regularization_name = "C"
+    _y_numeric = False
+
+    def _regularization(self, n_samples):
+        return 1.0 / (self.C * n_samples)
+
+    def _label_set(self, y):
+        """``(classes, public)``: the public label set, or the one in ``y``."""
+        if self.classes is None:
+            classes = np.unique(y)
+            if len(classes) < 2:
+                raise ValueError(
+                    "This solver needs samples of at least 2 classes in the data, "
+                    f"but the data contains only one class: {classes[0]!r}.")
+            warnings.warn(
+                "The label set was read from the training labels, so one record "
+                "with a rare label changes the model's shape; the privacy "
+                "guarantee does not cover that. Pass the public label set as "
+                f"classes={classes.tolist()!r} if it is public.",
+                PrivacyLeakWarning, stacklevel=user_stacklevel())
+            return classes, False
+        classes = np.unique(np.asarray(self.classes))
+        if classes.ndim != 1 or len(classes) < 2:
+            raise ValueError("classes must list at least 2 distinct labels, got "
+                             f"{self.classes!r}.")
+        return classes, True
+
+    def _public_targets(self):
+        if self.classes is None:
+            raise ValueError(
+                "Training on a ShardedDatabase or dask arrays needs the public "
+                "label set: pass classes=[...] (the labels are not read from the "
+                "rows on the workers).")
+        classes, _ = self._label_set(None)
+        new_attrs = {"classes_": classes, "_label_set_public": True}
+        if len(classes) == 2:
+            return 1, "logistic", new_attrs, classes
+        return len(classes), self.multi_class, new_attrs, classes
+
+    def _encode_targets(self, y, *, fit):
+        if fit:
+            check_classification_targets(y)
+            classes, public = self._label_set(y)
+            new_attrs = {"classes_": classes, "_label_set_public": public}
+            error = ValueError
+        else:
+            classes, new_attrs, error = self.classes_, {}, UnlearningError
+        codes = np.searchsorted(classes, y)
+        codes = np.minimum(codes, len(classes) - 1)
+        unknown = classes[codes] != y
+        if np.any(unknown):
+            i = int(np.flatnonzero(unknown)[0])
+            seen = "given in classes" if fit else "of the model"
+            raise error(f"y[{i}]={y[i]!r} is not one of the classes {seen}: "
+                        f"{classes.tolist()}.")
+        if len(classes) == 2:
+            return codes.astype(np.float64), 1, "logistic", new_attrs
+        return codes.astype(np.float64), len(classes), self.multi_class, new_attrs
+
+    def _check_new_targets(self, edits):
+        new_targets = (("y_replace", edits.y_replace), ("y_insert", edits.y_insert))
+        for name, values in new_targets:
+            if values is None:
+                continue
+            values = np.asarray(values)
+            known = np.isin(values, self.classes_)
+            if not np.all(known):
+                k = int(np.flatnonzero(~known)[0])
+                raise UnlearningError(
+                    f"{name}[{k}]={values[k]!r} is not one of the classes of the "
+                    f"model ({self.classes_.tolist()}); the label set is fixed at fit.")
+
+    def _set_coefficients(self, W, b):
+        self.coef_ = W
+        self.intercept_ = b * self._intercept_scaling()
+
+    def decision_function(self, X):
+        """Signed distance to the decision boundary (log-odds for binary).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        Z = self._margins(X)
+        return Z[:, 0] if Z.shape[1] == 1 else Z
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        idx = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[idx]
+
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p = expit(scores)
+            return np.column_stack([1.0 - p, p])
+        if self._plan.loss == "ovr":  # the fitted loss, whatever set_params changed
+            p = expit(scores)
+            return p / p.sum(axis=1, keepdims=True)
+        return softmax(scores, axis=1)
+
+    def predict_log_proba(self, X):
+        """Logarithm of the class probabilities (computed stably).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return np.column_stack([log_expit(-scores), log_expit(scores)])
+        if self._plan.loss == "ovr":  # the fitted loss, whatever set_params changed
+            return np.log(self.predict_proba(X))
+        return log_softmax(scores, axis=1)
+
+
+class _PrivateRegressorMixin:
+    """Targets and predictions of the squared-loss models (parameter ``alpha``)."""
+
+    _regularization_name = "alpha"
+    _y_numeric = True
+
+    def _regularization(self, n_samples):
+        return self.alpha / n_samples
+
+    def _public_targets(self):
+        # Rows on a cluster: the targets never reach the driver, so nothing is
+        # read for the scale check (the shards divide by the public scale).
+        scale = 1.0 if self.target_scale is None else float(self.target_scale)
+        return 1, "squared", {"_target_scale": scale}, None
+
+    def _encode_targets(self, y, *, fit):
+        """Targets divided by the public ``target_scale`` (the one of ``fit``
+        for edits: changing the parameter later does not change the model)."""
+        y = np.asarray(y, dtype=np.float64)
+        if not fit:
+            return y / self._output_scale(), 1, "squared", {}
+        scale = 1.0 if self.target_scale is None else float(self.target_scale)
+        y = y / scale
+        if self.target_scale is None:
+            self._warn_if_targets_out_of_reach(y)
+        return y, 1, "squared", {"_target_scale": scale,
+                                 "_target_scale_public": self.target_scale is not None}
+
+    def _warn_if_targets_out_of_reach(self, y):
+        # Clipping at L caps each record's gradient: a residual larger than
+        # L / ||[x, s_b]|| counts as if it were that size (a Huber loss), so
+        # targets far beyond it are fitted slowly and badly. This check reads
+        # the targets, so it only runs when no public scale was given; the
+        # guarantee says so (target_scale_public=False).
+        L = self._clip_norm("squared")
+        if L is None:
+            return  # refused with its own message when the fit is planned
+        reach = float(L) / self._row_norm_bound("squared")
+        far = np.abs(y) > _OUT_OF_REACH * reach
+        if far.size and np.count_nonzero(far) * 2 > far.size:
+            warnings.warn(
+                "Most targets are more than "
+                f"{_OUT_OF_REACH:g} times larger than the residual the clipped "
+                f"squared loss fits unclipped (clip_norm / row norm = {reach:.3g}): "
+                "the model will underfit them (a Huber loss with a small threshold). "
+                "Divide the targets by a public constant with target_scale=... (e.g. "
+                "the known range of the quantity; never a statistic of these "
+                "targets). This check read the training targets, which the "
+                "guarantee notes; passing target_scale turns it off.",
+                PrivacyLeakWarning, stacklevel=user_stacklevel())
+
+    def _output_scale(self):
+        return getattr(self, "_target_scale", 1.0)
+
+    def _set_coefficients(self, W, b):
+        out = self._output_scale()
+        self.coef_ = W[0] * out
+        self.intercept_ = float(b[0] * self._intercept_scaling() * out)
+
+    def predict(self, X):
+        """Predicted targets.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self._margins(X)[:, 0]
