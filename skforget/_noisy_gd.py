@@ -351,8 +351,13 @@ class _BaseNoisyGD(_BasePrivateLinear):
                                              weighted=db.weighted)
             spec = self._row_map_spec(loss, classes, "fit", plan,
                                       new_attrs.get("_target_scale", 1.0))
-            with db._reading() as alone:
-                source = db._row_source(spec, loss=loss, exclusive=alone,
+            with db._reading():
+                # Never exclusive: another fit may map its rows between this
+                # read's claim and its own prepare, and clearing every map
+                # then dropped that fit's (a race seen in CI). Maps left by
+                # interrupted reads go with the next edit, which clears
+                # every map before it changes a row.
+                source = db._row_source(spec, loss=loss, exclusive=False,
                                         n_jobs=effective_n_jobs(self.n_jobs))
                 try:
                     yield (source, plan, public, new_attrs,

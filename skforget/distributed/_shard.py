@@ -79,7 +79,8 @@ class _Shard:
     def prepare(self, source, offset, spec, exclusive):
         """Validate and map this shard's rows for one segment (rows
         ``offset ...`` of the database, named so in errors). ``exclusive``:
-        no other source is reading, so maps left by interrupted ones go.
+        no other source can be reading (an edit's segment, under the edit's
+        claim), so maps left by interrupted ones go.
 
         Returns whether a record has a positive weight (True if unweighted).
         """
