@@ -34,7 +34,12 @@ from skforget._rows import (
     project_rows,
     row_weights,
 )
-from skforget._validation import sklearn_caller, user_stacklevel
+from skforget._validation import (
+    ENCLOSING_PIPELINE_CHECKS,
+    enclosing_pipeline,
+    sklearn_caller,
+    user_stacklevel,
+)
 from skforget.exceptions import (
     PrivacyBudgetWarning,
     PrivacyLeakWarning,
@@ -229,7 +234,13 @@ class _BasePrivateLinear(BaseEstimator):
         """Say what a fit spends when scikit-learn's model selection runs it:
         ``GridSearchCV`` and ``cross_val_score`` fit many models on shared rows
         and compare exact validation scores, which the per-model figure does
-        not cover. ``rho`` is the fit's planned rho-coefficient (public)."""
+        not cover. ``rho`` is the fit's planned rho-coefficient (public). A
+        plain ``Pipeline`` around the fit gets the pipelines layer's checks
+        (steps fitted on the rows)."""
+        pipeline = enclosing_pipeline()
+        if pipeline is not None:
+            for check in ENCLOSING_PIPELINE_CHECKS:
+                check(pipeline, self)
         caller = sklearn_caller()
         if caller is None:
             return

@@ -22,7 +22,10 @@ raises :class:`~skforget.exceptions.DataDependentStepError`, or returns
 None, when the configuration does learn from the rows.
 """
 
-from skforget.exceptions import DataDependentStepError
+import warnings
+
+from skforget._validation import ENCLOSING_PIPELINE_CHECKS, user_stacklevel
+from skforget.exceptions import DataDependentStepError, PrivacyLeakWarning
 
 PROTOCOL = "__skforget_public__"
 
@@ -334,3 +337,27 @@ def check_public_preprocessing(pipeline):
     for name, step in pipeline.steps[:-1]:
         _check(step, name, out)
     return tuple(out)
+
+
+def _warn_if_steps_not_public(pipeline, estimator):
+    """A private estimator fitted as the last step of a plain scikit-learn
+    ``Pipeline``: warn when a step before it learned from the rows (a
+    ``StandardScaler`` fitted on them), which the guarantee does not cover
+    and ``partial_unlearn`` cannot remove. ``ForgetPipeline`` refuses such
+    steps itself, before fitting."""
+    if any(isinstance(pipeline, cls) for cls in _PIPELINE_CLASSES):
+        return
+    if not pipeline.steps or pipeline.steps[-1][1] is not estimator:
+        return
+    try:
+        check_public_preprocessing(pipeline)
+    except DataDependentStepError as exc:
+        warnings.warn(
+            f"{type(estimator).__name__} is fitted as the last step of a "
+            "scikit-learn Pipeline whose preprocessing is outside its guarantee: "
+            f"{exc} skforget.pipeline.ForgetPipeline refuses such steps before "
+            "fitting and serves deletions through the steps.",
+            PrivacyLeakWarning, stacklevel=user_stacklevel())
+
+
+ENCLOSING_PIPELINE_CHECKS.append(_warn_if_steps_not_public)

@@ -99,6 +99,27 @@ def sklearn_caller():
     return found
 
 
+_PIPELINE = f"{os.sep}sklearn{os.sep}pipeline.py"
+
+#: Checks run when a private estimator is fitted inside a plain scikit-learn
+#: Pipeline, each called as ``check(pipeline, estimator)``. The pipelines
+#: layer registers its own (this leaf module imports nothing of ours).
+ENCLOSING_PIPELINE_CHECKS = []
+
+
+def enclosing_pipeline():
+    """The scikit-learn ``Pipeline`` whose ``fit`` runs this call, if any
+    (read from the call stack: public, the caller's code)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if os.path.abspath(frame.f_code.co_filename).endswith(_PIPELINE):
+            obj = frame.f_locals.get("self")
+            if obj is not None and hasattr(obj, "steps"):
+                return obj
+        frame = frame.f_back
+    return None
+
+
 def check_finite_params(estimator, names):
     """Reject infinite values, which ``Interval(..., None)`` lets through."""
     for name in names:

@@ -4,6 +4,7 @@
 
 import json
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -552,3 +553,27 @@ def test_plan_on_a_pipeline_maps_raw_records_and_changes_nothing():
     bad = make_forget_pipeline(StandardScaler(), NoisyGDClassifier(classes=[0, 1]))
     with pytest.raises(DataDependentStepError):
         bad.plan(X, y)
+
+
+def test_a_plain_pipeline_with_a_data_fitted_step_warns():
+    # The silent mistake of issue 24: a StandardScaler fitted on the training
+    # rows in an ordinary Pipeline is outside the guarantee.
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import Normalizer, StandardScaler
+
+    from skforget import OutputPerturbationClassifier, PrivacyLeakWarning
+    from skforget.pipeline import make_forget_pipeline
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    for final in (NoisyGDClassifier(classes=[0, 1]),
+                  OutputPerturbationClassifier(classes=[0, 1])):
+        with pytest.warns(PrivacyLeakWarning, match=r"'standardscaler'.*ForgetPipeline"):
+            make_pipeline(StandardScaler(), final).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        make_pipeline(PublicScaler(center=0.0, scale=3.0), Normalizer(),
+                      NoisyGDClassifier(classes=[0, 1])).fit(X, y)
+        make_forget_pipeline(PublicScaler(center=0.0, scale=3.0),
+                             NoisyGDClassifier(classes=[0, 1])).fit(X, y)
