@@ -230,13 +230,14 @@ class _BasePrivateLinear(BaseEstimator):
         parameters alone, for rows whose targets stay on a cluster."""
         raise NotImplementedError
 
-    def _warn_if_model_selection(self, rho, delta):
-        """Say what a fit spends when scikit-learn's model selection runs it:
+    def _warn_about_callers(self, rho, delta):
+        """Warn about what the scikit-learn code running this fit does to the
+        guarantee, read from the call stack (public): a plain ``Pipeline``
+        gets the pipelines layer's checks (steps fitted on the rows);
         ``GridSearchCV`` and ``cross_val_score`` fit many models on shared rows
-        and compare exact validation scores, which the per-model figure does
-        not cover. ``rho`` is the fit's planned rho-coefficient (public). A
-        plain ``Pipeline`` around the fit gets the pipelines layer's checks
-        (steps fitted on the rows)."""
+        and compare exact validation scores, and ``CalibratedClassifierCV``
+        fits a calibrator on exact scores, none of which the per-model figure
+        covers. ``rho`` is the fit's planned rho-coefficient (public)."""
         pipeline = enclosing_pipeline()
         if pipeline is not None:
             for check in ENCLOSING_PIPELINE_CHECKS:
@@ -270,9 +271,9 @@ class _BasePrivateLinear(BaseEstimator):
     @staticmethod
     def _warn_if_adaptive_exceeds(guarantee):
         """Say when an edit's adaptive figure passes the model's epsilon."""
-        cert = guarantee.deletion
-        if cert is None or not cert.epsilon_adaptive > guarantee.target_epsilon:
+        if not guarantee.adaptive_exceeds_target:
             return
+        cert = guarantee.deletion
         warnings.warn(
             f"After {cert.index} edit(s), the figure against requests adapted to "
             f"earlier releases is epsilon {cert.epsilon_adaptive:.3g}, above the "

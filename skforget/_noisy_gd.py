@@ -383,7 +383,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
     def _fit_rows(self, design, plan, new_attrs, public, weights):
         """Train from a row source (in memory or on a cluster) and set the
         fitted attributes."""
-        self._warn_if_model_selection(plan.rho_target, plan.delta)
+        self._warn_about_callers(plan.rho_target, plan.delta)
         d = self.n_features_in_
         n_outputs = self._n_outputs(plan, d)
         rng = segment_rng(self.random_state, 0)

@@ -103,7 +103,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             plan = self._plan_release(
                 loss, n, X.shape[1], n_outputs, delta,
                 self._weighting(sample_weight is not None, n_outputs))
-            self._warn_if_model_selection(plan.rho_target, plan.delta)
+            self._warn_about_callers(plan.rho_target, plan.delta)
             weights = row_weights(sample_weight, y_enc, **plan_weighting(plan))
             W, b = self._release(X, y_enc, loss, weights, plan, segment=0, where="X")
             self._plan = plan  # before the coefficients: it fixes "auto" scalings

@@ -265,6 +265,13 @@ class PrivacyGuarantee:
         return self.edits[-1] if self.edits else None
 
     @property
+    def adaptive_exceeds_target(self):
+        """Whether the latest edit's figure against adaptive requests has
+        passed the target epsilon the model was planned for."""
+        cert = self.deletion
+        return cert is not None and cert.epsilon_adaptive > self.target_epsilon
+
+    @property
     def advantage(self):
         """Bound on TPR - FPR of any membership test on a present record."""
         from skforget.accounting._conversions import advantage_bound
@@ -320,7 +327,7 @@ class PrivacyGuarantee:
                 f"against requests adapted to {cert.releases_seen} earlier "
                 f"release(s): ({_fmt(cert.epsilon_adaptive)}, {self.delta:.3g})."
             )
-        if cert is not None and cert.epsilon_adaptive > self.target_epsilon:
+        if self.adaptive_exceeds_target:
             lines.append(
                 f"The adaptive figure ({_fmt(cert.epsilon_adaptive)}) exceeds the "
                 f"model's target epsilon {_fmt(self.target_epsilon)}: a requester "

@@ -306,10 +306,9 @@ def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5,
                              low_open=False)
     score_share = check_real(score_share, "score_share", low=0.0, high=1.0,
                              low_open=False)
-    refit_epsilon = (_target_within(epsilon_to_rho(
-        epsilon=refit_share * epsilon, delta=delta), delta) if refit_share > 0 else 0.0)
     refit_rho = (epsilon_to_rho(epsilon=refit_share * epsilon, delta=delta)
                  if refit_share > 0 else 0.0)
+    refit_epsilon = _target_within(refit_rho, delta) if refit_rho else 0.0
 
     def total(run_rho):
         return rdp_curve_epsilon(orders=_ORDERS, rdp=_total_rdp(

@@ -200,6 +200,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.verbose = verbose
 
     def _check_inputs(self, n):
+        """Refuse what the search cannot price; return ``(n_val, params)``,
+        the validation part's size (0: none) and the estimator's parameters."""
         reserved = sorted(set(self.param_distributions) & set(_RESERVED))
         if reserved:
             raise ValueError(
@@ -238,7 +240,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "absolute error that still counts in the validation score (each "
                 "record scores 1 - min(|y - y_hat| / target_bound, 1)).")
         if self.validation_fraction is None:
-            return 0
+            return 0, params
         if int(params.get("group_size", 1)) > 1:
             # A person's rows could fall on both sides of the random split,
             # and Lemma 17.1 prices a unit on one side only.
@@ -252,7 +254,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if not (1 <= n_val < n):
             raise ValueError(f"validation_fraction={self.validation_fraction!r} "
                              f"leaves {n - n_val} training rows of {n}.")
-        return n_val
+        return n_val, params
 
     def _utilities(self, model, X, y):
         """Per-record utility in [0, 1] (Lemma 17.1)."""
@@ -286,7 +288,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             X, y, _ = unwrap_database(X, y)
         X, y = indexable(X, y)
         n = len(y)
-        n_val = self._check_inputs(n)
+        n_val, base = self._check_inputs(n)
         # Every row and target checked once, before any run: an error that
         # depended on the data must not stop the search part-way.
         check_array(X, accept_sparse="csr", dtype="numeric")
@@ -327,7 +329,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         else:  # no copy: every run reads all rows
             X_train = X_val = X
             y_train = y_val = y
-        group = int(self.estimator.get_params().get("group_size", 1))
+        group = int(base.get("group_size", 1))
         # Lemma 17.1: held-out rows are scored at the run's rho at no extra
         # cost; Lemma 17.1b: the fit's own rows at the score's share of it.
         sigma_score = group / ((n_val if held_out else n) * math.sqrt(
@@ -372,10 +374,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     f"above the {budget.refit_rho:.6g} it was planned for: please "
                     "report this.")
         self.best_estimator_ = model
-        params = self.estimator.get_params()
         self.privacy_guarantee_ = dataclasses.replace(
-            budget, seeded=seeded, relation=params.get("relation", "replace"),
-            group_size=int(params.get("group_size", 1)))
+            budget, seeded=seeded, relation=base.get("relation", "replace"),
+            group_size=group)
         if hasattr(model, "n_features_in_"):
             self.n_features_in_ = model.n_features_in_
         if hasattr(model, "classes_"):
