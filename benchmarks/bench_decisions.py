@@ -263,6 +263,14 @@ def run_table(name, *, smoke, seeds, levers, dpl_python, log):
         default_plan = m._plan
         m, t = _fit(ngd(seed, class_weight=public_cw), X_tr, y_tr)
         record("NoisyGD public class_weight", m, t, t_lr, scores_of(m, X_te))
+        if K == 2:
+            # The private class counts of Section 18.3, asked for.
+            m, t = _fit(ngd(seed, class_weight="balanced"), X_tr, y_tr)
+            record('NoisyGD class_weight="balanced"', m, t, t_lr,
+                   scores_of(m, X_te))
+            # The raw threshold (no counts): what the defaults were before.
+            m, t = _fit(ngd(seed, prevalence_share=0.0), X_tr, y_tr)
+            record("NoisyGD prevalence_share=0", m, t, t_lr, scores_of(m, X_te))
         if not levers:
             continue
         # (a) offset by the noisy log prior.
@@ -357,7 +365,8 @@ def run_table(name, *, smoke, seeds, levers, dpl_python, log):
 
 
 MAIN_ROWS = ("LogisticRegression()", 'LogisticRegression(class_weight="balanced")',
-             "NoisyGD defaults", "NoisyGD public class_weight",
+             "NoisyGD defaults", 'NoisyGD class_weight="balanced"',
+             "NoisyGD prevalence_share=0", "NoisyGD public class_weight",
              "diffprivlib LogisticRegression(epsilon=1)")
 
 
@@ -398,6 +407,7 @@ def markdown(per_table, *, smoke, seeds, dpl_note, levers):
             rows.append([name, label] + [_fmt(med.get(k), k) for k in keys]
                         + [_fmt(med.get("visibly_constant"), "const")])
     out += ["### Epsilon = 1, defaults", "", md_table(head, rows), ""]
+    out += floors(per_table)
     if not levers:
         return "\n".join(out)
     lever_rows = ("NoisyGD defaults", "(a0) same model, no offset",
@@ -438,6 +448,35 @@ def markdown(per_table, *, smoke, seeds, dpl_note, levers):
     out += ["### Epsilon = 8: convergence", "",
             md_table(["table", "model", "acc", "AUC", "passes", "time"], rows), ""]
     return "\n".join(out + gaps(per_table))
+
+
+def floors(per_table):
+    """Issue 23's binary floors on the library's own rows (points)."""
+    lr, lrb = "LogisticRegression()", 'LogisticRegression(class_weight="balanced")'
+    rows = []
+    for name, v in per_table.items():
+        res = v["results"]
+        if v["info"]["n_classes"] != 2 or 'NoisyGD class_weight="balanced"' not in res:
+            continue
+
+        def bal(label, res=res):
+            return res[label]["median"]["balanced_accuracy"]
+
+        d = bal("NoisyGD defaults") - bal(lr)
+        b = bal('NoisyGD class_weight="balanced"') - bal(lrb)
+        raw = bal("NoisyGD prevalence_share=0") - bal(lr)
+        rows.append([name, f"{100 * raw:+.1f}", f"{100 * d:+.1f}",
+                     "yes" if d >= -0.02 else "no", f"{100 * b:+.1f}",
+                     "yes" if b >= -0.03 else "no"])
+    if not rows:
+        return []
+    return ["### Binary floors of issue 23 (balanced accuracy, points)", "",
+            "Defaults and `prevalence_share=0` (the raw threshold) against "
+            "`LogisticRegression()` (floor -2.0); `class_weight=\"balanced\"` "
+            "against `LogisticRegression(class_weight=\"balanced\")` (floor "
+            "-3.0). Every private model's total epsilon is 1.", "",
+            md_table(["table", "prevalence_share=0", "defaults", "floor met",
+                      "balanced", "floor met"], rows), ""]
 
 
 def gaps(per_table):

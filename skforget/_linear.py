@@ -493,12 +493,29 @@ class _BasePrivateLinear(BaseEstimator):
         counts ``K (d + 1)`` parameters with an intercept, ``K d`` without)."""
         return plan.n_params // (n_features + int(self._param("fit_intercept")))
 
+    def _prevalence_budget(self, n_outputs, loss, delta, n_samples):
+        """The split of the target with noisy class counts (None: no counts;
+        classifiers override it, Section 18)."""
+        return None
+
+    def _drop_counts(self):
+        """Drop released class counts (classifiers hold them)."""
+
+    def _warn_if_constant(self):
+        """Warn when the released model is constant on the ball (classifiers)."""
+
+    def _intercept_offset(self):
+        """The public offset in ``intercept_`` that the solver's parameter does
+        not hold (a classifier's prevalence offset, Section 18.3); 0 here."""
+        return 0.0
+
     def _theta(self):
         """Current parameter ``(W, b)`` in the solver's layout."""
         out = self._output_scale()
         W = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64)) / out
         s_b = self._intercept_scaling()
-        intercept = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64))
+        intercept = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64)) \
+            - self._intercept_offset()
         b = intercept / (s_b * out) if s_b > 0 else np.zeros(W.shape[0])
         return np.ascontiguousarray(W), b
 
@@ -523,7 +540,8 @@ class _BasePrivateLinear(BaseEstimator):
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             Z = safe_sparse_dot(X, W.T.astype(X.dtype, copy=False),
                                 dense_output=True)
-            Z = np.asarray(Z, dtype=np.float64) * scale[:, None] + b * s_b
+            Z = np.asarray(Z, dtype=np.float64) * scale[:, None] + (
+                b * s_b + self._intercept_offset())
         bad = np.flatnonzero(~np.all(np.isfinite(Z), axis=1))
         if bad.size:
             # float32 rows with entries near its largest value overflow X @ W in
@@ -532,7 +550,7 @@ class _BasePrivateLinear(BaseEstimator):
             rows = X[bad].toarray() if sp.issparse(X) else X[bad]
             with np.errstate(under="ignore"):
                 mapped = np.asarray(rows, dtype=np.float64) * scale[bad, None]
-                Z[bad] = mapped @ W.T + b * s_b
+                Z[bad] = mapped @ W.T + (b * s_b + self._intercept_offset())
         out = self._output_scale()
         if out != 1.0:
             Z *= out

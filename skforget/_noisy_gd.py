@@ -169,18 +169,36 @@ class _BaseNoisyGD(_BasePrivateLinear):
         for name, value in new_attrs.items():  # classes_ for class_weight
             setattr(self, name, value)
         weighting = self._weighting(weighted, n_outputs)
+        epsilon = float(self.epsilon)
+        deletion_epsilon = float(resolve_deletion_epsilon(self.epsilon,
+                                                          self.deletion_epsilon))
+        budget = self._prevalence_budget(n_outputs, loss, delta, n)
+        if budget is not None:
+            # Noisy GD gets what the class counts leave of the target (18.2);
+            # the counts add nothing to a deletion certificate (18.4 (ii)).
+            epsilon = budget.epsilon_training
+            if deletion_epsilon <= float(self.epsilon):  # else the planner refuses
+                deletion_epsilon = min(deletion_epsilon, epsilon)
+            public.update(rho_counts=budget.rho_counts,
+                          count_noise=budget.noise_scale,
+                          target_epsilon=float(self.epsilon))
         lam = self._regularization_for(loss, n, n_params, n_outputs, delta)
         if not self._auto_regularization():
             # C / alpha keep their meaning with weights (4.4)
             lam /= weighting["weight_bound"]
+        elif weighting["class_weights"]:
+            # Class weights normalised to mean 1 over the classes at the
+            # unweighted default (Section 18.5, rule b2): dividing them by
+            # their largest alone would leave the common classes' records
+            # counting a fraction each against an unchanged penalty.
+            cw = weighting["class_weights"]
+            lam *= (sum(cw) / len(cw)) / max(cw)
         self._check_conditioning(loss, n, lam)
         batches = self._n_batches(n)
         plan = accounting.plan_training(
             loss=loss, n_samples=n, n_params=n_params, lam=lam,
             row_norm=self._row_norm_bound(loss), clip_norm=self._clip_norm(loss),
-            epsilon=float(self.epsilon), delta=delta,
-            deletion_epsilon=float(
-                resolve_deletion_epsilon(self.epsilon, self.deletion_epsilon)),
+            epsilon=epsilon, delta=delta, deletion_epsilon=deletion_epsilon,
             max_edit_size=self.max_edit_size, relation=self.relation,
             group_size=self.group_size, learning_rate=self.learning_rate,
             recipe=self.recipe, fit_steps=self.max_iter,
@@ -383,7 +401,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
     def _fit_rows(self, design, plan, new_attrs, public, weights):
         """Train from a row source (in memory or on a cluster) and set the
         fitted attributes."""
-        self._warn_about_callers(plan.rho_target, plan.delta)
+        self._warn_about_callers(plan.rho_target + public.get("rho_counts", 0.0),
+                                 plan.delta)
         d = self.n_features_in_
         n_outputs = self._n_outputs(plan, d)
         rng = segment_rng(self.random_state, 0)
@@ -404,9 +423,13 @@ class _BaseNoisyGD(_BasePrivateLinear):
         for name, value in new_attrs.items():
             setattr(self, name, value)
         self._plan = plan  # before the coefficients: it fixes "auto" scalings
+        self._drop_counts()
+        if guarantee.rho_counts > 0:
+            self._release_counts(design, guarantee.count_noise, segment=0)
         self._set_coefficients(W, b)
         self.n_iter_ = np.array([plan.fit_epochs], dtype=np.int32)
         self.privacy_guarantee_ = guarantee
+        self._warn_if_constant()
         return self
 
     # --- partial_unlearn -------------------------------------------------------
@@ -551,9 +574,15 @@ class _BaseNoisyGD(_BasePrivateLinear):
             data_weight=edit.data_weight, n_batches=edit.n_batches)
         for name, value in tracked.items():
             setattr(self, name, value)
+        # Fresh counts of the edited database, or none: the fit's counts must
+        # not survive an edit that removes a record they counted (18.3).
+        self._drop_counts()
+        if previous.rho_counts > 0:
+            self._release_counts(design, previous.count_noise, segment=segment)
         self._set_coefficients(W, b)
         self.n_unlearn_iter_ = steps // edit.n_batches
         self.privacy_guarantee_ = guarantee
         self.database_version_ = edits.version_after
         self._warn_if_adaptive_exceeds(guarantee)
+        self._warn_if_constant()
         return self

@@ -107,8 +107,29 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         ``{c: 1 / (n_classes * p_c)}`` from public class frequencies ``p_c``
         corrects for imbalance. The weights are divided by their largest, like
         ``sample_weight`` (see ``max_sample_weight``), so they cost no extra
-        noise. "balanced" is refused: it would read the class counts from the
-        private labels.
+        noise; public weights replace the prevalence offset (see
+        ``prevalence_share``). "balanced" (binary models): decisions for the
+        balanced error, from the private class counts of ``prevalence_share``
+        (which the default already spends, so for a binary model it decides as
+        the default does); refused for three classes or more, where the counts
+        would have to enter training.
+    prevalence_share : float in [0, 1) or "auto", default="auto"
+        Share of the privacy budget (of ``rho``, privacy-accounting.md,
+        Section 18.2) that a binary model spends on the two class counts,
+        released with Gaussian noise and redrawn on the current database at
+        every :meth:`partial_unlearn`. They give ``intercept_offset_`` =
+        ``-logit p_hat``, added to the intercept, which turns the shrunk
+        private model's decisions into decisions for the balanced error: the
+        shift scikit-learn's ``class_weight="balanced"`` makes in a
+        well-specified logistic model. Without it a private model on a table
+        with a rare class typically predicts the majority class everywhere.
+        The whole release stays within ``epsilon`` (noisy GD is planned for
+        what the counts leave) and the deletion certificate is unchanged. 0
+        turns it off (decisions at the raw threshold, all of the budget to
+        training); unused for three classes or more and with a ``class_weight``
+        dict. "auto" is 0.05, spent only when the table is large enough for
+        the counts' noise (``n_samples >= 30 sigma_n``, about 770 rows at
+        ``epsilon=1``; always with ``class_weight="balanced"``).
     C : float or "auto", default="auto"
         Inverse regularisation strength, as in ``LogisticRegression``: the
         objective is ``C * sum_i loss_i + ||w||^2 / 2`` (intercept included),
@@ -197,7 +218,15 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Coefficients.
     intercept_ : ndarray of shape (1,) or (n_classes,)
-        Intercepts.
+        Intercepts (including ``intercept_offset_``).
+    noisy_class_count_ : ndarray of shape (2,)
+        Only for a binary model with ``prevalence_share > 0``: the class counts
+        of the current database plus Gaussian noise (standard deviation
+        ``privacy_guarantee_.count_noise`` records), covered by the guarantee
+        and redrawn at every edit.
+    intercept_offset_ : float
+        Only with ``noisy_class_count_``: ``-logit p_hat`` from those counts,
+        the part of ``intercept_`` that noisy GD did not train.
     n_iter_ : ndarray of shape (1,)
         Passes over the data run by ``fit`` (as in ``LogisticRegression``).
     n_unlearn_iter_ : int
@@ -261,6 +290,8 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         "multi_class": [StrOptions({"multinomial", "ovr"})],
         "classes": ["array-like", None],
         "class_weight": [dict, StrOptions({"balanced"}), None],
+        "prevalence_share": [Interval(Real, 0, 1, closed="left"),
+                             StrOptions({"auto"})],
         "certify_k_max": [Interval(Integral, 0, None, closed="left")],
         "certify_modes": [StrOptions(set(MODES)), tuple, list],
         "clip_norm": [Interval(Real, 0, None, closed="neither"), None,
@@ -268,7 +299,15 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
     }
     _finite_extra = ("C",)
 
+    def __setstate__(self, state):
+        # Pickled before prevalence_share existed: such a model released no
+        # class counts, which is what 0 means.
+        state = dict(state)
+        state.setdefault("prevalence_share", 0.0)
+        super().__setstate__(state)
+
     def __init__(self, C="auto", *, classes=None, class_weight=None,
+                 prevalence_share="auto",
                  multi_class="multinomial", epsilon=1.0, delta="auto",
                  deletion_epsilon=None,
                  max_edit_size=10, max_sample_weight=1.0, group_size=1,
@@ -281,6 +320,7 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         self.C = C
         self.classes = classes
         self.class_weight = class_weight
+        self.prevalence_share = prevalence_share
         self.multi_class = multi_class
         self.epsilon = epsilon
         self.delta = delta

@@ -276,6 +276,12 @@ class Design:
     def n_samples(self):
         return self.X.shape[0]
 
+    def class_counts(self, n_classes):
+        """Records per class code (a classifier's encoded targets), as floats:
+        what the noisy class counts of Section 18.1 add noise to."""
+        return np.bincount(self.y.astype(np.int64), minlength=n_classes)[
+            :n_classes].astype(np.float64)
+
     def gradient_sum(self, W, b, G, Gb, *, loss_code, weight=None, n_threads=1,
                      order=None, lo=0, hi=-1):
         """Fill ``G`` (K, d) and ``Gb`` (K,) with the sum of the clipped

@@ -14,8 +14,22 @@ import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.utils.multiclass import check_classification_targets
 
-from skforget._validation import user_stacklevel
+from skforget._validation import segment_rng, user_stacklevel
+from skforget.accounting import (
+    noisy_class_counts,
+    offset_change_bound,
+    prevalence_budget,
+    prevalence_offset,
+)
 from skforget.exceptions import PrivacyLeakWarning, UnlearningError
+
+#: The counts' share of rho under ``prevalence_share="auto"`` (Section 18.10).
+AUTO_PREVALENCE_SHARE = 0.05
+#: Under "auto", a model without ``class_weight`` releases counts only on
+#: ``n >= this * sigma_n`` rows: there the offset's noise on a balanced table
+#: (about ``2 sqrt(2) sigma_n / n`` in log-odds) stays under 0.1, while on
+#: smaller tables it would move the threshold by noise more than it corrects.
+AUTO_MIN_ROWS_PER_NOISE = 30.0
 
 #: Targets more than this many times the unclipped reach ``clip_norm / R``
 #: (for most rows) make the regressor warn when no public target scale is given.
@@ -32,19 +46,29 @@ class _PrivateClassifierMixin:
     def _class_weights(self, n_classes):
         """``class_weight`` as one public weight per class code (None: unset).
 
-        "balanced" is refused: it would read the class counts from the private
-        labels (a rare class's count is itself private) and keep them in the
-        model after its records are deleted.
+        "balanced" weighs no record: a binary model gets its balance from the
+        noisy class counts' intercept offset instead (:meth:`_prevalence_budget`,
+        privacy-accounting.md, Section 18.3); counts inside training (18.4) are
+        not implemented, so a multiclass "balanced" is refused.
         """
         cw = getattr(self, "class_weight", None)
         if cw is None:
             return None
         if isinstance(cw, str):
+            share = self._prevalence_share()
+            if n_classes == 2 and (share == "auto" or share > 0):
+                return None
+            if n_classes == 2:
+                raise ValueError(
+                    "class_weight='balanced' balances a binary model with noisy "
+                    "class counts, which need prevalence_share > 0 (this estimator "
+                    f"has {share!r}).")
             raise ValueError(
-                "class_weight='balanced' would read the class counts from the "
-                "private labels: a rare class's count is itself private, and the "
-                "weights would keep the influence of deleted records after "
-                "partial_unlearn. Pass public weights instead, e.g. from the "
+                "class_weight='balanced' is implemented for binary models only (a "
+                "private intercept offset from noisy class counts); with "
+                f"{n_classes} classes the counts would have to enter training, "
+                "which skforget does not certify yet (privacy-accounting.md, "
+                "Section 18.4). Pass public weights instead, e.g. from the "
                 "classes' public frequencies p_c: class_weight={c: 1 / (n_classes "
                 "* p_c)}.")
         classes = self.classes_ if hasattr(self, "classes_") else None
@@ -62,6 +86,90 @@ class _PrivateClassifierMixin:
 
     _regularization_name = "C"
     _y_numeric = False
+
+    # --- private class prevalence (privacy-accounting.md, Section 18) ----------
+    def _prevalence_share(self):
+        """The frozen ``prevalence_share``: "auto" or a float (0 for
+        estimators without one)."""
+        if "prevalence_share" not in self.get_params(deep=False):
+            return 0.0
+        share = self._param("prevalence_share")
+        return share if isinstance(share, str) else float(share)
+
+    def _prevalence_budget(self, n_outputs, loss, delta, n_samples):
+        """The split of the target between noisy class counts and training, or
+        None when the model releases no counts: only binary logistic models
+        whose decisions are not already set by public class weights do
+        (Section 18.3; the offset measured harmful for multiclass, 18.8), and
+        with "auto" only on tables large enough for the counts' noise
+        (:data:`AUTO_MIN_ROWS_PER_NOISE`, a rule on public numbers)."""
+        share = self._prevalence_share()
+        cw = self._param("class_weight")
+        if (loss != "logistic" or n_outputs != 1 or isinstance(cw, dict)
+                or (share != "auto" and share <= 0)):
+            return None
+        budget = prevalence_budget(
+            epsilon=float(self._param("epsilon")), delta=delta,
+            share=AUTO_PREVALENCE_SHARE if share == "auto" else share,
+            relation=self._param("relation"), group_size=self._param("group_size"))
+        if (share == "auto" and cw is None
+                and n_samples < AUTO_MIN_ROWS_PER_NOISE * budget.noise_scale):
+            return None
+        return budget
+
+    def _release_counts(self, source, noise_scale, *, segment):
+        """Release the noisy class counts of the rows ``source`` holds (a fit's
+        or an edited database's), with a noise stream of their own, and set the
+        offset they give; the counts of any earlier release are dropped
+        (Section 18.3, "what must not be done")."""
+        rng = segment_rng(self.random_state, segment, stream=1)
+        counts = noisy_class_counts(source.class_counts(len(self.classes_)),
+                                    noise_scale=noise_scale, rng=rng)
+        self.noisy_class_count_ = counts
+        self.intercept_offset_ = prevalence_offset(counts)
+
+    def _drop_counts(self):
+        for name in ("noisy_class_count_", "intercept_offset_"):
+            self.__dict__.pop(name, None)
+
+    def _intercept_offset(self):
+        return self.__dict__.get("intercept_offset_", 0.0)
+
+    def _offset_change(self, k):
+        """Largest move of the offset on a database ``k`` records away, with
+        the same noise (certificates.md, 9.10); 0 without counts."""
+        counts = self.__dict__.get("noisy_class_count_")
+        if counts is None:
+            return 0.0
+        return offset_change_bound(counts, int(k))
+
+    def _warn_if_constant(self):
+        """Warn when the released coefficients give one class on the whole
+        ball of rows ``||x|| <= data_norm`` (Proposition 18.8): visible from the
+        coefficients and public ``data_norm`` alone, so the check costs no
+        privacy."""
+        W = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))
+        b = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64))
+        R = float(self._param("data_norm"))
+        if W.shape[0] == 1:
+            W = np.vstack([np.zeros_like(W[0]), W[0]])
+            b = np.array([0.0, b[0]])
+        for c in range(W.shape[0]):
+            others = [k for k in range(W.shape[0]) if k != c]
+            margins = [b[c] - b[k] - np.linalg.norm(W[c] - W[k]) * R for k in others]
+            if min(margins) >= 0:
+                warnings.warn(
+                    f"The model predicts class {np.asarray(self.classes_[c]).item()!r} "
+                    "for every row of "
+                    f"norm <= data_norm={R:g}: its intercept outweighs its "
+                    f"coefficients by {min(margins):.3g} there. At this epsilon and "
+                    "size the private model is too shrunk to separate the classes; "
+                    "for a binary model class_weight='balanced' (or the default "
+                    "prevalence_share > 0) offsets the intercept privately, and a "
+                    "larger epsilon, more rows or a larger C let it learn more "
+                    "(privacy-accounting.md, Section 18.6).",
+                    UserWarning, stacklevel=user_stacklevel())
+                return
 
     def _regularization(self, n_samples):
         return 1.0 / (self.C * n_samples)
@@ -134,7 +242,10 @@ class _PrivateClassifierMixin:
 
     def _set_coefficients(self, W, b):
         self.coef_ = W
-        self.intercept_ = b * self._intercept_scaling()
+        # The released intercept carries the prevalence offset; the chain
+        # continues from the unshifted parameter (_theta subtracts it), so no
+        # later step reads the counts (Section 18.9, G4).
+        self.intercept_ = b * self._intercept_scaling() + self._intercept_offset()
 
     def decision_function(self, X):
         """Signed distance to the decision boundary (log-odds for binary).

@@ -169,14 +169,16 @@ def check_delta(delta, n_samples):
         )
 
 
-def segment_rng(random_state, segment):
+def segment_rng(random_state, segment, stream=0):
     """Independent noise stream for one segment of the training history.
 
     An integer seed gives one reproducible stream per segment (fit is 0, the
     i-th ``partial_unlearn`` is i) derived from public counters, so no noise
     vector is ever reused (privacy-accounting.md, 10.3). ``None`` draws fresh OS
     entropy: the setting in which the privacy guarantee holds. A ``RandomState``
-    instance is consumed as scikit-learn estimators do.
+    instance is consumed as scikit-learn estimators do. ``stream`` separates
+    releases of one segment (0: the noisy steps; 1: the noisy class counts,
+    Section 18.3), so no two of them share noise.
     """
     if random_state is None:
         return np.random.default_rng()
@@ -184,5 +186,6 @@ def segment_rng(random_state, segment):
         entropy = [int(v) for v in random_state.randint(0, 2**32, size=4)]
     else:
         entropy = int(random_state)
-    seq = np.random.SeedSequence(entropy=entropy, spawn_key=(segment,))
+    key = (segment,) if stream == 0 else (segment, stream)
+    seq = np.random.SeedSequence(entropy=entropy, spawn_key=key)
     return np.random.Generator(np.random.PCG64(seq))

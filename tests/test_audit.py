@@ -170,6 +170,23 @@ def test_audits_stay_below_the_certified_bounds(audit_data):
     assert "consistent with the certificate" in str(dp)
 
 
+def test_audit_with_private_class_counts_stays_below_the_certificate(audit_data):
+    # The count release of Section 18 (a Gaussian mechanism composed with the
+    # steps, Theorem 18.3) is part of what the canary test sees: the released
+    # intercept carries the offset from the noisy counts, redrawn at the edit.
+    X, y = audit_data
+    clf = NoisyGDClassifier(C=0.5, epsilon=8.0, clip_norm=0.5, max_edit_size=1,
+                            batch_size=None, max_iter=400, class_weight="balanced",
+                            prevalence_share=0.3)
+    dp = audit_dp(clf, X, y, n_trials=200, random_state=0)
+    deletion = audit_deletion(clf, X, y, n_trials=200, random_state=1)
+    for res in (dp, deletion):
+        assert not res.violated
+        assert 0.0 <= res.epsilon_lower <= res.epsilon_certified
+    assert dp.epsilon_certified == pytest.approx(8.0, rel=0.01)
+    assert deletion.epsilon_certified < 8.0
+
+
 def test_audit_of_output_perturbation_stays_below_its_certificate(audit_data):
     # The new mechanism of Section 15: one Gaussian vector on a certified
     # solve; deletion is a refit (kept small: each trial is two solves).

@@ -68,8 +68,10 @@ def test_sample_weight_equals_duplication_without_noise(data):
     w = np.ones(len(y), dtype=int)
     w[::7] = 2
     X_dup, y_dup = np.repeat(X, w, axis=0), np.repeat(y, w)
+    # No prevalence offset: it counts records, not weights (as scikit-learn's
+    # "balanced" does), so it would tell the two apart on purpose.
     kw = dict(classes=[0, 1], C=1.0, epsilon=1e9, clip_norm=None, batch_size=None,
-              max_iter=3000, random_state=0)
+              max_iter=3000, random_state=0, prevalence_share=0.0)
     a = NoisyGDClassifier(max_sample_weight=2.0, **kw).fit(X, y,
                                                            sample_weight=w)
     b = NoisyGDClassifier(**kw).fit(X_dup, y_dup)
@@ -102,7 +104,9 @@ def test_class_weight_moves_the_threshold_like_logistic_regression(data):
     weights = {0: 1.0, 1: 4.0}
     kw = dict(classes=[0, 1], C=1.0, epsilon=1e9, clip_norm=None, batch_size=None,
               intercept_scaling=10.0, max_iter=4000, random_state=0)
-    plain = NoisyGDClassifier(**kw).fit(X, y)
+    # The raw threshold, as LogisticRegression's (the default would offset it
+    # by the noisy prevalence, which public weights replace).
+    plain = NoisyGDClassifier(prevalence_share=0.0, **kw).fit(X, y)
     weighted = NoisyGDClassifier(class_weight=weights, **kw).fit(X, y)
     lr = LogisticRegression(C=1.0, class_weight=weights).fit(X, y)
     lr_plain = LogisticRegression(C=1.0).fit(X, y)
@@ -118,12 +122,19 @@ def test_class_weight_moves_the_threshold_like_logistic_regression(data):
     assert np.mean(noisy[3:]) > np.mean(noisy[:3])
 
 
-def test_balanced_is_refused_with_what_to_do_instead(data):
+def test_balanced_uses_private_counts_and_bad_weights_are_named(data):
+    # "balanced" reads the class counts through the noisy release of Section
+    # 18 (binary); for three classes or more it is refused with what to do.
     X, y = data
-    clf = NoisyGDClassifier(class_weight="balanced")
-    with pytest.raises(ValueError, match=r"private labels.*1 / \(n_classes \* p_c\)"):
-        clf.fit(X, y)
-    assert not hasattr(clf, "coef_")
+    clf = NoisyGDClassifier(classes=[0, 1], class_weight="balanced",
+                            random_state=0).fit(X, y)
+    assert clf.privacy_guarantee_.rho_counts > 0
+    assert clf.privacy_guarantee_.epsilon <= 1.0 + 1e-9
+    y3 = np.where(X[:, 0] > 0.3, 2, y)
+    multi = NoisyGDClassifier(classes=[0, 1, 2], class_weight="balanced")
+    with pytest.raises(ValueError, match=r"binary models only.*1 / \(n_classes \* p_c\)"):
+        multi.fit(X, y3)
+    assert not hasattr(multi, "coef_")
     with pytest.raises(ValueError, match="not one of the classes"):
         NoisyGDClassifier(classes=[0, 1], class_weight={2: 3.0}).fit(X, y)
     with pytest.raises(ValueError, match=r"class_weight\[1\]"):

@@ -210,6 +210,12 @@ class PrivacyGuarantee:
     tol : float
         Output perturbation only: the relative gradient tolerance ``t`` of the
         certified solve (the sensitivity is ``(1 + 2t) S / (N lambda)``).
+    rho_counts : float
+        Rho-coefficient of the noisy class counts released with the model
+        (privacy-accounting.md, Section 18), included in ``rho``; 0 when the
+        model releases none. Redrawn with fresh noise at every edit.
+    count_noise : float
+        Standard deviation of the noise on each class count, in records.
     """
 
     epsilon: float
@@ -246,6 +252,8 @@ class PrivacyGuarantee:
     preprocessing: tuple = ()
     mechanism: str = "noisy_gd"
     tol: float = 0.0
+    rho_counts: float = 0.0
+    count_noise: float = 0.0
 
     def __setstate__(self, state):
         # A guarantee pickled before a field was added (fields are only ever
@@ -335,6 +343,12 @@ class PrivacyGuarantee:
                 "releases learns more about the deleted records than a fresh model "
                 "would reveal about a present one. A new fit on the current "
                 "database restarts the count.")
+        if self.rho_counts > 0:
+            lines.append(
+                "Included: the class counts behind the intercept offset, released "
+                f"with Gaussian noise of {self.count_noise:.3g} records "
+                f"(Rényi: q*{_fmt(self.rho_counts)} of the figure above), redrawn "
+                "on the current database at every edit.")
         if self.preprocessing:
             lines.append("Preprocessing inside the guarantee, all public:")
             lines.extend(f"  {path}: {how}" for path, how in self.preprocessing)

@@ -22,6 +22,7 @@ from skforget.accounting._noisy_gd import (
     rho_deletion,
     rho_dp,
 )
+from skforget.accounting._prevalence import rho_counts_adaptive
 from skforget.accounting._plan import (
     EditPlan,
     _cert_segment,
@@ -39,12 +40,15 @@ def _dp_fields(plan, rho, rho_inf_value):
 
 
 def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True,
-                        target_scale_public=True):
+                        target_scale_public=True, rho_counts=0.0, count_noise=0.0,
+                        target_epsilon=None):
     """Guarantee of the model released by ``fit`` after ``steps`` steps.
 
     Every record present: ``R_q <= q rho`` at every order, with ``rho`` from
     eq. 5.3 (one batch) or Section 12.4 (several; ``steps`` is then a whole
-    number of passes), converted at the plan's delta (Section 6.4).
+    number of passes), plus the rho-coefficient of the noisy class counts
+    released with the model when there are any (Theorem 18.4 (i)), converted
+    at the plan's delta (Section 6.4).
 
     Parameters
     ----------
@@ -58,6 +62,14 @@ def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True,
     target_scale_public : bool, default=True
         False when no public target scale was given and the targets were read
         to decide whether to warn about their scale.
+    rho_counts : float, default=0.0
+        Rho-coefficient of the noisy class counts released with the model
+        (Proposition 18.2); 0 when none are.
+    count_noise : float, default=0.0
+        Their noise scale, in records.
+    target_epsilon : float or None
+        The whole release's target when it differs from the plan's (the plan
+        then calibrates noisy GD to what the counts leave, Section 18.2).
 
     Returns
     -------
@@ -73,9 +85,10 @@ def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True,
         rho = rho_dp(rho_inf=plan.rho_inf, contraction=plan.contraction, steps=T)
         r_inf = plan.rho_inf
     return PrivacyGuarantee(
-        **_dp_fields(plan, rho, r_inf),
+        **_dp_fields(plan, rho + rho_counts, r_inf + rho_counts),
         delta=plan.delta, relation=plan.relation, group_size=plan.group_size,
-        conversion=plan.conversion, target_epsilon=plan.epsilon,
+        conversion=plan.conversion,
+        target_epsilon=plan.epsilon if target_epsilon is None else target_epsilon,
         target_deletion_epsilon=plan.deletion_epsilon, noise_scale=plan.sigma,
         learning_rate=plan.learning_rate, regularization=plan.lam,
         clip_norm=plan.clip_norm, row_norm=plan.row_norm,
@@ -85,7 +98,8 @@ def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True,
         recipe=plan.recipe, label_set_public=bool(label_set_public),
         target_scale_public=bool(target_scale_public),
         n_batches=E, fit_data_weight=plan.fit_data_weight,
-        noise_factor=plan.noise_factor,
+        noise_factor=plan.noise_factor, rho_counts=float(rho_counts),
+        count_noise=float(count_noise),
     )
 
 
@@ -104,7 +118,13 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
       start. The whole edit as one unit costs ``(r/g)^2`` times more (6.2).
     * Against a requester that adapted to the ``s`` releases before the edit:
       ``rho_del + sum_t rho_dp(T_t)`` (Theorem 6.3; CS23 Theorem 4.3), the
-      releases' figures at the deletion sensitivity.
+      releases' figures at the deletion sensitivity, plus one count term per
+      release when the model releases noisy class counts (eq. 18.3).
+
+    The noisy class counts of the previous guarantee (``rho_counts``) are
+    redrawn with fresh noise on the edited database for this release: they
+    add to the DP figure (Theorem 18.4 (i)) and nothing to the deletion
+    figure (Theorem 18.4 (ii)).
 
     Parameters
     ----------
@@ -176,6 +196,10 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
     releases = [_rho_present(plan, [s], c_bar)[0] * factor for s in history]
     r_adapt = rho_adaptive(rho_deletion=r_del, rho_releases=releases) if removed \
         else 0.0
+    if removed:
+        r_adapt += rho_counts_adaptive(
+            rho_counts=previous.rho_counts, relation=plan.relation,
+            n_replaced=n_rep, releases_seen=len(history))
 
     def eps(value):
         return rho_to_epsilon(rho=value, delta=plan.delta, method=plan.conversion)
@@ -189,7 +213,8 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
         retrained=bool(retrained), data_weight=weight, n_batches=E,
     )
     fields = {f: getattr(previous, f) for f in PrivacyGuarantee.__dataclass_fields__}
-    fields.update(_dp_fields(plan, rho, r_inf))
+    fields.update(_dp_fields(plan, rho + previous.rho_counts,
+                             r_inf + previous.rho_counts))
     total = sum(s.steps for s in chain)
     fields.update(contraction=c_bar, total_steps=total, n_samples=n,
                   edits=previous.edits + (cert,),

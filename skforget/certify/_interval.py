@@ -294,6 +294,13 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
     rows = np.column_stack([np.asarray(query, dtype=np.float64) * scale[:, None],
                             np.full(len(query), estimator._intercept_scaling())])
     lo, hi = box_margin_bounds(box, rows)
+    if "noisy_class_count_" in estimator.__dict__:
+        # The released margins carry the prevalence offset, which the same
+        # run on a neighbouring database moves by at most this much (its count
+        # noise is the same draw; certificates.md, Section 9.10).
+        change = estimator._offset_change(k)
+        offset = estimator._intercept_offset()
+        lo, hi = lo + offset - change, hi + offset + change
     tol = 1e-9 * (np.abs(lo) + np.abs(hi)) + 1e-12
     lo, hi = lo - tol, hi + tol
     if lo.shape[1] == 1:

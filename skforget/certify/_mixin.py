@@ -208,12 +208,18 @@ class CertifyMixin:
         ``predict``) and the norms ``||[a x, s_b]||`` of the mapped rows."""
         return self._margins(X, return_norms=True)
 
-    @staticmethod
-    def _half_width(radius, scores, aug):
+    def _half_width(self, radius, scores, aug, k):
         # The margin range over the ball B(theta, r) is exactly m +- r ||x||;
         # the slack absorbs rounding in the margin and in the recursion.
-        return (radius[None, :] * aug[:, None] * (1.0 + _REL_SLACK)
-                + _ABS_SLACK * (1.0 + np.abs(scores)))
+        width = (radius[None, :] * aug[:, None] * (1.0 + _REL_SLACK)
+                 + _ABS_SLACK * (1.0 + np.abs(scores)))
+        # The same run on the neighbouring database draws the same count noise,
+        # so a prevalence offset moves by at most this much (certificates.md,
+        # Section 9.10; 0 for models without one).
+        change = getattr(self, "_offset_change", None)
+        if change is not None:
+            width = width + change(k) * (1.0 + _REL_SLACK)
+        return width
 
     def _certified_mask(self, scores, width, tol):
         if _is_regressor(self):
@@ -245,7 +251,7 @@ class CertifyMixin:
         k = _check_budget(k)
         radius = self._radii([k], mode, data_dependent, include_forgotten)[0]
         scores, aug = self._scores_and_norms(X)
-        width = self._half_width(radius, scores, aug)
+        width = self._half_width(radius, scores, aug, k)
         return scores - width, scores + width
 
     # --- public methods -----------------------------------------------------------
@@ -336,7 +342,8 @@ class CertifyMixin:
         k = _check_budget(k)
         radius = self._radii([k], mode, data_dependent, include_forgotten)[0]
         scores, aug = self._scores_and_norms(X)
-        return self._certified_mask(scores, self._half_width(radius, scores, aug), tol)
+        return self._certified_mask(scores, self._half_width(radius, scores, aug, k),
+                                    tol)
 
     def certified_k(self, X, mode="remove", *, tol=None, data_dependent=False,
                     include_forgotten=True):
@@ -387,8 +394,8 @@ class CertifyMixin:
         alive = np.ones(scores.shape[0], dtype=bool)
         for k, radius in enumerate(all_radii):
             # Radii are non-decreasing in k, so once a row fails it stays failed.
-            alive &= self._certified_mask(scores, self._half_width(radius, scores, aug),
-                                          tol)
+            width = self._half_width(radius, scores, aug, k)
+            alive &= self._certified_mask(scores, width, tol)
             if not alive.any():
                 break
             best[alive] = k

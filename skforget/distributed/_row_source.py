@@ -59,6 +59,13 @@ class _ClusterRows:
             if not quiet:
                 raise
 
+    def class_counts(self, n_classes):
+        """Records per class code over every shard (exact; the caller adds the
+        noise of Section 18.1 on the driver)."""
+        parts = self._shards.map("class_counts",
+                                 self._shards.each(self._token, n_classes))
+        return np.sum(list(parts), axis=0).astype(np.float64)
+
     async def _sum(self, W, b, G, Gb, loss_code, batch):
         parts = await self._shards.call_all(
             "gradient", self._shards.each(self._token, W, b, loss_code, batch,

@@ -137,6 +137,11 @@ class _Shard:
                 f"{classes.tolist()}.")
         return codes.astype(np.float64)
 
+    def class_counts(self, source, n_classes):
+        """Records per class code in this shard (Section 18.1's counts, before
+        the driver adds the noise)."""
+        return self._maps[source].design.class_counts(n_classes)
+
     def set_layout(self, source, order, bounds):
         m = self._maps[source]
         m.order = np.ascontiguousarray(order, dtype=np.int64)

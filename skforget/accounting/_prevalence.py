@@ -1,0 +1,296 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Private class prevalence: noisy class counts and the intercept offset.
+
+A binary classifier trained by noisy gradient descent is shrunk towards zero
+(strong regularisation, clipped gradients), so on a table with a rare class its
+released intercept outweighs its coefficients and it predicts one class
+everywhere, although its scores rank well. The counts of the two classes,
+released with Gaussian noise and a small share of the same privacy budget,
+give the offset ``-logit p_hat`` that turns its decisions into decisions for
+the balanced error (privacy-accounting.md, Section 18: the count mechanism
+18.1, its composition with noisy GD 18.2, the offset and why it is redrawn at
+every edit 18.3). Pure functions of public numbers, except
+:func:`noisy_class_counts`, which adds the noise to counts it is given.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from skforget.accounting._checks import check_int, check_nonnegative, check_positive
+from skforget.accounting._conversions import epsilon_to_rho, rho_to_epsilon
+
+#: Public floor ``m_0`` on a noisy count before it enters the offset (18.3): a
+#: class whose noisy count falls below one record is read as one record.
+COUNT_FLOOR = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class PrevalenceBudget:
+    """One target ``(epsilon, delta)`` split between the counts and noisy GD.
+
+    Attributes
+    ----------
+    rho : float
+        The whole target as a rho-coefficient (Section 6.4).
+    rho_counts : float
+        The counts' share, ``share * rho`` (Proposition 18.2).
+    rho_training : float
+        What is left for noisy gradient descent, ``(1 - share) * rho``.
+    epsilon_training : float
+        ``rho_training`` converted at the same ``delta``: the target the
+        noisy-GD planner calibrates to.
+    noise_scale : float
+        Standard deviation of the Gaussian noise on each count, in records:
+        ``Delta_n / sqrt(2 rho_counts)`` (eq. 18.1).
+    """
+
+    rho: float
+    rho_counts: float
+    rho_training: float
+    epsilon_training: float
+    noise_scale: float
+
+
+def count_sensitivity(*, relation, group_size=1):
+    """L2 sensitivity ``Delta_n`` of the class-count vector (Lemma 18.1).
+
+    Every record adds 1 to the count of its class. Replacing a unit of ``g``
+    records moves up to ``g`` from one class to another (``sqrt(2) g``);
+    zeroing it out removes up to ``g`` (``g``). Both are attained.
+
+    Parameters
+    ----------
+    relation : {"replace", "zero_out"}
+    group_size : int, default=1
+
+    Returns
+    -------
+    sensitivity : float
+
+    Examples
+    --------
+    >>> from skforget.accounting import count_sensitivity
+    >>> round(count_sensitivity(relation="replace"), 6)
+    1.414214
+    """
+    g = check_int(group_size, "group_size", low=1)
+    if relation not in ("replace", "zero_out"):
+        raise ValueError(f"relation must be 'replace' or 'zero_out', got {relation!r}.")
+    return math.sqrt(2.0) * g if relation == "replace" else float(g)
+
+
+def count_deletion_factor(*, relation, n_replaced):
+    """``(Delta_n^del / Delta_n)^2``: the counts' rho at the deletion
+    sensitivity over their DP rho (Section 18.1, "Deletion sensitivity").
+
+    A deleted unit is compared with the null record in its slot (``g``), a
+    replaced one with its replacement (``sqrt(2) g``), whatever the relation.
+    So the factor is ``1/2`` for a deletion under ``"replace"`` (against
+    ``1/4`` for the gradient sum, :func:`deletion_factor`), ``1`` for a
+    replacement under ``"replace"`` or a deletion under ``"zero_out"``, and
+    ``2`` for a replacement under ``"zero_out"``.
+
+    Parameters
+    ----------
+    relation : {"replace", "zero_out"}
+    n_replaced : int
+        Units the edit replaces (0: deletions only).
+
+    Returns
+    -------
+    factor : float
+    """
+    deletion_sq = 2.0 if check_int(n_replaced, "n_replaced") > 0 else 1.0
+    count_sensitivity(relation=relation)  # validates the relation
+    dp_sq = 2.0 if relation == "replace" else 1.0
+    return deletion_sq / dp_sq
+
+
+def prevalence_budget(*, epsilon, delta, share, relation="replace", group_size=1,
+                      method="improved"):
+    """Split a target ``(epsilon, delta)`` between the class counts and noisy GD.
+
+    Theorem 18.3 (Rényi composition, order by order; Mironov 2017, Prop. 1):
+    a count release with rho-coefficient ``rho_n`` followed by noisy GD planned
+    for ``rho_gd`` (whose law does not depend on the counts) is a
+    ``rho_n + rho_gd`` rho-coefficient, converted once (Section 6.4). Giving
+    the counts ``share * rho`` of ``rho = epsilon_to_rho(epsilon, delta)``
+    therefore keeps the whole release at the target, with no ``delta`` spent
+    twice.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The whole release's target.
+    share : float
+        Public share of ``rho`` spent on the counts, in ``(0, 1)``.
+    relation : {"replace", "zero_out"}, default="replace"
+    group_size : int, default=1
+    method : {"improved", "classic"}, default="improved"
+        Rényi to ``(epsilon, delta)`` conversion.
+
+    Returns
+    -------
+    budget : PrevalenceBudget
+
+    Examples
+    --------
+    >>> from skforget.accounting import prevalence_budget
+    >>> b = prevalence_budget(epsilon=1.0, delta=1e-5, share=0.05)
+    >>> round(b.epsilon_training, 5), round(b.noise_scale, 2)
+    (0.97248, 25.58)
+    """
+    share = float(share)
+    if not 0.0 < share < 1.0:
+        raise ValueError(f"share must lie strictly between 0 and 1, got {share!r}.")
+    rho = epsilon_to_rho(epsilon=epsilon, delta=delta, method=method)
+    rho_counts = share * rho
+    rho_training = rho - rho_counts
+    return PrevalenceBudget(
+        rho=rho, rho_counts=rho_counts, rho_training=rho_training,
+        epsilon_training=rho_to_epsilon(rho=rho_training, delta=delta, method=method),
+        noise_scale=count_noise_scale(rho_counts=rho_counts, relation=relation,
+                                      group_size=group_size))
+
+
+def count_noise_scale(*, rho_counts, relation="replace", group_size=1):
+    """Noise ``sigma_n = Delta_n / sqrt(2 rho_n)`` of the count release (18.1).
+
+    The Gaussian mechanism's Rényi curve is exactly ``q Delta_n^2 / (2
+    sigma_n^2)`` (Proposition 18.2; Mironov 2017, Prop. 7).
+
+    Parameters
+    ----------
+    rho_counts : float
+        Target rho-coefficient of the counts, positive.
+    relation : {"replace", "zero_out"}, default="replace"
+    group_size : int, default=1
+
+    Returns
+    -------
+    sigma : float
+    """
+    rho_counts = check_positive(rho_counts, "rho_counts")
+    return count_sensitivity(relation=relation, group_size=group_size) \
+        / math.sqrt(2.0 * rho_counts)
+
+
+def rho_counts_adaptive(*, rho_counts, relation, n_replaced, releases_seen):
+    """The counts' part of the adaptive deletion figure (eq. 18.3).
+
+    Against a requester that saw ``s`` earlier releases, each of which carried
+    a fresh count release on a database that held the unit, the chain rule of
+    Theorem 6.3 adds ``rho_n^del = factor * rho_n`` per release
+    (:func:`count_deletion_factor`); the counts of the release after the edit
+    add nothing (Theorem 18.4 (ii): fresh noise on the edited database, whose
+    counts equal the reference database's).
+
+    Parameters
+    ----------
+    rho_counts : float
+        The counts' DP rho-coefficient per release.
+    relation : {"replace", "zero_out"}
+    n_replaced : int
+    releases_seen : int
+
+    Returns
+    -------
+    rho : float
+    """
+    rho_counts = check_nonnegative(rho_counts, "rho_counts")
+    s = check_int(releases_seen, "releases_seen")
+    return s * rho_counts * count_deletion_factor(relation=relation,
+                                                  n_replaced=n_replaced)
+
+
+def noisy_class_counts(counts, *, noise_scale, rng):
+    """Release ``counts + N(0, noise_scale^2 I)`` (Definition 18.1).
+
+    Parameters
+    ----------
+    counts : array-like of shape (n_classes,)
+        Exact class counts of the current database.
+    noise_scale : float
+        ``sigma_n`` from :func:`count_noise_scale`.
+    rng : numpy.random.Generator
+        A noise stream used for nothing else (Section 10.3).
+
+    Returns
+    -------
+    noisy : ndarray of shape (n_classes,)
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    return counts + rng.normal(0.0, check_positive(noise_scale, "noise_scale"),
+                               size=counts.shape)
+
+
+def _log_counts(noisy_counts, floor):
+    n = np.maximum(np.asarray(noisy_counts, dtype=np.float64), float(floor))
+    if n.shape != (2,):
+        raise ValueError("the prevalence offset is defined for binary models only, "
+                         f"got {n.shape[0] if n.ndim == 1 else n.shape} counts.")
+    return n
+
+
+def prevalence_offset(noisy_counts, *, floor=COUNT_FLOOR):
+    """Offset ``o = log p_hat_0 - log p_hat_1 = -logit p_hat`` of a binary
+    model's intercept (Section 18.3), a public function of the noisy counts.
+
+    ``p_hat_k = max(n_k, m_0) / sum_j max(n_j, m_0)``. Added to a calibrated
+    model's log-odds, it moves the decision from the error rate to the
+    balanced error rate: for a logistic model with an intercept this is the
+    shift that class weights ``n / (2 n_k)`` make in the maximum-likelihood
+    intercept when the model is well specified (the prior correction of
+    Manski and Lerman 1977; King and Zeng 2001). Not shrunk towards 0 by its
+    noise: measured, shrinking by one standard error cost a rare-class table
+    6 points of balanced accuracy (the private model's scores are shrunk, so
+    its decisions move with small changes of the intercept).
+
+    Parameters
+    ----------
+    noisy_counts : array-like of shape (2,)
+    floor : float, default=1.0
+        Public floor ``m_0 >= 1``.
+
+    Returns
+    -------
+    offset : float
+
+    Examples
+    --------
+    >>> from skforget.accounting import prevalence_offset
+    >>> round(prevalence_offset([900.0, 100.0]), 4)
+    2.1972
+    """
+    n = _log_counts(noisy_counts, floor)
+    return float(math.log(n[0]) - math.log(n[1]))
+
+
+def offset_change_bound(noisy_counts, k, *, floor=COUNT_FLOOR):
+    """Largest change of :func:`prevalence_offset` when up to ``k`` records are
+    added to and up to ``k`` removed from each class, with the same noise.
+
+    Used by prediction certificates (certificates.md, Section 9.10): the same
+    run on a neighbouring database draws the same count noise, so each count
+    moves by at most ``k`` either way, and ``log max(n, m_0)`` by at most
+    ``log(max(n + k, m_0) / max(n - k, m_0))``.
+
+    Parameters
+    ----------
+    noisy_counts : array-like of shape (2,)
+    k : int
+    floor : float, default=1.0
+
+    Returns
+    -------
+    bound : float
+    """
+    n = np.asarray(noisy_counts, dtype=np.float64)
+    _log_counts(n, floor)
+    k = check_int(k, "k")
+    hi = np.maximum(n + k, floor)
+    lo = np.maximum(n - k, floor)
+    return float(np.sum(np.log(hi) - np.log(lo)))

@@ -1,0 +1,339 @@
+"""Private class prevalence: noisy class counts and the intercept offset.
+
+privacy-accounting.md, Section 18 (18.1-18.3, 18.6, 18.10): the budget split
+against closed forms and dp_accounting, the count release's law and its own
+noise stream, a same-noise coupling test of the deletion argument (18.3 (ii)),
+the decisions it fixes, the whole-ball constant-classifier check and the
+refusals.
+"""
+
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+from sklearn.metrics import balanced_accuracy_score
+
+from skforget import EditRequest, NoisyGDClassifier
+from skforget import accounting as acc
+from skforget._validation import segment_rng
+
+dp_rdp = pytest.importorskip("dp_accounting.rdp.rdp_privacy_accountant")
+dp_event = pytest.importorskip("dp_accounting.dp_event")
+
+
+def _rare_table(n=4000, d=8, p=0.04, seed=0):
+    """A table whose positives are rare but separable: the score ranks well."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < p).astype(int)
+    X = rng.normal(size=(n, d))
+    X[:, 0] += 2.5 * y
+    X /= np.linalg.norm(X, axis=1).max()
+    return X, y
+
+
+# --- the accounting ---------------------------------------------------------------
+def test_budget_closed_forms():
+    # The numbers printed in Section 18.2.
+    b = acc.prevalence_budget(epsilon=1.0, delta=1e-5, share=0.05)
+    assert b.rho == pytest.approx(0.0305565951976365, rel=1e-12)
+    assert b.rho_counts == pytest.approx(0.05 * b.rho, rel=1e-15)
+    assert b.rho_training + b.rho_counts == pytest.approx(b.rho, rel=1e-15)
+    assert b.noise_scale == pytest.approx(math.sqrt(2) / math.sqrt(2 * b.rho_counts))
+    assert round(b.noise_scale, 2) == 25.58
+    assert round(b.epsilon_training, 5) == 0.97248
+    zero = acc.prevalence_budget(epsilon=1.0, delta=1e-5, share=0.05,
+                                 relation="zero_out")
+    assert round(zero.noise_scale, 2) == 18.09
+    group = acc.prevalence_budget(epsilon=1.0, delta=1e-5, share=0.05, group_size=3)
+    assert group.noise_scale == pytest.approx(3 * b.noise_scale)
+
+
+@pytest.mark.parametrize("relation,n_replaced,factor", [
+    ("replace", 0, 0.5), ("replace", 2, 1.0), ("zero_out", 0, 1.0),
+    ("zero_out", 1, 2.0)])
+def test_count_deletion_factor(relation, n_replaced, factor):
+    # Lemma 18.1's deletion sensitivities over the DP ones, squared.
+    assert acc.count_deletion_factor(relation=relation,
+                                     n_replaced=n_replaced) == factor
+
+
+@pytest.mark.parametrize("share", [0.01, 0.05, 0.3])
+@pytest.mark.parametrize("epsilon", [0.3, 1.0, 8.0])
+def test_split_matches_dp_accounting(share, epsilon):
+    """Counts (a Gaussian mechanism) then noisy GD at its rho: dp_accounting's
+    Renyi accountant, composing the two, lands on the target."""
+    delta = 1e-5
+    b = acc.prevalence_budget(epsilon=epsilon, delta=delta, share=share)
+    orders = list(1.0 + np.geomspace(1e-3, 3e3, 4000))
+    ledger = dp_rdp.RdpAccountant(orders=orders)
+    # noise multiplier = sigma / sensitivity
+    ledger.compose(dp_event.GaussianDpEvent(b.noise_scale / math.sqrt(2.0)))
+    ledger.compose(dp_event.GaussianDpEvent(1.0 / math.sqrt(2.0 * b.rho_training)))
+    assert ledger.get_epsilon(delta) == pytest.approx(epsilon, rel=1e-4)
+
+
+@given(share=st.floats(0.001, 0.9), epsilon=st.floats(0.05, 20.0),
+       g=st.integers(1, 5), relation=st.sampled_from(["replace", "zero_out"]))
+@settings(max_examples=60, deadline=None)
+def test_split_never_exceeds_the_target(share, epsilon, g, relation):
+    b = acc.prevalence_budget(epsilon=epsilon, delta=1e-6, share=share,
+                              relation=relation, group_size=g)
+    total = acc.rho_to_epsilon(rho=b.rho_training + b.rho_counts, delta=1e-6)
+    assert total <= epsilon * (1 + 1e-9)
+    # The noise gives exactly the counts' share (eq. 18.1).
+    sens = acc.count_sensitivity(relation=relation, group_size=g)
+    assert sens**2 / (2 * b.noise_scale**2) == pytest.approx(b.rho_counts, rel=1e-12)
+
+
+def test_offset_and_its_change_bound():
+    assert acc.prevalence_offset([900.0, 100.0]) == pytest.approx(math.log(9))
+    # The floor m_0 = 1: a negative noisy count reads as one record.
+    assert acc.prevalence_offset([-5.0, 100.0]) == pytest.approx(-math.log(100))
+    with pytest.raises(ValueError, match="binary"):
+        acc.prevalence_offset([1.0, 2.0, 3.0])
+    assert acc.offset_change_bound([10.0, 20.0], 0) == 0.0
+
+
+@given(n0=st.floats(-100, 5000), n1=st.floats(-100, 5000), k=st.integers(0, 40),
+       d0=st.floats(-1, 1), d1=st.floats(-1, 1))
+@settings(max_examples=400, deadline=None)
+def test_offset_change_bound_holds(n0, n1, k, d0, d1):
+    counts = np.array([n0, n1])
+    moved = counts + k * np.array([d0, d1])
+    change = abs(acc.prevalence_offset(moved) - acc.prevalence_offset(counts))
+    assert change <= acc.offset_change_bound(counts, k) * (1 + 1e-12) + 1e-12
+
+
+# --- the estimator ------------------------------------------------------------------
+def test_guarantee_composes_counts_and_training():
+    X, y = _rare_table()
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    g = clf.privacy_guarantee_
+    b = acc.prevalence_budget(epsilon=1.0, delta=g.delta, share=0.05)
+    assert g.rho_counts == pytest.approx(b.rho_counts)
+    assert g.count_noise == pytest.approx(b.noise_scale)
+    assert g.target_epsilon == 1.0
+    assert g.epsilon <= 1.0 + 1e-9
+    off = NoisyGDClassifier(classes=[0, 1], prevalence_share=0.0,
+                            random_state=0).fit(X, y)
+    # The training part is planned for what the counts leave.
+    assert g.rho - g.rho_counts <= b.rho_training * (1 + 1e-9)
+    assert off.privacy_guarantee_.rho_counts == 0.0
+    assert not hasattr(off, "noisy_class_count_")
+    assert "class counts" in str(g) and "class counts" not in str(
+        off.privacy_guarantee_)
+
+
+def test_counts_come_from_their_own_stream():
+    X, y = _rare_table()
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=7).fit(X, y)
+    sigma = clf.privacy_guarantee_.count_noise
+    noise = segment_rng(7, 0, stream=1).normal(0.0, sigma, size=2)
+    exact = np.bincount(y, minlength=2)
+    np.testing.assert_allclose(clf.noisy_class_count_, exact + noise, rtol=1e-15)
+    assert clf.intercept_offset_ == pytest.approx(
+        acc.prevalence_offset(clf.noisy_class_count_))
+    # The steps' noise does not depend on the counts' stream: the coefficients
+    # are those of the same plan run without releasing counts.
+    no_counts = NoisyGDClassifier(classes=[0, 1], random_state=7).fit(X, y)
+    np.testing.assert_array_equal(clf.coef_, no_counts.coef_)
+    # The released intercept is the trained one plus the offset.
+    W, b = clf._theta()
+    assert clf.intercept_[0] == pytest.approx(
+        b[0] * clf._intercept_scaling() + clf.intercept_offset_)
+
+
+def test_count_noise_has_the_planned_law():
+    rng = np.random.default_rng(1)
+    draws = np.array([acc.noisy_class_counts([100, 10], noise_scale=25.0, rng=rng)
+                      for _ in range(4000)])
+    assert abs(draws[:, 0].mean() - 100) < 4 * 25 / math.sqrt(4000)
+    assert draws.std(axis=0) == pytest.approx([25.0, 25.0], rel=0.06)
+    assert abs(np.corrcoef(draws.T)[0, 1]) < 0.06
+
+
+@pytest.mark.parametrize("retrain", [False, True])
+def test_deletion_coupling_counts_equal_reference(retrain):
+    """18.3 (ii) with shared noise: the real run (record present at fit, then
+    deleted) and the reference run (a different record in its slot from the
+    start, then deleted) release identical counts after the edit, although
+    their fits' counts differed: nothing of the fit's counts survives."""
+    X, y = _rare_table(n=1200)
+    i = int(np.flatnonzero(y == 1)[0])
+    X_ref, y_ref = X.copy(), y.copy()
+    X_ref[i], y_ref[i] = X[0], 0  # the slot holds another record in the reference
+    kw = dict(classes=[0, 1], random_state=3, max_edit_size=1 if retrain else 10)
+    real = NoisyGDClassifier(**kw).fit(X, y)
+    ref = NoisyGDClassifier(**kw).fit(X_ref, y_ref)
+    assert not np.allclose(real.noisy_class_count_, ref.noisy_class_count_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        real.partial_unlearn(EditRequest(X, y, delete=[i]))
+        ref.partial_unlearn(EditRequest(X_ref, y_ref, delete=[i]))
+    np.testing.assert_array_equal(real.noisy_class_count_, ref.noisy_class_count_)
+    assert real.intercept_offset_ == ref.intercept_offset_
+    # The deletion certificate is noisy GD's alone (Theorem 18.4 (ii)); the
+    # adaptive one adds the fit's count release at the deletion factor 1/2.
+    cert = real.privacy_guarantee_.deletion
+    g = real.privacy_guarantee_
+    without = NoisyGDClassifier(**kw, prevalence_share=0.0)
+    assert cert.releases_seen == 1
+    assert cert.rho_adaptive >= cert.rho_deletion + 0.5 * g.rho_counts * (1 - 1e-12)
+    assert without.get_params()["prevalence_share"] == 0.0
+
+
+def test_adaptive_figure_adds_one_count_term_per_release():
+    X, y = _rare_table(n=3000)
+    kw = dict(classes=[0, 1], random_state=0)
+    clf = NoisyGDClassifier(**kw).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for _ in range(3):
+            clf.partial_unlearn(EditRequest(X, y, delete=[0]))
+            X, y = X[1:], y[1:]
+    cert = clf.privacy_guarantee_.deletion
+    g = clf.privacy_guarantee_
+    # Recompute the same certificate without counts: the difference is one
+    # count term per earlier release, at the deletion factor 1/2.
+    plan = clf._plan
+    previous = acc.PrivacyGuarantee(**{
+        **{f: getattr(g, f) for f in acc.PrivacyGuarantee.__dataclass_fields__},
+        "edits": g.edits[:-1], "rho_counts": 0.0})
+    bare = acc.guarantee_after_edit(
+        plan, previous, steps=cert.steps, n_samples=cert.n_samples,
+        n_deleted=1, n_replaced=0, n_inserted=0, seeded=True,
+        retrained=cert.retrained, data_weight=cert.data_weight,
+        n_batches=cert.n_batches).deletion
+    assert cert.releases_seen == 3
+    assert cert.rho_adaptive - bare.rho_adaptive == pytest.approx(
+        3 * 0.5 * g.rho_counts, rel=1e-9)
+    assert cert.rho_deletion == bare.rho_deletion
+
+
+def test_offset_fixes_the_one_class_model():
+    X, y = _rare_table(n=6000)
+    Xt, yt = _rare_table(n=6000, seed=1)
+    with pytest.warns(UserWarning, match="predicts class 0 for every row"):
+        raw = NoisyGDClassifier(classes=[0, 1], prevalence_share=0.0,
+                                random_state=0).fit(X, y)
+    assert balanced_accuracy_score(yt, raw.predict(Xt)) == 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no constant-model warning
+        clf = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    assert balanced_accuracy_score(yt, clf.predict(Xt)) > 0.75
+    balanced = NoisyGDClassifier(classes=[0, 1], class_weight="balanced",
+                                 random_state=0).fit(X, y)
+    np.testing.assert_array_equal(balanced.predict(Xt), clf.predict(Xt))
+    # Public weights set the decision themselves: no counts are spent.
+    public = NoisyGDClassifier(classes=[0, 1], class_weight={1: 10.0},
+                               random_state=0).fit(X, y)
+    assert not hasattr(public, "noisy_class_count_")
+    assert public.privacy_guarantee_.rho_counts == 0.0
+
+
+def test_whole_ball_criterion_is_exact():
+    X, y = _rare_table(n=2000, p=0.3)
+    clf = NoisyGDClassifier(classes=[0, 1], prevalence_share=0.0,
+                            random_state=0).fit(X, y)
+    w = np.linalg.norm(clf.coef_)
+    for b, warns in [(1.01 * w, True), (0.99 * w, False), (-0.99 * w, False),
+                     (-w, True)]:
+        clf.intercept_ = np.array([b])
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            clf._warn_if_constant()
+        assert any("for every row" in str(r.message) for r in rec) == warns, b
+        if warns:  # and the predictions agree on the ball's extreme points
+            u = clf.coef_[0] / w
+            preds = clf.predict(np.vstack([u, -u]))
+            assert preds[0] == preds[1]
+
+
+def test_multiclass_uses_no_counts_and_refuses_balanced():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4))
+    X /= np.linalg.norm(X, axis=1).max()
+    y = rng.integers(0, 3, 600)
+    clf = NoisyGDClassifier(classes=[0, 1, 2], random_state=0).fit(X, y)
+    assert clf.privacy_guarantee_.rho_counts == 0.0
+    assert not hasattr(clf, "noisy_class_count_")
+    est = NoisyGDClassifier(classes=[0, 1, 2], class_weight="balanced")
+    with pytest.raises(ValueError, match="binary models only"):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_") and not hasattr(est, "classes_")
+    fitted = clone(clf).fit(X, y)
+    before = dict(fitted.__dict__)
+    fitted.set_params(class_weight="balanced")
+    with pytest.raises(ValueError, match="binary models only"):
+        fitted.fit(X, y)
+    assert fitted.__dict__.keys() == before.keys()
+    np.testing.assert_array_equal(fitted.coef_, before["coef_"])
+
+
+def test_auto_spends_counts_only_where_their_noise_is_small():
+    from skforget._tasks import AUTO_MIN_ROWS_PER_NOISE, AUTO_PREVALENCE_SHARE
+
+    for n in (300, 700, 800, 3000):
+        X, y = _rare_table(n=n, p=0.3)
+        clf = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+        sigma = acc.prevalence_budget(epsilon=1.0, delta=1e-5,
+                                      share=AUTO_PREVALENCE_SHARE).noise_scale
+        spends = n >= AUTO_MIN_ROWS_PER_NOISE * sigma
+        assert hasattr(clf, "noisy_class_count_") == spends, n
+        assert (clf.privacy_guarantee_.rho_counts > 0) == spends
+        # Asked for, balance is always served.
+        bal = NoisyGDClassifier(classes=[0, 1], class_weight="balanced",
+                                random_state=0).fit(X, y)
+        assert bal.privacy_guarantee_.rho_counts > 0
+        assert bal.privacy_guarantee_.epsilon <= 1.0 + 1e-9
+
+
+def test_balanced_needs_a_share():
+    X, y = _rare_table(n=800)
+    est = NoisyGDClassifier(classes=[0, 1], class_weight="balanced",
+                            prevalence_share=0.0)
+    with pytest.raises(ValueError, match="prevalence_share > 0"):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")
+    with pytest.raises(ValueError, match="prevalence_share"):
+        NoisyGDClassifier(prevalence_share=1.0).fit(X, y)
+
+
+def test_share_is_frozen_and_pickles():
+    X, y = _rare_table(n=1500)
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    sigma = clf.privacy_guarantee_.count_noise
+    clf.set_params(prevalence_share=0.5)
+    with pytest.warns(UserWarning, match="prevalence_share"):
+        clf.partial_unlearn(EditRequest(X, y, delete=[3]))
+    assert clf.privacy_guarantee_.count_noise == sigma
+    back = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(back.decision_function(X), clf.decision_function(X))
+    np.testing.assert_array_equal(back.noisy_class_count_, clf.noisy_class_count_)
+
+
+def test_certificates_cover_the_offset():
+    """A certified prediction (k = 1) is the prediction of the same run (same
+    seed) on the database without any one record, offset included."""
+    X, y = _rare_table(n=400, p=0.2)
+    kw = dict(classes=[0, 1], random_state=0, batch_size=None, clip_norm=0.5,
+              class_weight="balanced")
+    clf = NoisyGDClassifier(**kw).fit(X, y)
+    query = X[:60]
+    mask = clf.certify(query, k=1)
+    assert mask.any()
+    lo, hi = clf.decision_function_bounds(query, k=1)
+    for i in list(np.flatnonzero(y == 1)[:3]) + [0, 1, 2]:
+        other = NoisyGDClassifier(**kw).fit(np.delete(X, i, axis=0),
+                                            np.delete(y, i))
+        # Same seed, so the same count noise: the offset moves by at most
+        # the bound the certificate widens every margin by.
+        moved = abs(other.intercept_offset_ - clf.intercept_offset_)
+        assert moved <= clf._offset_change(1) + 1e-12
+    assert np.all(lo <= clf.decision_function(query))
+    assert np.all(hi >= clf.decision_function(query))
