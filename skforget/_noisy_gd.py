@@ -425,7 +425,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
         self._plan = plan  # before the coefficients: it fixes "auto" scalings
         self._drop_counts()
         if guarantee.rho_counts > 0:
-            self._release_counts(design, guarantee.count_noise, segment=0)
+            self._release_counts(design.class_counts(len(self.classes_)),
+                                 guarantee.count_noise, segment=0)
         self._set_coefficients(W, b)
         self.n_iter_ = np.array([plan.fit_epochs], dtype=np.int32)
         self.privacy_guarantee_ = guarantee
@@ -578,7 +579,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
         # not survive an edit that removes a record they counted (18.3).
         self._drop_counts()
         if previous.rho_counts > 0:
-            self._release_counts(design, previous.count_noise, segment=segment)
+            self._release_counts(design.class_counts(len(self.classes_)),
+                                 previous.count_noise, segment=segment)
         self._set_coefficients(W, b)
         self.n_unlearn_iter_ = steps // edit.n_batches
         self.privacy_guarantee_ = guarantee

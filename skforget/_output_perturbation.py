@@ -14,6 +14,8 @@ noise: the new model's law depends on the edited data alone.
 
 from numbers import Integral, Real
 
+import numpy as np
+
 from sklearn.base import _fit_context
 from sklearn.utils.validation import check_is_fitted
 
@@ -39,6 +41,16 @@ from skforget.exceptions import UnlearningError
 _SHARED = ("epsilon", "delta", "max_edit_size", "max_sample_weight", "group_size",
            "relation", "data_norm", "clip_rows", "fit_intercept",
            "intercept_scaling", "random_state", "verbose")
+
+
+def _count_fields(budget, epsilon):
+    """The guarantee's count fields for a release with noisy class counts
+    (``budget`` from ``_prevalence_budget``) or without (None); ``epsilon``
+    is the whole release's target."""
+    if budget is None:
+        return {"rho_counts": 0.0, "count_noise": 0.0, "target_epsilon": None}
+    return {"rho_counts": budget.rho_counts, "count_noise": budget.noise_scale,
+            "target_epsilon": float(epsilon)}
 
 
 class _BaseOutputPerturbation(_BasePrivateLinear):
@@ -100,24 +112,41 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 setattr(self, name, value)
             if sample_weight is not None:
                 sample_weight = check_sample_weight(sample_weight, n)
-            plan = self._plan_release(
+            plan, budget = self._plan_release(
                 loss, n, X.shape[1], n_outputs, delta,
                 self._weighting(sample_weight is not None, n_outputs))
-            self._warn_about_callers(plan.rho_target, plan.delta)
+            counts = _count_fields(budget, self.epsilon)
+            self._warn_about_callers(plan.rho_target + counts["rho_counts"],
+                                     plan.delta)
             weights = row_weights(sample_weight, y_enc, **plan_weighting(plan))
             W, b = self._release(X, y_enc, loss, weights, plan, segment=0, where="X")
             self._plan = plan  # before the coefficients: it fixes "auto" scalings
             # The plan of every release, for the adaptive figure of later refits,
             # and the hyper-parameters they must reuse (Theorem 15.4): public.
             self._release_plans = (plan,)
+            self._release_class_counts(y_enc, budget, segment=0)
             self._set_coefficients(W, b)
             self.privacy_guarantee_ = accounting.guarantee_after_output_perturbation(
-                plan, seeded=self.random_state is not None, **public)
+                plan, seeded=self.random_state is not None, **public, **counts)
+            self._warn_if_constant()
             return self
+
+    def _release_class_counts(self, y_enc, budget, *, segment):
+        """Drop the previous release's class counts and, when this release
+        spends a share on them, draw fresh ones (Section 18.10)."""
+        self._drop_counts()
+        if budget is not None:
+            exact = np.bincount(y_enc.astype(np.int64), minlength=2)[:2]
+            self._release_counts(exact.astype(np.float64), budget.noise_scale,
+                                 segment=segment)
 
     def _plan_release(self, loss, n, d, n_outputs, delta, weighting):
         """The public plan of one release on ``n`` rows (fit or refit), with
-        the public ``weighting`` (:meth:`_weighting`)."""
+        the public ``weighting`` (:meth:`_weighting`), and the split of the
+        target with noisy class counts (None when the release has none,
+        Section 18.10)."""
+        budget = self._prevalence_budget(n_outputs, loss, delta, n)
+        epsilon = float(self.epsilon) if budget is None else budget.epsilon_training
         n_params = n_outputs * (d + int(self.fit_intercept))
         lam = self._regularization_for(loss, n, n_params, n_outputs, delta)
         if not self._auto_regularization():
@@ -126,7 +155,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
         plan = accounting.plan_output_perturbation(
             loss=loss, n_samples=n, n_params=n_params, lam=lam,
             row_norm=self._row_norm_bound(loss), clip_norm=self._clip_norm(loss),
-            epsilon=float(self.epsilon), delta=delta, tol=float(self.tol),
+            epsilon=epsilon, delta=delta, tol=float(self.tol),
             relation=self.relation, group_size=self.group_size,
             n_classes=max(2, n_outputs), max_edit_size=self.max_edit_size)
         # Section 15.3's public precondition, from public numbers only and
@@ -145,7 +174,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 f"1 + 2 * tol) or regularise more ({self._regularization_name}) "
                 "(privacy-accounting.md, Section 15.3).")
         return accounting.OutputPerturbationPlan(**{
-            **{f: getattr(plan, f) for f in plan.__slots__}, **weighting})
+            **{f: getattr(plan, f) for f in plan.__slots__}, **weighting}), budget
 
     def _release(self, X, y_enc, loss, weights, plan, *, segment, where):
         """Certified solve on the rows, plus fresh Gaussian noise."""
@@ -219,8 +248,9 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 raise UnlearningError("The edit leaves no rows: there is nothing to "
                                       "refit on.")
             n_outputs = self._n_outputs(plan, X_new.shape[1])
-            new_plan = self._plan_release(loss, n_new, X_new.shape[1], n_outputs,
-                                          plan.delta, plan_weighting(plan))
+            new_plan, budget = self._plan_release(
+                loss, n_new, X_new.shape[1], n_outputs, plan.delta,
+                plan_weighting(plan))
             W, b = self._release(X_new, y_enc, loss, weights, new_plan,
                                  segment=len(previous.edits) + 1,
                                  where="the edited database")
@@ -228,12 +258,15 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             guarantee = accounting.guarantee_after_output_perturbation(
                 new_plan, seeded=self.random_state is not None, previous=previous,
                 earlier=earlier, n_deleted=edits.n_deleted,
-                n_replaced=edits.n_replaced, n_inserted=edits.n_inserted)
+                n_replaced=edits.n_replaced, n_inserted=edits.n_inserted,
+                **_count_fields(budget, self.epsilon))
             self._plan = new_plan
             if earlier is not None:
                 self._release_plans = earlier + (new_plan,)
+            self._release_class_counts(y_enc, budget, segment=len(previous.edits) + 1)
             self._set_coefficients(W, b)
             self.privacy_guarantee_ = guarantee
             self.database_version_ = edits.version_after
             self._warn_if_adaptive_exceeds(guarantee)
+            self._warn_if_constant()
             return self

@@ -91,8 +91,15 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
         The public label set (None reads it from the labels, with a
         :class:`~skforget.PrivacyLeakWarning`).
     class_weight : dict or "balanced", default=None
-        Public weight of each class; "balanced" is refused (it reads the
-        private class counts).
+        Public weight of each class, or "balanced" for binary models: decisions
+        for the balanced error from the private class counts of
+        ``prevalence_share`` (as for :class:`NoisyGDClassifier`; refused for
+        three classes or more).
+    prevalence_share : float in [0, 1) or "auto", default="auto"
+        Share of the budget a binary model spends on its two class counts,
+        released with Gaussian noise at every release (fit and every refit)
+        and used to offset the intercept by ``-logit p_hat``, as for
+        :class:`NoisyGDClassifier` (privacy-accounting.md, Section 18.10).
     multi_class : {"multinomial", "ovr"}, default="multinomial"
         Model for three classes or more (sensitivities as for
         :class:`NoisyGDClassifier`).
@@ -115,7 +122,13 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Coefficients (minimiser plus noise).
     intercept_ : ndarray of shape (1,) or (n_classes,)
-        Intercepts.
+        Intercepts (including ``intercept_offset_``).
+    noisy_class_count_ : ndarray of shape (2,)
+        Only for a binary model that spends ``prevalence_share``: the class
+        counts of the current database plus Gaussian noise, redrawn at every
+        refit.
+    intercept_offset_ : float
+        Only with ``noisy_class_count_``: ``-logit p_hat`` from those counts.
     database_version_ : DatabaseVersion or None
         Version of the :class:`~skforget.Database` the model is current with.
     privacy_guarantee_ : PrivacyGuarantee
@@ -157,12 +170,22 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
         "multi_class": [StrOptions({"multinomial", "ovr"})],
         "classes": ["array-like", None],
         "class_weight": [dict, StrOptions({"balanced"}), None],
+        "prevalence_share": [Interval(Real, 0, 1, closed="left"),
+                             StrOptions({"auto"})],
         "clip_norm": [Interval(Real, 0, None, closed="neither"), None,
                       StrOptions({"auto"})],
     }
     _finite_extra = ("C",)
 
+    def __setstate__(self, state):
+        # Pickled before prevalence_share existed: such a model released no
+        # class counts, which is what 0 means.
+        state = dict(state)
+        state.setdefault("prevalence_share", 0.0)
+        super().__setstate__(state)
+
     def __init__(self, C="auto", *, classes=None, class_weight=None,
+                 prevalence_share="auto",
                  multi_class="multinomial", epsilon=1.0, delta="auto",
                  max_edit_size=10, max_sample_weight=1.0, group_size=1,
                  relation="replace", data_norm=1.0, clip_rows=True,
@@ -171,6 +194,7 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
         self.C = C
         self.classes = classes
         self.class_weight = class_weight
+        self.prevalence_share = prevalence_share
         self.multi_class = multi_class
         self.epsilon = epsilon
         self.delta = delta

@@ -117,14 +117,13 @@ class _PrivateClassifierMixin:
             return None
         return budget
 
-    def _release_counts(self, source, noise_scale, *, segment):
-        """Release the noisy class counts of the rows ``source`` holds (a fit's
-        or an edited database's), with a noise stream of their own, and set the
-        offset they give; the counts of any earlier release are dropped
-        (Section 18.3, "what must not be done")."""
+    def _release_counts(self, exact, noise_scale, *, segment):
+        """Release the class counts ``exact`` of the current database (a fit's
+        or an edited one's) with a noise stream of their own, and set the offset
+        they give; the counts of any earlier release are dropped (Section 18.3,
+        "what must not be done")."""
         rng = segment_rng(self.random_state, segment, stream=1)
-        counts = noisy_class_counts(source.class_counts(len(self.classes_)),
-                                    noise_scale=noise_scale, rng=rng)
+        counts = noisy_class_counts(exact, noise_scale=noise_scale, rng=rng)
         self.noisy_class_count_ = counts
         self.intercept_offset_ = prevalence_offset(counts)
 

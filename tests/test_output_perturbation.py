@@ -600,8 +600,10 @@ def test_refit_uses_the_plan_frozen_at_fit_cx5():
     assert p2.sigma == pytest.approx(p0.sigma, rel=1e-12)
     cert = clf.privacy_guarantee_.edits[-1]
     assert cert.releases_seen == 2
-    # (15.3): the sum over the stored plans of the fit and the first refit.
-    expected = _adaptive_term(p0, 0.25) + _adaptive_term(p1, 0.25)
+    # (15.3): the sum over the stored plans of the fit and the first refit,
+    # plus (18.3) one count term per release when the model spends counts.
+    expected = _adaptive_term(p0, 0.25) + _adaptive_term(p1, 0.25) \
+        + 2 * 0.5 * clf.privacy_guarantee_.rho_counts
     assert cert.rho_adaptive == pytest.approx(expected, rel=1e-9)
     # At least the reviewer's sum_t rho_t (S_del / S)^2 over the actual releases.
     rhos = [acc.rho_output_perturbation(sensitivity=p.sensitivity,

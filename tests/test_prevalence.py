@@ -337,3 +337,34 @@ def test_certificates_cover_the_offset():
         assert moved <= clf._offset_change(1) + 1e-12
     assert np.all(lo <= clf.decision_function(query))
     assert np.all(hi >= clf.decision_function(query))
+
+
+def test_output_perturbation_releases_counts_at_every_refit():
+    from skforget import OutputPerturbationClassifier
+
+    X, y = _rare_table(n=3000)
+    clf = OutputPerturbationClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    g = clf.privacy_guarantee_
+    b = acc.prevalence_budget(epsilon=1.0, delta=g.delta, share=0.05)
+    assert g.rho_counts == pytest.approx(b.rho_counts)
+    assert g.epsilon <= 1.0 + 1e-9 and g.target_epsilon == 1.0
+    noise = segment_rng(0, 0, stream=1).normal(0.0, b.noise_scale, size=2)
+    np.testing.assert_allclose(clf.noisy_class_count_,
+                               np.bincount(y, minlength=2) + noise, rtol=1e-15)
+    raw = OutputPerturbationClassifier(classes=[0, 1], prevalence_share=0.0,
+                                       random_state=0).fit(X, y)
+    assert balanced_accuracy_score(y, clf.predict(X)) > \
+        balanced_accuracy_score(y, raw.predict(X)) + 0.1
+    # A refit redraws the counts on the edited database with the next stream.
+    clf.partial_unlearn(EditRequest(X, y, delete=[0, 1]))
+    noise = segment_rng(0, 1, stream=1).normal(0.0, b.noise_scale, size=2)
+    np.testing.assert_allclose(
+        clf.noisy_class_count_, np.bincount(y[2:], minlength=2) + noise, rtol=1e-15)
+    cert = clf.privacy_guarantee_.deletion
+    bare = raw.partial_unlearn(EditRequest(X, y, delete=[0, 1])) \
+        .privacy_guarantee_.deletion
+    assert cert.rho_deletion == 0.0
+    # One count term for the one earlier release, at the deletion factor 1/2;
+    # the noisy-GD-free part differs only by the plan's smaller target.
+    assert cert.rho_adaptive > 0.5 * g.rho_counts
+    assert bare.rho_adaptive > 0

@@ -46,6 +46,7 @@ from skforget.accounting._noisy_gd import (
     sensitivity,
     smoothness,
 )
+from skforget.accounting._prevalence import rho_counts_adaptive
 
 #: Largest relative tolerance accepted: beyond it the tolerance term would
 #: dominate the sensitivity it is added to.
@@ -404,7 +405,8 @@ def _release_rho(plan):
 def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
                                         target_scale_public=True, previous=None,
                                         earlier=None, n_deleted=0, n_replaced=0,
-                                        n_inserted=0):
+                                        n_inserted=0, rho_counts=0.0,
+                                        count_noise=0.0, target_epsilon=None):
     """Guarantee of one output-perturbation release: a fit, or a refit serving
     an edit (privacy-accounting.md, Theorem 15.4).
 
@@ -432,18 +434,26 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         (a model pickled before they were kept) repeats ``plan``.
     n_deleted, n_replaced, n_inserted : int
         Composition of the edit.
+    rho_counts, count_noise : float, default=0.0
+        Rho-coefficient and noise of the noisy class counts released with the
+        model (Section 18.10): added to the records-present figure (Theorem
+        18.4 (i)); every release of a model with counts carries them, so the
+        adaptive figure adds one count term per earlier release (eq. 18.3).
+    target_epsilon : float or None
+        The whole release's target when the plan got what the counts leave.
 
     Returns
     -------
     guarantee : PrivacyGuarantee
     """
-    rho = _release_rho(plan)
+    rho = _release_rho(plan) + rho_counts
     eps = rho_to_epsilon(rho=rho, delta=plan.delta, method=plan.conversion)
     order = optimal_order(rho=rho, delta=plan.delta, method=plan.conversion)
     fields = dict(
         epsilon=eps, delta=plan.delta, rho=rho, rho_inf=rho, order=order,
         relation=plan.relation, group_size=plan.group_size,
-        conversion=plan.conversion, target_epsilon=plan.epsilon,
+        conversion=plan.conversion,
+        target_epsilon=plan.epsilon if target_epsilon is None else target_epsilon,
         target_deletion_epsilon=0.0, noise_scale=plan.sigma, learning_rate=0.0,
         regularization=plan.lam, clip_norm=plan.clip_norm, row_norm=plan.row_norm,
         gradient_bound=plan.gradient_bound, sensitivity=plan.sensitivity,
@@ -451,7 +461,7 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         n_samples=plan.normaliser, edits=(), seeded=bool(seeded),
         label_set_public=bool(label_set_public),
         target_scale_public=bool(target_scale_public), mechanism="output_perturbation",
-        tol=plan.tol)
+        tol=plan.tol, rho_counts=float(rho_counts), count_noise=float(count_noise))
     if previous is None:
         return PrivacyGuarantee(**fields)
     n_del = check_int(n_deleted, "n_deleted")
@@ -472,6 +482,13 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         normaliser=e.normaliser, lam=e.lam, sigma=e.sigma, tol=e.tol)
         for e in earlier]
     r_adapt = rho_adaptive(rho_deletion=0.0, rho_releases=terms) if removed else 0.0
+    if removed:
+        # The counts' sigma is fixed by frozen public numbers, so every earlier
+        # release that had counts had these; an earlier one without counts
+        # (a smaller database under "auto") is charged as if it had them.
+        r_adapt += rho_counts_adaptive(
+            rho_counts=max(rho_counts, previous.rho_counts), relation=plan.relation,
+            n_replaced=n_rep, releases_seen=releases_seen)
     cert = EditCertificate(
         index=len(previous.edits) + 1, n_deleted=n_del, n_replaced=n_rep,
         n_inserted=n_ins, n_samples=plan.normaliser, steps=0, rho_deletion=0.0,
