@@ -514,8 +514,9 @@ class _BasePrivateLinear(BaseEstimator):
         out = self._output_scale()
         W = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64)) / out
         s_b = self._intercept_scaling()
-        intercept = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64)) \
-            - self._intercept_offset()
+        trained = self.__dict__.get("_trained_intercept")
+        intercept = np.atleast_1d(np.asarray(
+            self.intercept_ if trained is None else trained, dtype=np.float64))
         b = intercept / (s_b * out) if s_b > 0 else np.zeros(W.shape[0])
         return np.ascontiguousarray(W), b
 

@@ -176,9 +176,14 @@ class _BaseNoisyGD(_BasePrivateLinear):
         if budget is not None:
             # Noisy GD gets what the class counts leave of the target (18.2);
             # the counts add nothing to a deletion certificate (18.4 (ii)).
+            if deletion_epsilon > float(self.epsilon):
+                raise ValueError(
+                    f"deletion_epsilon={deletion_epsilon!r} must be <= epsilon="
+                    f"{self.epsilon!r}: every record is already epsilon-DP, so a "
+                    "weaker deletion target would certify nothing (CS23 Theorem "
+                    "5.1 assumes eps_dd <= eps_dp).")
             epsilon = budget.epsilon_training
-            if deletion_epsilon <= float(self.epsilon):  # else the planner refuses
-                deletion_epsilon = min(deletion_epsilon, epsilon)
+            deletion_epsilon = min(deletion_epsilon, epsilon)
             public.update(rho_counts=budget.rho_counts,
                           count_noise=budget.noise_scale,
                           target_epsilon=float(self.epsilon))
@@ -269,7 +274,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
             steps=plan.fit_steps, learning_rate=plan.learning_rate,
             regularization=plan.lam, noise_scale=plan.sigma,
             noise_factor=plan.noise_factor, edit_mode=plan.edit_mode,
-            epsilon=plan.epsilon, delta=plan.delta, seconds_per_pass=per_pass,
+            # the whole release's target (the plan's is what counts leave)
+            epsilon=float(est.epsilon), delta=plan.delta, seconds_per_pass=per_pass,
             expected_seconds=per_pass * plan.fit_epochs)
 
     def _time_one_pass(self, source, plan, n_features, weights=None):

@@ -121,8 +121,10 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         ``-logit p_hat``, added to the intercept, which turns the shrunk
         private model's decisions into decisions for the balanced error: the
         shift scikit-learn's ``class_weight="balanced"`` makes in a
-        well-specified logistic model. Without it a private model on a table
-        with a rare class typically predicts the majority class everywhere.
+        well-specified logistic model (``predict_proba`` then gives the
+        probabilities of a balanced prior). Without it a private model on a
+        table with a rare class typically predicts the majority class
+        everywhere.
         The whole release stays within ``epsilon`` (noisy GD is planned for
         what the counts leave) and the deletion certificate is unchanged. 0
         turns it off (decisions at the raw threshold, all of the budget to

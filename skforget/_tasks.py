@@ -108,6 +108,12 @@ class _PrivateClassifierMixin:
         if (loss != "logistic" or n_outputs != 1 or isinstance(cw, dict)
                 or (share != "auto" and share <= 0)):
             return None
+        if not self._param("fit_intercept"):
+            if cw == "balanced":
+                raise ValueError(
+                    "class_weight='balanced' offsets the intercept of a binary "
+                    "model, which needs fit_intercept=True.")
+            return None
         budget = prevalence_budget(
             epsilon=float(self._param("epsilon")), delta=delta,
             share=AUTO_PREVALENCE_SHARE if share == "auto" else share,
@@ -128,7 +134,7 @@ class _PrivateClassifierMixin:
         self.intercept_offset_ = prevalence_offset(counts)
 
     def _drop_counts(self):
-        for name in ("noisy_class_count_", "intercept_offset_"):
+        for name in ("noisy_class_count_", "intercept_offset_", "_trained_intercept"):
             self.__dict__.pop(name, None)
 
     def _intercept_offset(self):
@@ -242,9 +248,15 @@ class _PrivateClassifierMixin:
     def _set_coefficients(self, W, b):
         self.coef_ = W
         # The released intercept carries the prevalence offset; the chain
-        # continues from the unshifted parameter (_theta subtracts it), so no
-        # later step reads the counts (Section 18.9, G4).
-        self.intercept_ = b * self._intercept_scaling() + self._intercept_offset()
+        # continues from the unshifted parameter, kept exactly as the solver
+        # left it (subtracting the offset again would round), so no later step
+        # reads the counts, not even through a rounding (Section 18.9, G4).
+        trained = b * self._intercept_scaling()
+        if "intercept_offset_" in self.__dict__:
+            self._trained_intercept = trained
+        else:
+            self.__dict__.pop("_trained_intercept", None)
+        self.intercept_ = trained + self._intercept_offset()
 
     def decision_function(self, X):
         """Signed distance to the decision boundary (log-odds for binary).

@@ -74,6 +74,9 @@ def _rel(a, b):
 
 CASES = [
     (NoisyGDClassifier, dict(classes=[0, 1]), 2, False),
+    # Noisy class counts (Section 18.10): summed over the shards, noised on
+    # the driver, redrawn on the edited shards.
+    (NoisyGDClassifier, dict(classes=[0, 1], class_weight="balanced"), 2, False),
     (NoisyGDClassifier, dict(classes=[0, 1, 2]), 3, True),
     (NoisyGDClassifier, dict(classes=[0, 1, 2], multi_class="ovr"), 3, False),
     # A public target scale: the shards divide by it, as fit does in memory (and
@@ -103,6 +106,10 @@ def test_fit_and_edits_match_in_memory(sharded, Est, params, n_classes, sparse,
     request = EditRequest(X, y, delete=[3, 450], replace=[299], **new)
     in_memory.partial_unlearn(request)
     assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+    if "noisy_class_count_" in in_memory.__dict__:
+        np.testing.assert_array_equal(on_cluster.noisy_class_count_,
+                                      in_memory.noisy_class_count_)
+        assert on_cluster.privacy_guarantee_.rho_counts > 0
     # The rows moved as EditRequest.apply() moves them, shard-locally.
     X_new, y_new = request.apply()
     X_got, y_got = db.gather()
