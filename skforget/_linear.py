@@ -42,7 +42,6 @@ from skforget._validation import (
 )
 from skforget.exceptions import (
     PrivacyBudgetWarning,
-    PrivacyLeakWarning,
     UnlearningError,
 )
 

@@ -12,20 +12,40 @@ database and builds one request.
 
 import dataclasses
 from contextlib import contextmanager
+from numbers import Real
 
+import numpy as np
 from sklearn import get_config
 from sklearn.base import BaseEstimator, clone
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from skforget import accounting
 from skforget._database import Database, _describe, check_version, unwrap_database
 from skforget._edits import EditRequest
-from skforget._public import check_public_preprocessing, register_pipeline_class
-from skforget._validation import fixed_errstate
-from skforget.exceptions import UnlearningError
+from skforget._public import (
+    check_public_preprocessing,
+    register_pipeline_class,
+    split_preprocessing,
+)
+from skforget._validation import Interval, StrOptions, fixed_errstate
+from skforget.exceptions import NotCertifiableError, UnlearningError
+from skforget.preprocessing import PrivateTableEncoder
 
-__all__ = ["ForgetPipeline", "make_forget_pipeline"]
+__all__ = ["ForgetPipeline", "PrivatePipeline", "make_forget_pipeline",
+           "make_private_pipeline"]
+
+
+def _edit_seed(random_state, index):
+    """The noise source of the ``index``-th refit: a fresh, independent stream
+    from the public counter for an integer seed (privacy-accounting.md, 19.4;
+    128 bits of state, so no two edits share noise), the same generator
+    (consumed further) for a RandomState, None for None."""
+    if random_state is None or isinstance(random_state, np.random.RandomState):
+        return random_state
+    seq = np.random.SeedSequence(entropy=int(random_state), spawn_key=(index,))
+    return np.random.RandomState(np.random.MT19937(seq))
 
 
 def _final_estimator_has(attr):
@@ -167,14 +187,45 @@ class ForgetPipeline(Pipeline):
         -------
         self : ForgetPipeline
         """
-        public = check_public_preprocessing(self)
+        public, private = split_preprocessing(self)
+        self._check_private_units(private)
         params = self._database_weights(X, params)
         X, y, version = unwrap_database(X, y)
         with _atomic_tree(self), fixed_errstate():
             super().fit(X, y, **params)
             self.public_preprocessing_ = public
+            self.private_preprocessing_ = private
             self.database_version_ = version
+            self.pipeline_edits_ = ()
+            if private:
+                names = (*private, self.steps[-1][0])
+                self.random_states_ = {
+                    name: self.named_steps[name].get_params().get("random_state")
+                    for name in names}
+                guarantee = self.privacy_guarantee_
+                self._releases = ((guarantee.rho, guarantee.delta_selection),)
         return self
+
+    def _check_private_units(self, private):
+        """Private steps must use the estimator's relation and group size."""
+        if not private:
+            return
+        est = self._final_estimator.get_params()
+        for name in private:
+            step = self.named_steps[name].get_params()
+            for param in ("relation", "group_size"):
+                if param in est and step.get(param) != est[param]:
+                    raise ValueError(
+                        f"Private step {name!r} has {param}={step.get(param)!r} but "
+                        f"the estimator has {param}={est[param]!r}: the two "
+                        "guarantees add up only for the same privacy unit.")
+
+    def _refuse_if_private(self, what):
+        if getattr(self, "private_preprocessing_", ()):
+            raise NotCertifiableError(
+                f"{what} is not available with private preprocessing: a "
+                "neighbouring database changes the released statistics as well "
+                "as the model, which the final step's certificate does not cover.")
 
     @available_if(_final_estimator_has("plan"))
     def plan(self, X, y=None, **params):
@@ -251,7 +302,21 @@ class ForgetPipeline(Pipeline):
     def privacy_guarantee_(self):
         guarantee = self._final_estimator.privacy_guarantee_
         check_is_fitted(self, "public_preprocessing_")
-        return dataclasses.replace(guarantee, preprocessing=self.public_preprocessing_)
+        private = getattr(self, "private_preprocessing_", ())
+        if not private:
+            return dataclasses.replace(guarantee,
+                                       preprocessing=self.public_preprocessing_)
+        parts = []
+        for name in private:
+            released = self.named_steps[name].__skforget_private__()
+            parts.extend((f"{name}/{col}", rho, delta)
+                         for col, rho, delta in released.columns)
+        return accounting.compose_pipeline_guarantee(
+            parts=parts, estimator_guarantee=guarantee,
+            delta_conversion=guarantee.delta,
+            public_preprocessing=self.public_preprocessing_,
+            edits=self.pipeline_edits_,
+            target_epsilon=getattr(self, "target_epsilon_", None))
 
     def _preprocess(self, X):
         for _, step in self.steps[:-1]:
@@ -302,8 +367,10 @@ class ForgetPipeline(Pipeline):
             raise TypeError("edits must be a skforget.EditRequest, got "
                             f"{type(edits).__name__}.")
         # Parameters may have been set since fit; the steps must still be public.
-        check_public_preprocessing(self)
+        _, private = split_preprocessing(self)
         check_version(edits.version, self.database_version_)
+        if private or getattr(self, "private_preprocessing_", ()):
+            return self._refit_edit(edits, private)
         ids = edits._ids
         Xt = self._preprocess_block(edits.X, "X", ids)
         Xt_replace = Xt_insert = None
@@ -324,6 +391,43 @@ class ForgetPipeline(Pipeline):
         inner._version_checked = True  # checked above, on the raw records
         self._final_estimator.partial_unlearn(inner)
         self.database_version_ = edits.version_after
+        return self
+
+    def _refit_edit(self, edits, private):
+        """Serve an edit by re-estimating every private statistic with fresh
+        noise and retraining the estimator from a fresh start on the edited
+        records (privacy-accounting.md, Theorem 19.6)."""
+        if private != self.private_preprocessing_:
+            raise UnlearningError("The private steps changed since fit; fit again.")
+        self._check_private_units(private)
+        edited = edits.apply()
+        X_new, y_new = edited
+        weights = edits.sample_weight_after
+        params = {}
+        if weights is not None:
+            key = ("sample_weight" if get_config().get("enable_metadata_routing")
+                   else f"{self.steps[-1][0]}__sample_weight")
+            params[key] = weights
+        index = len(self.pipeline_edits_) + 1
+        with _atomic_tree(self):
+            for name, state in self.random_states_.items():
+                self.named_steps[name].set_params(random_state=_edit_seed(state, index))
+            try:
+                Pipeline.fit(self, X_new, y_new, **params)
+            except Exception as exc:
+                raise UnlearningError(f"The edited records cannot be fitted: "
+                                      f"{exc}") from exc
+            release = self.privacy_guarantee_
+            cert = accounting.pipeline_edit_certificate(
+                index=index, rho_releases=[r for r, _ in self._releases],
+                delta_selections=[d for _, d in self._releases],
+                delta_conversion=release.delta_conversion,
+                n_deleted=edits.n_deleted, n_replaced=edits.n_replaced,
+                n_inserted=edits.n_inserted, n_samples=edits.n_samples_after)
+            self._releases = (*self._releases,
+                              (release.rho, release.delta_selection))
+            self.pipeline_edits_ = (*self.pipeline_edits_, cert)
+            self.database_version_ = edits.version_after
         return self
 
     # --- prediction certificates of the final step, on raw records -------------
@@ -361,6 +465,7 @@ class ForgetPipeline(Pipeline):
         True
         """
         check_is_fitted(self, "public_preprocessing_")
+        self._refuse_if_private("certified_radius")
         return self._final_estimator.certified_radius(k, mode, **kwargs)
 
     @available_if(_final_estimator_has("certify"))
@@ -398,6 +503,7 @@ class ForgetPipeline(Pipeline):
         True
         """
         check_is_fitted(self, "public_preprocessing_")
+        self._refuse_if_private("certify")
         return self._final_estimator.certify(self._preprocess(X), k, mode, **kwargs)
 
     @available_if(_final_estimator_has("certified_k"))
@@ -418,6 +524,7 @@ class ForgetPipeline(Pipeline):
         k : ndarray of int of shape (n_samples,)
         """
         check_is_fitted(self, "public_preprocessing_")
+        self._refuse_if_private("certified_k")
         return self._final_estimator.certified_k(self._preprocess(X), mode, **kwargs)
 
     @available_if(_final_estimator_has("decision_function_bounds"))
@@ -441,6 +548,7 @@ class ForgetPipeline(Pipeline):
             Shaped like :meth:`decision_function`.
         """
         check_is_fitted(self, "public_preprocessing_")
+        self._refuse_if_private("decision_function_bounds")
         return self._final_estimator.decision_function_bounds(
             self._preprocess(X), k, mode, **kwargs)
 
@@ -463,6 +571,7 @@ class ForgetPipeline(Pipeline):
         lower, upper : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "public_preprocessing_")
+        self._refuse_if_private("predict_bounds")
         return self._final_estimator.predict_bounds(self._preprocess(X), k, mode,
                                                      **kwargs)
 
@@ -500,3 +609,192 @@ def make_forget_pipeline(*steps, memory=None, transform_input=None, verbose=Fals
                           verbose=verbose)
     return ForgetPipeline(plain.steps, memory=memory, transform_input=transform_input,
                           verbose=verbose)
+
+
+class PrivatePipeline(ForgetPipeline):
+    """A :class:`ForgetPipeline` with private preprocessing and one total budget.
+
+    At ``fit`` the total ``(epsilon, delta)`` is split by
+    :func:`skforget.accounting.split_private_pipeline`: the private steps
+    (:mod:`skforget.preprocessing`'s ``Private*`` transformers) get
+    ``preprocessing_share`` of its rho-coefficient and ``selection_share`` of
+    its delta, the estimator is planned for the rest; their relation and group
+    size are set to the estimator's. ``privacy_guarantee_`` is then the
+    composed guarantee (privacy-accounting.md, Theorem 19.5), at most the
+    target, with its parts listed. ``partial_unlearn`` re-estimates every
+    statistic with fresh noise and retrains the estimator (Theorem 19.6).
+    The split is decided once, at ``fit``, and kept for every edit.
+
+    Parameters
+    ----------
+    steps : list of (str, estimator) tuples
+        Private or public transformers, then a skforget estimator.
+    epsilon : float, default=1.0
+        Total target epsilon of preprocessing and model together.
+    delta : float or "auto", default="auto"
+        Total target delta; "auto" is ``min(1e-5, n**-1.1)``.
+    preprocessing_share : float, default=0.25
+        Share of the rho-coefficient spent on the private steps.
+    selection_share : float, default=0.1
+        Share of ``delta`` left to the partition selections.
+    transform_input, memory, verbose
+        As for :class:`ForgetPipeline`.
+
+    Attributes
+    ----------
+    budget_ : PipelineBudget
+        The split.
+    target_epsilon_ : float
+    privacy_guarantee_ : PipelineGuarantee
+    pipeline_edits_ : tuple of PipelineEdit
+        One certificate per edit.
+
+    See Also
+    --------
+    make_private_pipeline : Build one for a raw table.
+    """
+
+    _parameter_constraints: dict = {
+        **Pipeline._parameter_constraints,
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
+        "preprocessing_share": [Interval(Real, 0, 1, closed="neither")],
+        "selection_share": [Interval(Real, 0, 1, closed="left")],
+    }
+
+    def __init__(self, steps, *, epsilon=1.0, delta="auto", preprocessing_share=0.25,
+                 selection_share=0.1, transform_input=None, memory=None,
+                 verbose=False):
+        super().__init__(steps, transform_input=transform_input, memory=memory,
+                         verbose=verbose)
+        self.epsilon = epsilon
+        self.delta = delta
+        self.preprocessing_share = preprocessing_share
+        self.selection_share = selection_share
+
+    def fit(self, X, y=None, **params):
+        """Split the budget, then fit as :meth:`ForgetPipeline.fit`.
+
+        Parameters
+        ----------
+        X : DataFrame, array-like or Database
+            Raw training records.
+        y : array-like of shape (n_samples,), default=None
+        **params : dict
+            As for :meth:`ForgetPipeline.fit`.
+
+        Returns
+        -------
+        self : PrivatePipeline
+        """
+        self._validate_params()
+        _, private = split_preprocessing(self)
+        if not private:
+            raise ValueError("A PrivatePipeline needs at least one private step "
+                             "(skforget.preprocessing.Private*); use ForgetPipeline "
+                             "for public preprocessing only.")
+        n = unwrap_database(X, y)[0].shape[0]
+        delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
+                 else self.delta)
+        budget = accounting.split_private_pipeline(
+            epsilon=self.epsilon, delta=delta,
+            preprocessing_share=self.preprocessing_share,
+            selection_share=self.selection_share)
+        est = self._final_estimator
+        unit = {k: v for k, v in est.get_params().items()
+                if k in ("relation", "group_size")}
+        with _atomic_tree(self):
+            est.set_params(epsilon=budget.estimator_epsilon,
+                           delta=budget.delta_conversion)
+            selecting = [name for name in private
+                         if "delta" in self.named_steps[name].get_params()]
+            for name in private:
+                step = self.named_steps[name]
+                keys = step.get_params()
+                update = {"rho": budget.rho_preprocessing / len(private), **{
+                    k: v for k, v in unit.items() if k in keys}}
+                if name in selecting:
+                    update["delta"] = budget.delta_selection / len(selecting)
+                if "data_norm" in keys and "data_norm" in est.get_params():
+                    update["data_norm"] = est.get_params()["data_norm"]
+                step.set_params(**update)
+            super().fit(X, y, **params)
+            self.budget_ = budget
+            self.target_epsilon_ = float(self.epsilon)
+        return self
+
+
+register_pipeline_class(PrivatePipeline)
+
+
+def make_private_pipeline(estimator, *, epsilon=1.0, delta="auto",
+                          preprocessing_share=0.25, selection_share=0.1,
+                          add_indicator=False, random_state=None):
+    """A private pipeline for a raw table: no constant written by hand.
+
+    Numeric columns are standardised with a privately estimated range, centre
+    and scale, other columns one-hot encoded over privately selected
+    categories (rare and unseen values share an ``infrequent`` column),
+    missing values imputed by the private mean (numbers) or kept as a
+    category; rows are then scaled into the estimator's ``data_norm`` ball
+    (:class:`~skforget.preprocessing.PrivateTableEncoder`). One total
+    ``(epsilon, delta)`` is split between the preprocessing and the estimator
+    (:func:`skforget.accounting.split_private_pipeline`), and the returned
+    pipeline's ``privacy_guarantee_`` is the composed figure
+    (privacy-accounting.md, Section 19). Deletion by index label works as for
+    :class:`ForgetPipeline`: the statistics are re-estimated with fresh noise
+    and the model retrained.
+
+    Parameters
+    ----------
+    estimator : skforget estimator
+        Its ``epsilon`` and ``delta`` are set by the split at ``fit``; its
+        ``relation``, ``group_size`` and ``data_norm`` are passed to the
+        preprocessing.
+    epsilon : float, default=1.0
+        Total target epsilon.
+    delta : float or "auto", default="auto"
+        Total target delta; "auto" is ``min(1e-5, n**-1.1)``.
+    preprocessing_share : float, default=0.25
+        Share of the budget's rho-coefficient spent on the preprocessing.
+    selection_share : float, default=0.1
+        Share of ``delta`` left to the category selections.
+    add_indicator : bool, default=False
+        Missingness indicator columns for the numeric columns.
+    random_state : int, RandomState instance or None, default=None
+        Noise of the preprocessing (the estimator keeps its own).
+
+    Returns
+    -------
+    pipeline : PrivatePipeline
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from skforget import Database, EditRequest, NoisyGDClassifier
+    >>> from skforget.pipeline import make_private_pipeline
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"age": rng.integers(18, 90, 4000).astype(float),
+    ...                   "job": rng.choice(["a", "b", None], 4000)})
+    >>> y = (X["age"] > 50).astype(int)
+    >>> pipe = make_private_pipeline(
+    ...     NoisyGDClassifier(classes=[0, 1], random_state=0), epsilon=1.0,
+    ...     random_state=0)
+    >>> db = Database(X, y)
+    >>> pipe = pipe.fit(db)
+    >>> round(pipe.privacy_guarantee_.epsilon, 3) <= 1.0
+    True
+    >>> pipe = pipe.partial_unlearn(EditRequest(db, delete=[3], by="id"))
+    >>> pipe.privacy_guarantee_.deletion.rho_deletion
+    0.0
+    """
+    params = estimator.get_params()
+    encoder = PrivateTableEncoder(
+        relation=params.get("relation", "replace"),
+        group_size=params.get("group_size", 1),
+        data_norm=params.get("data_norm", 1.0), add_indicator=add_indicator,
+        random_state=random_state)
+    return PrivatePipeline([("preprocess", encoder), ("estimator", estimator)],
+                           epsilon=epsilon, delta=delta,
+                           preprocessing_share=preprocessing_share,
+                           selection_share=selection_share)

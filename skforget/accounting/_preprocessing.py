@@ -86,7 +86,7 @@ def moments_sensitivity(*, relation="replace", group_size=1):
 
 
 def gaussian_noise_for_rho(*, rho, sensitivity):
-    """Noise of a Gaussian release with rho-coefficient ``rho``: ``Delta / sqrt(2 rho)``.
+    """Noise of a Gaussian release with rho-coefficient ``rho``: ``Delta/sqrt(2 rho)``.
 
     Inverse of ``rho = Delta**2 / (2 sigma**2)`` (Mironov 2017, Proposition 7;
     privacy-accounting.md, (18.1) and (19.1)).
@@ -243,6 +243,79 @@ def approximate_zcdp_epsilon(*, rho, delta_conversion, delta_selection=0.0):
                          low_open=False)
     eps = rho_to_epsilon(rho=rho, delta=delta_c) - math.log1p(-delta_s)
     return eps, delta_c + delta_s
+
+
+@dataclass(frozen=True)
+class ReleaseGuarantee:
+    """Figures of a private preprocessing step's releases (Section 19.2).
+
+    Attributes
+    ----------
+    rho : float
+        Rho-coefficient of all its releases together (they add, Theorem 18.3).
+    delta_selection : float
+        Total probability of the partition selections' bad events
+        (Proposition 19.3; 0 for a scaler or an imputer).
+    relation : {"replace", "zero_out"}
+    group_size : int
+    columns : tuple of (str, float, float)
+        ``(column, rho, delta_selection)`` per input column.
+    """
+
+    rho: float
+    delta_selection: float
+    relation: str
+    group_size: int
+    columns: tuple
+
+    def epsilon(self, delta):
+        """``(epsilon, delta)`` at a total ``delta`` (Proposition 19.4)."""
+        delta = check_probability(delta, "delta")
+        if delta <= self.delta_selection:
+            raise ValueError(f"delta={delta!r} must exceed the selections' "
+                             f"{self.delta_selection!r}.")
+        return approximate_zcdp_epsilon(rho=self.rho,
+                                        delta_conversion=delta - self.delta_selection,
+                                        delta_selection=self.delta_selection)
+
+    def __str__(self):
+        eps, delta = self.epsilon(max(1e-5, 2 * self.delta_selection))
+        return (f"Releases of {len(self.columns)} column(s): ({_fmt(eps)}, "
+                f"{delta:.3g})-DP (Rényi: q*{_fmt(self.rho)} at every order q > 1"
+                + (f", outside events of probability {self.delta_selection:.3g}"
+                   if self.delta_selection else "") + ").")
+
+
+def release_guarantee(*, columns, relation, group_size):
+    """The guarantee of a step's releases: ``rho`` and ``delta`` add (Thm 18.3,
+    Bun & Steinke 2016 Lemma 8.3; privacy-accounting.md, Section 19.2).
+
+    Parameters
+    ----------
+    columns : sequence of (str, float, float)
+        ``(column, rho, delta_selection)``.
+    relation : {"replace", "zero_out"}
+    group_size : int
+
+    Returns
+    -------
+    guarantee : ReleaseGuarantee
+
+    Examples
+    --------
+    >>> from skforget.accounting import release_guarantee
+    >>> release_guarantee(columns=[("a", 0.01, 0.0), ("b", 0.02, 1e-7)],
+    ...                   relation="replace", group_size=1).delta_selection
+    1e-07
+    """
+    check_choice(relation, "relation", RELATIONS)
+    columns = tuple((str(c), check_nonnegative(r, "rho"),
+                     check_nonnegative(d, "delta_selection")) for c, r, d in columns)
+    return ReleaseGuarantee(rho=math.fsum(r for _, r, _ in columns),
+                            delta_selection=math.fsum(d for _, _, d in columns),
+                            relation=relation,
+                            group_size=check_int(group_size, "group_size", low=1),
+                            columns=columns)
 
 
 @dataclass(frozen=True)
@@ -486,32 +559,45 @@ def compose_pipeline_guarantee(*, parts, estimator_guarantee, delta_conversion,
                              edits=tuple(edits), target_epsilon=target_epsilon)
 
 
-def pipeline_edit_certificate(*, index, releases_seen, rho_release, delta_conversion,
-                              delta_selection, n_deleted, n_replaced, n_inserted,
+def pipeline_edit_certificate(*, index, rho_releases, delta_selections,
+                              delta_conversion, n_deleted, n_replaced, n_inserted,
                               n_samples):
     """Certificate of an edit served by re-estimation and retraining (Thm 19.6).
 
-    Deletion divergence 0; against a requester adapting to ``s`` earlier
-    releases, ``s * rho_release`` with ``s * delta_selection`` of bad events
-    (Theorem 6.3 with ``rho_del = 0``, Bun & Steinke 2016 Lemma 8.3),
-    converted by Proposition 19.4.
+    Deletion divergence 0; against a requester adapting to the earlier
+    releases, the sum of their rho-coefficients with the sum of their
+    selections' deltas (Theorem 6.3 with ``rho_del = 0``; Bun & Steinke 2016,
+    Lemma 8.3), converted by Proposition 19.4.
 
     Parameters
     ----------
-    index, releases_seen : int
-    rho_release : float
-        Rho-coefficient of one release of the whole pipeline.
-    delta_conversion, delta_selection : float
-        Of one release.
+    index : int
+        1-based number of the edit.
+    rho_releases, delta_selections : sequence of float
+        Of each release the requester could have seen (the fit and the
+        earlier edits).
+    delta_conversion : float
     n_deleted, n_replaced, n_inserted, n_samples : int
 
     Returns
     -------
     certificate : PipelineEdit
+
+    Examples
+    --------
+    >>> from skforget.accounting import pipeline_edit_certificate
+    >>> cert = pipeline_edit_certificate(
+    ...     index=2, rho_releases=[0.03, 0.03], delta_selections=[1e-6, 1e-6],
+    ...     delta_conversion=9e-6, n_deleted=1, n_replaced=0, n_inserted=0,
+    ...     n_samples=99)
+    >>> cert.rho_deletion, round(cert.rho_adaptive, 6), cert.releases_seen
+    (0.0, 0.06, 2)
     """
-    s = check_int(releases_seen, "releases_seen", low=0)
-    rho_adaptive = s * check_nonnegative(rho_release, "rho_release")
-    delta_s = s * check_nonnegative(delta_selection, "delta_selection")
+    rhos = [check_nonnegative(r, "rho_releases") for r in rho_releases]
+    deltas = [check_nonnegative(d, "delta_selections") for d in delta_selections]
+    if len(rhos) != len(deltas):
+        raise ValueError("rho_releases and delta_selections differ in length.")
+    rho_adaptive, delta_s = math.fsum(rhos), math.fsum(deltas)
     if delta_s >= 1.0:
         eps, delta = math.inf, 1.0
     else:
@@ -521,5 +607,5 @@ def pipeline_edit_certificate(*, index, releases_seen, rho_release, delta_conver
     return PipelineEdit(index=check_int(index, "index", low=1),
                         n_deleted=int(n_deleted), n_replaced=int(n_replaced),
                         n_inserted=int(n_inserted), n_samples=int(n_samples),
-                        releases_seen=s, rho_adaptive=rho_adaptive,
+                        releases_seen=len(rhos), rho_adaptive=rho_adaptive,
                         epsilon_adaptive=eps, delta_adaptive=delta)
