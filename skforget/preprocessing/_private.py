@@ -10,6 +10,7 @@ selections) that :class:`~skforget.pipeline.ForgetPipeline` adds to the
 estimator's.
 """
 
+import functools
 import hashlib
 import math
 from numbers import Integral, Real
@@ -126,6 +127,13 @@ def _value_noise(seed_words, value, sigma):
     return sigma * np.random.default_rng(seed_words + words).standard_normal()
 
 
+def _noisy_counts(column, words, sigma):
+    """The noisy counts of the values present (Proposition 19.3), by value."""
+    values, counts = np.unique(column, return_counts=True)
+    return {v: c + _value_noise(words, v, sigma)
+            for v, c in zip(values, counts, strict=True)}
+
+
 # --- numbers: bounds and moments ------------------------------------------------------
 
 def _bins(values):
@@ -149,15 +157,29 @@ def _bin_edges(b):
     return (low, high) if b > n_mag else (-high, -low)
 
 
-def _private_bounds(values, rho, relation, group_size, rng):
-    """Lemma 19.1: lo, hi from the noisy log histogram (half the column's rho)."""
+def _noisy_histogram(values, sigma, rng):
+    """The released histogram of Lemma 19.1 (the only read of the rows)."""
     observed = values[~np.isnan(values)]
     idx, n_bins = _bins(observed)
     counts = np.bincount(idx, minlength=n_bins).astype(float)
+    return counts + sigma * rng.standard_normal(n_bins)
+
+
+def _noisy_sums(values, lo, hi, sigma, rng):
+    """The released sums of Lemma 19.2 (the only read of the rows)."""
+    observed = values[~np.isnan(values)]
+    u = (np.clip(observed, lo, hi) - lo) / (hi - lo)
+    # Correctly rounded sums: the release does not depend on the rows' order.
+    sums = np.array([math.fsum(u), math.fsum(u * u), float(u.size)])
+    return sums + sigma * rng.standard_normal(3)
+
+
+def _private_bounds(values, rho, relation, group_size, rng):
+    """Lemma 19.1: lo, hi from the noisy log histogram (half the column's rho)."""
     sigma = accounting.gaussian_noise_for_rho(
         rho=rho, sensitivity=accounting.histogram_sensitivity(
             relation=relation, group_size=group_size))
-    noisy = counts + sigma * rng.standard_normal(n_bins)
+    noisy = _noisy_histogram(values, sigma, rng)
     kept = np.flatnonzero(noisy > 3.0 * sigma)
     if kept.size == 0:
         kept = np.array([int(np.argmax(noisy))])
@@ -166,17 +188,28 @@ def _private_bounds(values, rho, relation, group_size, rng):
 
 def _private_moments(values, lo, hi, rho, relation, group_size, rng):
     """Lemma 19.2: centre and scale from the noisy sums of (u, u^2, 1)."""
-    observed = values[~np.isnan(values)]
-    u = (np.clip(observed, lo, hi) - lo) / (hi - lo)
-    sums = np.array([u.sum(), (u * u).sum(), float(u.size)])
     sigma = accounting.gaussian_noise_for_rho(
         rho=rho, sensitivity=accounting.moments_sensitivity(
             relation=relation, group_size=group_size))
-    noisy = sums + sigma * rng.standard_normal(3)
+    noisy = _noisy_sums(values, lo, hi, sigma, rng)
     m = max(noisy[2], 1.0)
     mean = min(max(noisy[0] / m, 0.0), 1.0)
     var = noisy[1] / m - mean * mean
     return lo + (hi - lo) * mean, (hi - lo) * math.sqrt(max(var, 1e-4))
+
+
+def _atomic(fit):
+    """A failed ``fit`` leaves the step exactly as it was."""
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        state = dict(self.__dict__)
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(state)
+            raise
+    return wrapper
 
 
 class _PrivateStep(TransformerMixin, BaseEstimator):
@@ -314,6 +347,7 @@ class PrivateStandardScaler(_NumericStep):
     True
     """
 
+    @_atomic
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Release each column's range, centre and scale.
@@ -389,6 +423,7 @@ class PrivateSimpleImputer(_NumericStep):
     False
     """
 
+    @_atomic
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Release each column's fill value.
@@ -481,6 +516,7 @@ class PrivateOneHotEncoder(_PrivateStep):
         self.group_size = group_size
         self.random_state = random_state
 
+    @_atomic
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Release the categories of each column.
@@ -503,14 +539,12 @@ class PrivateOneHotEncoder(_PrivateStep):
             rho=rho_col, delta=delta_col, relation=self.relation,
             group_size=self.group_size)
         seeds = segment_rng(self.random_state, 0).integers(0, 2**32, size=(n_cols, 4))
+        columns = [_as_categories(_column(X, j)) for j in range(n_cols)]
         categories = []
-        for j in range(n_cols):
-            values, counts = np.unique(_as_categories(_column(X, j)),
-                                       return_counts=True)
-            words = [int(w) for w in seeds[j]]
-            noisy = np.array([c + _value_noise(words, v, sigma)
-                              for v, c in zip(values, counts, strict=True)])
-            categories.append(np.sort(values[noisy > tau]).astype(object))
+        for j, column in enumerate(columns):
+            noisy = _noisy_counts(column, [int(w) for w in seeds[j]], sigma)
+            categories.append(np.array(sorted(v for v, c in noisy.items() if c > tau),
+                                       dtype=object))
         self.categories_ = categories
         self.thresholds_ = np.full(n_cols, tau)
         self.privacy_guarantee_ = self._guarantee(
@@ -644,6 +678,7 @@ class PrivateTableEncoder(_PrivateStep):
             return X.iloc[:, cols]
         return np.asarray(X)[:, cols]
 
+    @_atomic
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Release every column's statistics.
@@ -662,22 +697,23 @@ class PrivateTableEncoder(_PrivateStep):
         n_cols = X.shape[1]
         num = [j for j in range(n_cols) if _is_numeric_column(X, j)]
         cat = [j for j in range(n_cols) if j not in num]
+        # The sub-steps' seeds come from this step's own stream.
         seeds = segment_rng(self.random_state, 0).integers(0, 2**32, size=2)
         common = dict(relation=self.relation, group_size=self.group_size)
-        self.scaler_ = self.encoder_ = None
+        scaler = encoder = None
         if num:
-            self.scaler_ = PrivateStandardScaler(
+            scaler = PrivateStandardScaler(
                 rho=self.rho * len(num) / n_cols, add_indicator=self.add_indicator,
                 random_state=int(seeds[0]), **common).fit(self._part(X, num))
         if cat:
-            self.encoder_ = PrivateOneHotEncoder(
+            encoder = PrivateOneHotEncoder(
                 rho=self.rho * len(cat) / n_cols, delta=self.delta,
                 random_state=int(seeds[1]), **common).fit(self._part(X, cat))
-        # Seeds passed down are derived from this step's own stream.
         columns = []
-        for step in (self.scaler_, self.encoder_):
+        for step in (scaler, encoder):
             if step is not None:
                 columns.extend(step.privacy_guarantee_.columns)
+        self.scaler_, self.encoder_ = scaler, encoder
         self.numeric_columns_, self.categorical_columns_ = num, cat
         self.privacy_guarantee_ = self._guarantee(columns)
         return self
