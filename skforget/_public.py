@@ -383,7 +383,9 @@ def _warn_if_steps_not_public(pipeline, estimator):
             f"{type(estimator).__name__} is fitted as the last step of a "
             "scikit-learn Pipeline whose preprocessing is outside its guarantee: "
             f"{exc} skforget.pipeline.ForgetPipeline refuses such steps before "
-            "fitting and serves deletions through the steps.",
+            "fitting and serves deletions through the steps; "
+            "skforget.pipeline.make_private_pipeline estimates the statistics "
+            "privately from a raw table, inside one guarantee.",
             PrivacyLeakWarning, stacklevel=user_stacklevel())
 
 

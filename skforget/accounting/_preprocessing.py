@@ -437,6 +437,19 @@ class PipelineEdit:
     retrained: bool = True
     rho_deletion: float = 0.0
 
+    def to_dict(self):
+        """Plain ``dict`` of the fields (JSON-serialisable)."""
+        return dataclasses.asdict(self)
+
+    def __str__(self):
+        return (f"Edit {self.index}: {self.n_deleted} deleted, {self.n_replaced} "
+                f"replaced, {self.n_inserted} inserted ({self.n_samples} records "
+                "now). Statistics re-estimated with fresh noise and the model "
+                "retrained from a fresh start: the removed records have no "
+                "influence on either (Rényi divergence 0); against requests "
+                f"adapted to {self.releases_seen} earlier release(s): "
+                f"({_fmt(self.epsilon_adaptive)}, {self.delta_adaptive:.3g}).")
+
 
 @dataclass(frozen=True)
 class PipelineGuarantee:
@@ -514,7 +527,7 @@ class PipelineGuarantee:
         out["estimator"] = self.estimator.to_dict()
         out["parts"] = [list(p) for p in self.parts]
         out["public_preprocessing"] = [list(p) for p in self.public_preprocessing]
-        out["edits"] = [dataclasses.asdict(e) for e in self.edits]
+        out["edits"] = [e.to_dict() for e in self.edits]
         return out
 
 
