@@ -16,6 +16,7 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.stats import norm
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils.validation import (
     _check_feature_names,
@@ -31,6 +32,10 @@ __all__ = ["PrivateOneHotEncoder", "PrivateSimpleImputer", "PrivateStandardScale
 
 # Log bins of the bounds histogram (privacy-accounting.md, Section 19.2).
 K_MIN, K_MAX = -10, 50
+# Probability that some empty bin of a column passes the bounds threshold.
+BOUNDS_FALSE_BIN = 1e-3
+# Share of a numeric column's rho spent on its bounds (the rest: moments).
+BOUNDS_SHARE = 1 / 3
 MISSING = "<missing>"
 INFREQUENT = "infrequent"
 
@@ -180,7 +185,10 @@ def _private_bounds(values, rho, relation, group_size, rng):
         rho=rho, sensitivity=accounting.histogram_sensitivity(
             relation=relation, group_size=group_size))
     noisy = _noisy_histogram(values, sigma, rng)
-    kept = np.flatnonzero(noisy > 3.0 * sigma)
+    # An empty bin passes with probability BOUNDS_FALSE_BIN / n_bins: a
+    # spurious far bin would stretch the range by orders of magnitude.
+    threshold = sigma * float(norm.isf(BOUNDS_FALSE_BIN / noisy.size))
+    kept = np.flatnonzero(noisy > threshold)
     if kept.size == 0:
         kept = np.array([int(np.argmax(noisy))])
     return _bin_edges(int(kept[0]))[0], _bin_edges(int(kept[-1]))[1]
@@ -194,8 +202,9 @@ def _private_moments(values, lo, hi, rho, relation, group_size, rng):
     noisy = _noisy_sums(values, lo, hi, sigma, rng)
     m = max(noisy[2], 1.0)
     mean = min(max(noisy[0] / m, 0.0), 1.0)
-    var = noisy[1] / m - mean * mean
-    return lo + (hi - lo) * mean, (hi - lo) * math.sqrt(max(var, 1e-4))
+    # Floor: twice the noise of the sum of squares, divided by the count.
+    var = max(noisy[1] / m - mean * mean, 2.0 * sigma / m, 1e-4)
+    return lo + (hi - lo) * mean, (hi - lo) * math.sqrt(min(var, 0.25))
 
 
 def _atomic(fit):
@@ -249,10 +258,10 @@ class _NumericStep(_PrivateStep):
         rngs = _column_rngs(self.random_state, len(columns))
         bounds, centre, scale = [], [], []
         for values, rng in zip(columns, rngs, strict=True):
-            lo, hi = _private_bounds(values, rho_col / 2, self.relation,
-                                     self.group_size, rng)
-            c, s = _private_moments(values, lo, hi, rho_col / 2, self.relation,
-                                    self.group_size, rng)
+            lo, hi = _private_bounds(values, rho_col * BOUNDS_SHARE,
+                                     self.relation, self.group_size, rng)
+            c, s = _private_moments(values, lo, hi, rho_col * (1 - BOUNDS_SHARE),
+                                    self.relation, self.group_size, rng)
             bounds.append((lo, hi))
             centre.append(c)
             scale.append(s)
@@ -297,8 +306,8 @@ class PrivateStandardScaler(_NumericStep):
 
     For each column (privacy-accounting.md, Section 19.2): a log-binned
     histogram of the values with Gaussian noise gives a range ``[lo, hi]``
-    (the lowest and highest bins whose noisy count exceeds three noise
-    standard deviations), then noisy sums of the values clipped to that range
+    (the lowest and highest bins whose noisy count clears a threshold that an
+    empty bin passes with probability 1e-3), then noisy sums of the values clipped to that range
     give the mean and standard deviation. ``transform`` clips to ``[lo, hi]``,
     centres and scales; a missing value becomes 0 (the private mean) and,
     with ``add_indicator``, a 1 in an extra column. Nothing of the rows but
@@ -308,7 +317,7 @@ class PrivateStandardScaler(_NumericStep):
     ----------
     rho : float, default=0.01
         Rho-coefficient (zCDP) of all the releases, spread equally over the
-        columns (half for the range, half for the moments). From an
+        columns (a third for the range, the rest for the moments). From an
         ``(epsilon, delta)`` target: ``skforget.accounting.epsilon_to_rho``.
     relation : {"replace", "zero_out"}, default="replace"
         Neighbouring relation, as the estimators define it.
