@@ -293,3 +293,39 @@ def test_unit_mismatch_names_the_step_and_certificates_are_refused():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert pipe.privacy_guarantee_.epsilon > 0
+
+
+hostile = st.one_of(st.floats(allow_nan=True, allow_infinity=False),
+                    st.sampled_from([0.0, -0.0, 5e-324, -1.7e308, 1.7e308, 1e-300]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(hostile, min_size=1, max_size=60), seed=st.integers(0, 99))
+def test_any_finite_column_gives_finite_statistics_and_outputs(values, seed):
+    X = np.array(values, dtype=float)[:, None]
+    sc = PrivateStandardScaler(rho=0.5, random_state=seed).fit(X)
+    lo, hi = sc.bounds_[0]
+    assert np.isfinite([lo, hi]).all() and lo < hi
+    assert np.isfinite(sc.center_).all() and (sc.scale_ > 0).all()
+    assert np.isfinite(sc.transform(X)).all()
+    enc = PrivateTableEncoder(rho=0.5, random_state=seed).fit(
+        pd.DataFrame({"v": X[:, 0], "c": [str(v) for v in values]}))
+    out = enc.transform(pd.DataFrame({"v": X[:, 0], "c": ["?"] * len(values)}))
+    assert np.isfinite(out).all() and np.linalg.norm(out, axis=1).max() <= 1.0
+
+
+def test_private_pipeline_clone_insert_and_pandas_output():
+    X, y = _frame(1500)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                                 epsilon=2.0, random_state=0)
+    twin = clone(pipe)
+    assert twin.get_params()["epsilon"] == 2.0
+    pipe.set_output(transform="pandas").fit(X, y)
+    assert pipe.privacy_guarantee_.epsilon <= 2.0 + 1e-9
+    new = X.iloc[:3].set_axis(["n1", "n2", "n3"])
+    request = EditRequest(X, y, insert_ids=None, X_insert=new,
+                          y_insert=y.iloc[:3].set_axis(new.index))
+    pipe.partial_unlearn(request)
+    cert = pipe.privacy_guarantee_.deletion
+    assert (cert.n_inserted, cert.n_samples) == (3, 1503)
+    assert pickle.loads(pickle.dumps(pipe)).predict(X).shape == (1500,)
