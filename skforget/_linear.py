@@ -42,6 +42,7 @@ from skforget._validation import (
 )
 from skforget.exceptions import (
     PrivacyBudgetWarning,
+    PrivacyLeakWarning,
     UnlearningError,
 )
 

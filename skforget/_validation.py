@@ -15,7 +15,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from skforget.exceptions import PrivacyBudgetWarning, PrivacyLeakWarning
 

@@ -263,6 +263,12 @@ class ForgetPipeline(Pipeline):
         >>> pipe.plan(X, y).n_samples
         200
         """
+        if split_preprocessing(self)[1]:
+            raise ValueError(
+                "plan() is not available with private preprocessing: the plan "
+                "depends on the released statistics (e.g. the number of one-hot "
+                "columns), which only fit releases, and estimating them here "
+                "would spend budget.")
         check_public_preprocessing(self)
         weights = params.pop("sample_weight", None)
         if params:

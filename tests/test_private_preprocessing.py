@@ -329,3 +329,11 @@ def test_private_pipeline_clone_insert_and_pandas_output():
     cert = pipe.privacy_guarantee_.deletion
     assert (cert.n_inserted, cert.n_samples) == (3, 1503)
     assert pickle.loads(pickle.dumps(pipe)).predict(X).shape == (1500,)
+
+
+def test_plan_is_refused_with_private_steps():
+    X, y = _frame(300)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0)
+    with pytest.raises(ValueError, match="plan\\(\\) is not available"):
+        pipe.plan(X, y)
+    assert not hasattr(pipe[0], "privacy_guarantee_")
