@@ -22,7 +22,8 @@ from skforget.exceptions import (
     NotCertifiableError,
     PrivacyLeakWarning,
 )
-from skforget.pipeline import ForgetPipeline, _edit_seed, make_private_pipeline
+from skforget.pipeline import ForgetPipeline, make_private_pipeline
+from skforget.pipeline._forget import _edit_seed
 from skforget.preprocessing import (
     PrivateOneHotEncoder,
     PrivateSimpleImputer,
