@@ -28,7 +28,6 @@ preprocessing share.
 """
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path

@@ -308,9 +308,10 @@ class PrivateStandardScaler(_NumericStep):
     histogram of the values with Gaussian noise gives a range ``[lo, hi]``
     (the lowest and highest bins whose noisy count clears a threshold that an
     empty bin passes with probability 1e-3), then noisy sums of the values
-    clipped to that range give the mean and standard deviation. ``transform`` clips to ``[lo, hi]``,
-    centres and scales; a missing value becomes 0 (the private mean) and,
-    with ``add_indicator``, a 1 in an extra column. Nothing of the rows but
+    clipped to that range give the mean and standard deviation.
+    ``transform`` clips to ``[lo, hi]``, centres and scales; a missing value
+    becomes 0 (the private mean) and, with ``add_indicator``, a 1 in an extra
+    column. Nothing of the rows but
     these releases is kept.
 
     Parameters
