@@ -16,7 +16,11 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import make_pipeline
 
 from skforget import Database, EditRequest, NoisyGDClassifier
-from skforget.accounting import histogram_sensitivity, moments_sensitivity
+from skforget.accounting import (
+    histogram_sensitivity,
+    moments_sensitivity,
+    rho_to_epsilon,
+)
 from skforget.exceptions import (
     DataDependentStepError,
     NotCertifiableError,
@@ -338,3 +342,38 @@ def test_plan_is_refused_with_private_steps():
     with pytest.raises(ValueError, match="plan\\(\\) is not available"):
         pipe.plan(X, y)
     assert not hasattr(pipe[0], "privacy_guarantee_")
+
+
+def test_record_store_serves_a_private_pipeline(tmp_path):
+    from skforget.store import RecordStore
+
+    X, y = _frame(1200)
+    db = Database(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                                 epsilon=1.0).fit(db)
+    store = RecordStore.create(tmp_path / "s.sqlite", db, pipe)
+    store.submit(["p1", "p7"], request_id="t1")
+    assert [s.status for s in store.process()] == ["done"]
+    assert store.database().n_samples == 1198
+    cert = store.audit_record("t1")["certificate"]
+    assert cert["mechanism"] == "private_pipeline"
+    assert cert["per_unit"]["epsilon"] == 0.0 and cert["retrained"] is True
+    assert cert["adaptive"]["epsilon"] == pytest.approx(
+        pipe.privacy_guarantee_.epsilon, rel=1e-9)
+
+
+def test_adaptive_figure_is_stated_at_the_guarantee_delta():
+    from skforget.accounting import pipeline_edit_certificate
+
+    cert = pipeline_edit_certificate(index=3, rho_releases=[0.01] * 3,
+                                     delta_selections=[1e-6] * 3, delta=1e-5,
+                                     n_deleted=1, n_replaced=0, n_inserted=0,
+                                     n_samples=10)
+    assert cert.delta_adaptive == 1e-5
+    assert cert.epsilon_adaptive == pytest.approx(
+        rho_to_epsilon(rho=0.03, delta=7e-6) + math.log(1 / (1 - 3e-6)))
+    over = pipeline_edit_certificate(index=12, rho_releases=[0.01] * 11,
+                                     delta_selections=[1e-6] * 11, delta=1e-5,
+                                     n_deleted=1, n_replaced=0, n_inserted=0,
+                                     n_samples=10)
+    assert over.epsilon_adaptive == math.inf

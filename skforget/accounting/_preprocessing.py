@@ -437,6 +437,13 @@ class PipelineEdit:
     retrained: bool = True
     rho_deletion: float = 0.0
 
+    # Read like an EditCertificate's (the record store's audit): nothing of
+    # the removed records is left, whole edit included; no noisy step is run.
+    epsilon_deletion = 0.0
+    rho_deletion_batch = 0.0
+    epsilon_deletion_batch = 0.0
+    steps = 0
+
     def to_dict(self):
         """Plain ``dict`` of the fields (JSON-serialisable)."""
         return dataclasses.asdict(self)
@@ -489,10 +496,22 @@ class PipelineGuarantee:
     edits: tuple = ()
     target_epsilon: float | None = None
 
+    # Read like a PrivacyGuarantee's (the record store's audit).
+    conversion = "improved"
+    mechanism = "private_pipeline"
+
     @property
     def deletion(self):
         """Certificate of the latest edit, or None right after ``fit``."""
         return self.edits[-1] if self.edits else None
+
+    @property
+    def references(self):
+        """The results the figures rest on."""
+        return (*self.estimator.references,
+                "privacy-accounting.md, Section 19 (Theorems 19.5, 19.6)",
+                "M. Bun, T. Steinke, Concentrated Differential Privacy, TCC 2016, "
+                "Definition 8.1 and Lemma 8.3")
 
     def __str__(self):
         relation = {"replace": "replace-one", "zero_out": "zero-out"}[self.relation]
@@ -572,15 +591,17 @@ def compose_pipeline_guarantee(*, parts, estimator_guarantee, delta_conversion,
                              edits=tuple(edits), target_epsilon=target_epsilon)
 
 
-def pipeline_edit_certificate(*, index, rho_releases, delta_selections,
-                              delta_conversion, n_deleted, n_replaced, n_inserted,
-                              n_samples):
+def pipeline_edit_certificate(*, index, rho_releases, delta_selections, delta,
+                              n_deleted, n_replaced, n_inserted, n_samples):
     """Certificate of an edit served by re-estimation and retraining (Thm 19.6).
 
     Deletion divergence 0; against a requester adapting to the earlier
     releases, the sum of their rho-coefficients with the sum of their
     selections' deltas (Theorem 6.3 with ``rho_del = 0``; Bun & Steinke 2016,
-    Lemma 8.3), converted by Proposition 19.4.
+    Lemma 8.3), converted by Proposition 19.4 at the total ``delta`` of the
+    pipeline's guarantee: ``epsilon = rho_to_epsilon(rho, delta - delta_S) +
+    ln(1/(1 - delta_S))``, infinite (no statement at that delta) once the
+    selections' deltas add up to ``delta``.
 
     Parameters
     ----------
@@ -589,7 +610,8 @@ def pipeline_edit_certificate(*, index, rho_releases, delta_selections,
     rho_releases, delta_selections : sequence of float
         Of each release the requester could have seen (the fit and the
         earlier edits).
-    delta_conversion : float
+    delta : float
+        Total delta of the pipeline's guarantee.
     n_deleted, n_replaced, n_inserted, n_samples : int
 
     Returns
@@ -601,8 +623,7 @@ def pipeline_edit_certificate(*, index, rho_releases, delta_selections,
     >>> from skforget.accounting import pipeline_edit_certificate
     >>> cert = pipeline_edit_certificate(
     ...     index=2, rho_releases=[0.03, 0.03], delta_selections=[1e-6, 1e-6],
-    ...     delta_conversion=9e-6, n_deleted=1, n_replaced=0, n_inserted=0,
-    ...     n_samples=99)
+    ...     delta=1e-5, n_deleted=1, n_replaced=0, n_inserted=0, n_samples=99)
     >>> cert.rho_deletion, round(cert.rho_adaptive, 6), cert.releases_seen
     (0.0, 0.06, 2)
     """
@@ -610,13 +631,14 @@ def pipeline_edit_certificate(*, index, rho_releases, delta_selections,
     deltas = [check_nonnegative(d, "delta_selections") for d in delta_selections]
     if len(rhos) != len(deltas):
         raise ValueError("rho_releases and delta_selections differ in length.")
+    delta = check_probability(delta, "delta")
     rho_adaptive, delta_s = math.fsum(rhos), math.fsum(deltas)
-    if delta_s >= 1.0:
-        eps, delta = math.inf, 1.0
+    if delta_s >= delta:
+        eps = math.inf
     else:
-        eps, delta = approximate_zcdp_epsilon(rho=rho_adaptive,
-                                              delta_conversion=delta_conversion,
-                                              delta_selection=delta_s)
+        eps, _ = approximate_zcdp_epsilon(rho=rho_adaptive,
+                                          delta_conversion=delta - delta_s,
+                                          delta_selection=delta_s)
     return PipelineEdit(index=check_int(index, "index", low=1),
                         n_deleted=int(n_deleted), n_replaced=int(n_replaced),
                         n_inserted=int(n_inserted), n_samples=int(n_samples),

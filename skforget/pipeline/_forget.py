@@ -416,7 +416,7 @@ class ForgetPipeline(Pipeline):
             cert = accounting.pipeline_edit_certificate(
                 index=index, rho_releases=[r for r, _ in self._releases],
                 delta_selections=[d for _, d in self._releases],
-                delta_conversion=release.delta_conversion,
+                delta=release.delta,
                 n_deleted=edits.n_deleted, n_replaced=edits.n_replaced,
                 n_inserted=edits.n_inserted, n_samples=edits.n_samples_after)
             self._releases = (*self._releases,
