@@ -377,3 +377,41 @@ def test_adaptive_figure_is_stated_at_the_guarantee_delta():
                                      n_deleted=1, n_replaced=0, n_inserted=0,
                                      n_samples=10)
     assert over.epsilon_adaptive == math.inf
+
+
+def test_reported_rho_is_the_rho_of_the_noise_drawn(monkeypatch):
+    # Every release goes through one of three functions; record the noise each
+    # was given and check the reported figure is exactly what it costs.
+    import skforget.preprocessing._private as mod
+
+    spent = []
+
+    def spy(func, sensitivity):
+        position = -1 if func is mod._noisy_counts else -2
+
+        def wrapped(*args):
+            sigma = args[position]
+            spent.append(sensitivity**2 / (2 * sigma**2))
+            return func(*args)
+        return wrapped
+
+    for relation in ("replace", "zero_out"):
+        spent.clear()
+        g = 2
+        monkeypatch.setattr(mod, "_noisy_histogram", spy(
+            mod._noisy_histogram,
+            histogram_sensitivity(relation=relation, group_size=g)))
+        monkeypatch.setattr(mod, "_noisy_sums", spy(
+            mod._noisy_sums, moments_sensitivity(relation=relation, group_size=g)))
+        monkeypatch.setattr(mod, "_noisy_counts", spy(
+            mod._noisy_counts,
+            histogram_sensitivity(relation=relation, group_size=g)))
+        X, _ = _frame(1000)
+        enc = PrivateTableEncoder(rho=0.2, relation=relation, group_size=g,
+                                  random_state=0).fit(X)
+        # two numeric columns (histogram + sums each), one categorical
+        assert len(spent) == 5
+        assert math.fsum(spent) == pytest.approx(enc.privacy_guarantee_.rho,
+                                                 rel=1e-12)
+        assert enc.privacy_guarantee_.rho == pytest.approx(0.2)
+        monkeypatch.undo()
