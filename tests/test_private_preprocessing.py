@@ -15,7 +15,7 @@ from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import make_pipeline
 
-from skforget import Database, EditRequest, NoisyGDClassifier
+from skforget import Database, EditRequest, NoisyGDClassifier, NoisyGDRegressor
 from skforget.accounting import (
     histogram_sensitivity,
     moments_sensitivity,
@@ -192,8 +192,10 @@ def test_errors_name_the_column_and_leave_the_step_unchanged():
     before = pickle.dumps(sc)
     bad = X[["age", "hours"]].astype(object)
     bad.iloc[7, 1] = "forty"
-    with pytest.raises(ValueError, match="Column 'hours' is not numeric"):
+    with pytest.raises(ValueError, match="Column 'hours' is not numeric \\(row 7 ") \
+            as info:
         sc.fit(bad)
+    assert "forty" not in str(info.value)
     assert pickle.dumps(sc) == before
     bad = X[["age", "hours"]].copy()
     bad.iloc[9, 0] = np.inf
@@ -415,3 +417,16 @@ def test_reported_rho_is_the_rho_of_the_noise_drawn(monkeypatch):
                                                  rel=1e-12)
         assert enc.privacy_guarantee_.rho == pytest.approx(0.2)
         monkeypatch.undo()
+
+
+@pytest.mark.parametrize("est", [NoisyGDClassifier(classes=[0, 1, 2]),
+                                 NoisyGDRegressor()])
+def test_multiclass_and_regression_through_a_private_pipeline(est):
+    X, y = _frame(1500)
+    target = np.digitize(X["hours"], [36, 44]) if hasattr(est, "classes") \
+        else X["hours"].to_numpy() / 100
+    pipe = make_private_pipeline(est, epsilon=1.0, random_state=0).fit(X, target)
+    assert pipe.privacy_guarantee_.epsilon <= 1.0 + 1e-9
+    pipe.partial_unlearn(EditRequest(X, target, delete=[0]))
+    assert pipe.privacy_guarantee_.deletion.n_samples == 1499
+

@@ -84,8 +84,9 @@ def _as_float(col, name):
             values = np.array([np.nan if _is_missing(v) else v for v in col],
                               dtype=float) if col.dtype == object \
                 else np.asarray(col, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"Column {name!r} is not numeric ({exc}); encode it with "
+    except (TypeError, ValueError):
+        raise ValueError(f"Column {name!r} is not numeric (row {_first_bad(col)} "
+                         "is not a number); encode it with "
                          "PrivateOneHotEncoder.") from None
     bad = np.isinf(values)
     if bad.any():
@@ -93,6 +94,20 @@ def _as_float(col, name):
                          f"{int(np.flatnonzero(bad)[0])}; use NaN for a missing "
                          "value.")
     return values
+
+
+def _first_bad(col):
+    """Position of the first value that is neither a number nor missing (the
+    value itself is not put in the message)."""
+    values = col.to_numpy(dtype=object) if hasattr(col, "to_numpy") else col
+    for i, v in enumerate(values):
+        if _is_missing(v):
+            continue
+        try:
+            float(v)
+        except (TypeError, ValueError):
+            return i
+    return 0
 
 
 def _is_missing(v):
