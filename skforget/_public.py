@@ -28,6 +28,11 @@ from skforget._validation import ENCLOSING_PIPELINE_CHECKS, user_stacklevel
 from skforget.exceptions import DataDependentStepError, PrivacyLeakWarning
 
 PROTOCOL = "__skforget_public__"
+# Private steps (skforget.preprocessing's Private* transformers) define
+# ``__skforget_private__(self)``, returning the fitted step's release
+# guarantee: a ForgetPipeline accepts them as top-level steps and adds their
+# cost to its guarantee (privacy-accounting.md, Section 19).
+PRIVATE_PROTOCOL = "__skforget_private__"
 
 # Pipeline classes defined above this module (skforget.pipeline's
 # ForgetPipeline), checked step by step like a scikit-learn Pipeline. Their
@@ -236,6 +241,14 @@ def _check(step, path, out):
                           "on is public"))
         return
     try:
+        if getattr(type(step), PRIVATE_PROTOCOL, None) is not None:
+            raise _NotPublic(
+                "it releases private statistics of the rows, whose cost must be "
+                "added to the estimator's guarantee and which a deletion must "
+                "re-estimate",
+                "make it a top-level step of a skforget.pipeline.ForgetPipeline "
+                "(skforget.pipeline.make_private_pipeline builds one from a total "
+                "epsilon; PrivateTableEncoder encodes columns by dtype)")
         declared = getattr(type(step), PROTOCOL, None)
         if declared is not None:
             how = declared(step)
@@ -339,6 +352,20 @@ def check_public_preprocessing(pipeline):
     return tuple(out)
 
 
+def split_preprocessing(pipeline):
+    """:func:`check_public` of every step but the last, except top-level private
+    steps, which are returned by name: ``(public, private_names)``."""
+    if pipeline.memory is not None:
+        check_public_preprocessing(pipeline)
+    out, private = [], []
+    for name, step in pipeline.steps[:-1]:
+        if getattr(type(step), PRIVATE_PROTOCOL, None) is not None:
+            private.append(name)
+        else:
+            _check(step, name, out)
+    return tuple(out), tuple(private)
+
+
 def _warn_if_steps_not_public(pipeline, estimator):
     """A private estimator fitted as the last step of a plain scikit-learn
     ``Pipeline``: warn when a step before it learned from the rows (a
@@ -356,7 +383,9 @@ def _warn_if_steps_not_public(pipeline, estimator):
             f"{type(estimator).__name__} is fitted as the last step of a "
             "scikit-learn Pipeline whose preprocessing is outside its guarantee: "
             f"{exc} skforget.pipeline.ForgetPipeline refuses such steps before "
-            "fitting and serves deletions through the steps.",
+            "fitting and serves deletions through the steps; "
+            "skforget.pipeline.make_private_pipeline estimates the statistics "
+            "privately from a raw table, inside one guarantee.",
             PrivacyLeakWarning, stacklevel=user_stacklevel())
 
 

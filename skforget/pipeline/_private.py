@@ -1,0 +1,206 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""PrivatePipeline and make_private_pipeline: one total budget for private
+preprocessing and the estimator (privacy-accounting.md, Section 19)."""
+
+from numbers import Real
+
+from sklearn.pipeline import Pipeline
+
+from skforget import accounting
+from skforget._database import unwrap_database
+from skforget._public import register_pipeline_class, split_preprocessing
+from skforget._validation import Interval, StrOptions
+from skforget.pipeline._forget import ForgetPipeline, _atomic_tree
+from skforget.preprocessing import PrivateTableEncoder
+
+__all__ = ["PrivatePipeline", "make_private_pipeline"]
+
+
+class PrivatePipeline(ForgetPipeline):
+    """A :class:`ForgetPipeline` with private preprocessing and one total budget.
+
+    At ``fit`` the total ``(epsilon, delta)`` is split by
+    :func:`skforget.accounting.split_private_pipeline`: the private steps
+    (:mod:`skforget.preprocessing`'s ``Private*`` transformers) get
+    ``preprocessing_share`` of its rho-coefficient and ``selection_share`` of
+    its delta, the estimator is planned for the rest; their relation and group
+    size are set to the estimator's. ``privacy_guarantee_`` is then the
+    composed guarantee (privacy-accounting.md, Theorem 19.5), at most the
+    target, with its parts listed. ``partial_unlearn`` re-estimates every
+    statistic with fresh noise and retrains the estimator (Theorem 19.6).
+    The split is decided once, at ``fit``, and kept for every edit.
+
+    Parameters
+    ----------
+    steps : list of (str, estimator) tuples
+        Private or public transformers, then a skforget estimator.
+    epsilon : float, default=1.0
+        Total target epsilon of preprocessing and model together.
+    delta : float or "auto", default="auto"
+        Total target delta; "auto" is ``min(1e-5, n**-1.1)``.
+    preprocessing_share : float, default=0.25
+        Share of the rho-coefficient spent on the private steps.
+    selection_share : float, default=0.1
+        Share of ``delta`` left to the partition selections.
+    transform_input, memory, verbose
+        As for :class:`ForgetPipeline`.
+
+    Attributes
+    ----------
+    budget_ : PipelineBudget
+        The split.
+    target_epsilon_ : float
+    privacy_guarantee_ : PipelineGuarantee
+    pipeline_edits_ : tuple of PipelineEdit
+        One certificate per edit.
+
+    See Also
+    --------
+    make_private_pipeline : Build one for a raw table.
+    """
+
+    _parameter_constraints: dict = {
+        **Pipeline._parameter_constraints,
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
+        "preprocessing_share": [Interval(Real, 0, 1, closed="neither")],
+        "selection_share": [Interval(Real, 0, 1, closed="left")],
+    }
+
+    def __init__(self, steps, *, epsilon=1.0, delta="auto", preprocessing_share=0.25,
+                 selection_share=0.1, transform_input=None, memory=None,
+                 verbose=False):
+        super().__init__(steps, transform_input=transform_input, memory=memory,
+                         verbose=verbose)
+        self.epsilon = epsilon
+        self.delta = delta
+        self.preprocessing_share = preprocessing_share
+        self.selection_share = selection_share
+
+    def fit(self, X, y=None, **params):
+        """Split the budget, then fit as :meth:`ForgetPipeline.fit`.
+
+        Parameters
+        ----------
+        X : DataFrame, array-like or Database
+            Raw training records.
+        y : array-like of shape (n_samples,), default=None
+        **params : dict
+            As for :meth:`ForgetPipeline.fit`.
+
+        Returns
+        -------
+        self : PrivatePipeline
+        """
+        self._validate_params()
+        _, private = split_preprocessing(self)
+        if not private:
+            raise ValueError("A PrivatePipeline needs at least one private step "
+                             "(skforget.preprocessing.Private*); use ForgetPipeline "
+                             "for public preprocessing only.")
+        n = unwrap_database(X, y)[0].shape[0]
+        delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
+                 else self.delta)
+        budget = accounting.split_private_pipeline(
+            epsilon=self.epsilon, delta=delta,
+            preprocessing_share=self.preprocessing_share,
+            selection_share=self.selection_share)
+        est = self._final_estimator
+        unit = {k: v for k, v in est.get_params().items()
+                if k in ("relation", "group_size")}
+        with _atomic_tree(self):
+            est.set_params(epsilon=budget.estimator_epsilon,
+                           delta=budget.delta_conversion)
+            selecting = [name for name in private
+                         if "delta" in self.named_steps[name].get_params()]
+            for name in private:
+                step = self.named_steps[name]
+                keys = step.get_params()
+                update = {"rho": budget.rho_preprocessing / len(private), **{
+                    k: v for k, v in unit.items() if k in keys}}
+                if name in selecting:
+                    update["delta"] = budget.delta_selection / len(selecting)
+                if "data_norm" in keys and "data_norm" in est.get_params():
+                    update["data_norm"] = est.get_params()["data_norm"]
+                step.set_params(**update)
+            super().fit(X, y, **params)
+            self.budget_ = budget
+            self.target_epsilon_ = float(self.epsilon)
+        return self
+
+
+register_pipeline_class(PrivatePipeline)
+
+
+def make_private_pipeline(estimator, *, epsilon=1.0, delta="auto",
+                          preprocessing_share=0.25, selection_share=0.1,
+                          add_indicator=False, random_state=None):
+    """A private pipeline for a raw table: no constant written by hand.
+
+    Numeric columns are standardised with a privately estimated range, centre
+    and scale, other columns one-hot encoded over privately selected
+    categories (rare and unseen values share an ``infrequent`` column),
+    missing values imputed by the private mean (numbers) or kept as a
+    category; rows are then scaled into the estimator's ``data_norm`` ball
+    (:class:`~skforget.preprocessing.PrivateTableEncoder`). One total
+    ``(epsilon, delta)`` is split between the preprocessing and the estimator
+    (:func:`skforget.accounting.split_private_pipeline`), and the returned
+    pipeline's ``privacy_guarantee_`` is the composed figure
+    (privacy-accounting.md, Section 19). Deletion by index label works as for
+    :class:`ForgetPipeline`: the statistics are re-estimated with fresh noise
+    and the model retrained.
+
+    Parameters
+    ----------
+    estimator : skforget estimator
+        Its ``epsilon`` and ``delta`` are set by the split at ``fit``; its
+        ``relation``, ``group_size`` and ``data_norm`` are passed to the
+        preprocessing.
+    epsilon : float, default=1.0
+        Total target epsilon.
+    delta : float or "auto", default="auto"
+        Total target delta; "auto" is ``min(1e-5, n**-1.1)``.
+    preprocessing_share : float, default=0.25
+        Share of the budget's rho-coefficient spent on the preprocessing.
+    selection_share : float, default=0.1
+        Share of ``delta`` left to the category selections.
+    add_indicator : bool, default=False
+        Missingness indicator columns for the numeric columns.
+    random_state : int, RandomState instance or None, default=None
+        Noise of the preprocessing (the estimator keeps its own).
+
+    Returns
+    -------
+    pipeline : PrivatePipeline
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from skforget import Database, EditRequest, NoisyGDClassifier
+    >>> from skforget.pipeline import make_private_pipeline
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"age": rng.integers(18, 90, 4000).astype(float),
+    ...                   "job": rng.choice(["a", "b", None], 4000)})
+    >>> y = (X["age"] > 50).astype(int)
+    >>> pipe = make_private_pipeline(
+    ...     NoisyGDClassifier(classes=[0, 1], random_state=0), epsilon=1.0,
+    ...     random_state=0)
+    >>> db = Database(X, y)
+    >>> pipe = pipe.fit(db)
+    >>> round(pipe.privacy_guarantee_.epsilon, 3) <= 1.0
+    True
+    >>> pipe = pipe.partial_unlearn(EditRequest(db, delete=[3], by="id"))
+    >>> pipe.privacy_guarantee_.deletion.rho_deletion
+    0.0
+    """
+    params = estimator.get_params()
+    encoder = PrivateTableEncoder(
+        relation=params.get("relation", "replace"),
+        group_size=params.get("group_size", 1),
+        data_norm=params.get("data_norm", 1.0), add_indicator=add_indicator,
+        random_state=random_state)
+    return PrivatePipeline([("preprocess", encoder), ("estimator", estimator)],
+                           epsilon=epsilon, delta=delta,
+                           preprocessing_share=preprocessing_share,
+                           selection_share=selection_share)

@@ -1,0 +1,792 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Private preprocessing: statistics of the rows released with Gaussian noise.
+
+Each transformer's fitted state is a function of its noisy releases and public
+numbers only (privacy-accounting.md, Section 19): bounds from a log-binned
+histogram, centre and scale from clipped moments, category sets from a
+partition selection. Their cost is a rho-coefficient (plus a delta for the
+selections) that :class:`~skforget.pipeline.ForgetPipeline` adds to the
+estimator's.
+"""
+
+import functools
+import hashlib
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.stats import norm
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils.validation import (
+    _check_feature_names,
+    _check_n_features,
+    check_is_fitted,
+)
+
+from skforget import accounting
+from skforget._validation import Interval, StrOptions, segment_rng
+
+__all__ = ["PrivateOneHotEncoder", "PrivateSimpleImputer", "PrivateStandardScaler",
+           "PrivateTableEncoder"]
+
+# Log bins of the bounds histogram (privacy-accounting.md, Section 19.2).
+K_MIN, K_MAX = -10, 50
+# Probability that some empty bin of a column passes the bounds threshold.
+BOUNDS_FALSE_BIN = 1e-3
+# Share of a numeric column's rho spent on its bounds (the rest: moments).
+BOUNDS_SHARE = 1 / 3
+MISSING = "<missing>"
+INFREQUENT = "infrequent"
+
+_COMMON = {
+    "rho": [Interval(Real, 0, None, closed="neither")],
+    "relation": [StrOptions({"replace", "zero_out"})],
+    "group_size": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+}
+
+
+# --- reading columns (pandas optional) ----------------------------------------------
+
+def _n_rows_cols(X):
+    if not hasattr(X, "shape") or len(X.shape) != 2:
+        X = np.asarray(X, dtype=object)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D (rows by columns), got shape {X.shape}.")
+    return X, X.shape[0], X.shape[1]
+
+
+def _column(X, j):
+    return X.iloc[:, j] if hasattr(X, "iloc") else np.asarray(X)[:, j]
+
+
+def _names(est, X):
+    names = getattr(est, "feature_names_in_", None)
+    if names is None:
+        return [f"x{j}" for j in range(X.shape[1])]
+    return [str(c) for c in names]
+
+
+def _input_names(est):
+    names = getattr(est, "feature_names_in_", None)
+    if names is None:
+        return [f"x{j}" for j in range(est.n_features_in_)]
+    return [str(c) for c in names]
+
+
+def _as_float(col, name):
+    """A column as float64 (missing -> NaN); errors name the column and row."""
+    try:
+        if hasattr(col, "to_numpy"):
+            values = col.to_numpy(dtype=float, na_value=np.nan)
+        else:
+            values = np.array([np.nan if _is_missing(v) else v for v in col],
+                              dtype=float) if col.dtype == object \
+                else np.asarray(col, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"Column {name!r} is not numeric (row {_first_bad(col)} "
+                         "is not a number); encode it with "
+                         "PrivateOneHotEncoder.") from None
+    bad = np.isinf(values)
+    if bad.any():
+        raise ValueError(f"Column {name!r} has an infinite value in row "
+                         f"{int(np.flatnonzero(bad)[0])}; use NaN for a missing "
+                         "value.")
+    return values
+
+
+def _first_bad(col):
+    """Position of the first value that is neither a number nor missing (the
+    value itself is not put in the message)."""
+    values = col.to_numpy(dtype=object) if hasattr(col, "to_numpy") else col
+    for i, v in enumerate(values):
+        if _is_missing(v):
+            continue
+        try:
+            float(v)
+        except (TypeError, ValueError):
+            return i
+    return 0
+
+
+def _is_missing(v):
+    return (v is None or (isinstance(v, float) and math.isnan(v))
+            or type(v).__name__ in ("NAType", "NaTType"))
+
+
+def _as_categories(col):
+    values = col.to_numpy(dtype=object) if hasattr(col, "to_numpy") \
+        else np.asarray(col, dtype=object)
+    return np.array([MISSING if _is_missing(v) else str(v) for v in values],
+                    dtype=object)
+
+
+def _check_input(est, X, *, reset):
+    X, _, n_cols = _n_rows_cols(X)
+    _check_feature_names(est, X, reset=reset)
+    _check_n_features(est, X, reset=reset)
+    if reset and X.shape[0] < 1:
+        raise ValueError("X has no rows.")
+    return X
+
+
+def _column_rngs(random_state, n):
+    """One independent generator per column, from the step's stream."""
+    seeds = segment_rng(random_state, 0).integers(0, 2**63, size=(n, 2))
+    return [np.random.default_rng([int(a), int(b)]) for a, b in seeds]
+
+
+def _value_noise(seed_words, value, sigma):
+    """Noise of one category's count, a function of the column's stream and the
+    value itself, so neighbouring tables draw the same noise for a value they
+    share (independent across values: a 128-bit hash seeds each draw)."""
+    digest = hashlib.blake2b(value.encode("utf-8", "surrogatepass"),
+                             digest_size=16).digest()
+    words = [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+    return sigma * np.random.default_rng(seed_words + words).standard_normal()
+
+
+def _noisy_counts(column, words, sigma):
+    """The noisy counts of the values present (Proposition 19.3), by value."""
+    values, counts = np.unique(column, return_counts=True)
+    return {v: c + _value_noise(words, v, sigma)
+            for v, c in zip(values, counts, strict=True)}
+
+
+# --- numbers: bounds and moments ------------------------------------------------------
+
+def _bins(values):
+    """Bin index of each observed value in the log-binned histogram (Sec. 19.2)."""
+    n_mag = K_MAX - K_MIN + 1
+    a = np.abs(values)
+    with np.errstate(divide="ignore"):
+        k = np.floor(np.log2(np.where(a > 0, a, 1.0))).astype(np.int64)
+    k = np.clip(k, K_MIN, K_MAX)
+    zero = a < 2.0**K_MIN
+    idx = np.where(values > 0, n_mag + 1 + (k - K_MIN), n_mag - 1 - (k - K_MIN))
+    return np.where(zero, n_mag, idx), 2 * n_mag + 1
+
+
+def _bin_edges(b):
+    n_mag = K_MAX - K_MIN + 1
+    if b == n_mag:
+        return -(2.0**K_MIN), 2.0**K_MIN
+    k = (b - n_mag - 1 if b > n_mag else n_mag - 1 - b) + K_MIN
+    low, high = 2.0**k, 2.0 ** (k + 1)
+    return (low, high) if b > n_mag else (-high, -low)
+
+
+def _noisy_histogram(values, sigma, rng):
+    """The released histogram of Lemma 19.1 (the only read of the rows)."""
+    observed = values[~np.isnan(values)]
+    idx, n_bins = _bins(observed)
+    counts = np.bincount(idx, minlength=n_bins).astype(float)
+    return counts + sigma * rng.standard_normal(n_bins)
+
+
+def _noisy_sums(values, lo, hi, sigma, rng):
+    """The released sums of Lemma 19.2 (the only read of the rows)."""
+    observed = values[~np.isnan(values)]
+    u = (np.clip(observed, lo, hi) - lo) / (hi - lo)
+    # Correctly rounded sums: the release does not depend on the rows' order.
+    sums = np.array([math.fsum(u), math.fsum(u * u), float(u.size)])
+    return sums + sigma * rng.standard_normal(3)
+
+
+def _private_bounds(values, rho, relation, group_size, rng):
+    """Lemma 19.1: lo, hi from the noisy log histogram (half the column's rho)."""
+    sigma = accounting.gaussian_noise_for_rho(
+        rho=rho, sensitivity=accounting.histogram_sensitivity(
+            relation=relation, group_size=group_size))
+    noisy = _noisy_histogram(values, sigma, rng)
+    # An empty bin passes with probability BOUNDS_FALSE_BIN / n_bins: a
+    # spurious far bin would stretch the range by orders of magnitude.
+    threshold = sigma * float(norm.isf(BOUNDS_FALSE_BIN / noisy.size))
+    kept = np.flatnonzero(noisy > threshold)
+    if kept.size == 0:
+        kept = np.array([int(np.argmax(noisy))])
+    return _bin_edges(int(kept[0]))[0], _bin_edges(int(kept[-1]))[1]
+
+
+def _private_moments(values, lo, hi, rho, relation, group_size, rng):
+    """Lemma 19.2: centre and scale from the noisy sums of (u, u^2, 1)."""
+    sigma = accounting.gaussian_noise_for_rho(
+        rho=rho, sensitivity=accounting.moments_sensitivity(
+            relation=relation, group_size=group_size))
+    noisy = _noisy_sums(values, lo, hi, sigma, rng)
+    m = max(noisy[2], 1.0)
+    mean = min(max(noisy[0] / m, 0.0), 1.0)
+    # Floor: twice the noise of the sum of squares, divided by the count.
+    var = max(noisy[1] / m - mean * mean, 2.0 * sigma / m, 1e-4)
+    return lo + (hi - lo) * mean, (hi - lo) * math.sqrt(min(var, 0.25))
+
+
+def _atomic(fit):
+    """A failed ``fit`` leaves the step exactly as it was."""
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        state = dict(self.__dict__)
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(state)
+            raise
+    return wrapper
+
+
+class _PrivateStep(TransformerMixin, BaseEstimator):
+    """Shared parameters, input checks and the private-step protocol."""
+
+    def __skforget_private__(self):
+        check_is_fitted(self, "privacy_guarantee_")
+        return self.privacy_guarantee_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.non_deterministic = True
+        return tags
+
+    def _guarantee(self, columns):
+        return accounting.release_guarantee(columns=columns, relation=self.relation,
+                                            group_size=self.group_size)
+
+
+class _NumericStep(_PrivateStep):
+    _parameter_constraints: dict = {**_COMMON, "add_indicator": ["boolean"]}
+
+    def __init__(self, rho=0.01, *, relation="replace", group_size=1,
+                 add_indicator=False, random_state=None):
+        self.rho = rho
+        self.relation = relation
+        self.group_size = group_size
+        self.add_indicator = add_indicator
+        self.random_state = random_state
+
+    def _fit_columns(self, X):
+        X = _check_input(self, X, reset=True)
+        names = _names(self, X)
+        columns = [_as_float(_column(X, j), names[j]) for j in range(X.shape[1])]
+        rho_col = self.rho / len(columns)
+        rngs = _column_rngs(self.random_state, len(columns))
+        bounds, centre, scale = [], [], []
+        for values, rng in zip(columns, rngs, strict=True):
+            lo, hi = _private_bounds(values, rho_col * BOUNDS_SHARE,
+                                     self.relation, self.group_size, rng)
+            c, s = _private_moments(values, lo, hi, rho_col * (1 - BOUNDS_SHARE),
+                                    self.relation, self.group_size, rng)
+            bounds.append((lo, hi))
+            centre.append(c)
+            scale.append(s)
+        self.bounds_ = np.array(bounds, dtype=float).reshape(-1, 2)
+        self.privacy_guarantee_ = self._guarantee([(n, rho_col, 0.0) for n in names])
+        return np.array(centre, dtype=float), np.array(scale, dtype=float)
+
+    def _read(self, X):
+        check_is_fitted(self, "privacy_guarantee_")
+        X = _check_input(self, X, reset=False)
+        names = _names(self, X)
+        return np.column_stack([_as_float(_column(X, j), names[j])
+                                for j in range(X.shape[1])]).reshape(X.shape[0], -1)
+
+    def _with_indicator(self, out, values):
+        if self.add_indicator:
+            out = np.hstack([out, np.isnan(values).astype(float)])
+        return out
+
+    def get_feature_names_out(self, input_features=None):
+        """Input names, then ``missingindicator_<name>`` if ``add_indicator``.
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+
+        Returns
+        -------
+        names : ndarray of str
+        """
+        check_is_fitted(self, "privacy_guarantee_")
+        names = [c for c, _, _ in self.privacy_guarantee_.columns]
+        if input_features is not None:
+            names = [str(c) for c in input_features]
+        if self.add_indicator:
+            names = names + [f"missingindicator_{c}" for c in names]
+        return np.asarray(names, dtype=object)
+
+
+class PrivateStandardScaler(_NumericStep):
+    """Standardise numbers with a privately estimated range, centre and scale.
+
+    For each column (privacy-accounting.md, Section 19.2): a log-binned
+    histogram of the values with Gaussian noise gives a range ``[lo, hi]``
+    (the lowest and highest bins whose noisy count clears a threshold that an
+    empty bin passes with probability 1e-3), then noisy sums of the values
+    clipped to that range give the mean and standard deviation.
+    ``transform`` clips to ``[lo, hi]``, centres and scales; a missing value
+    becomes 0 (the private mean) and, with ``add_indicator``, a 1 in an extra
+    column. Nothing of the rows but
+    these releases is kept.
+
+    Parameters
+    ----------
+    rho : float, default=0.01
+        Rho-coefficient (zCDP) of all the releases, spread equally over the
+        columns (a third for the range, the rest for the moments). From an
+        ``(epsilon, delta)`` target: ``skforget.accounting.epsilon_to_rho``.
+    relation : {"replace", "zero_out"}, default="replace"
+        Neighbouring relation, as the estimators define it.
+    group_size : int, default=1
+        Records per privacy unit.
+    add_indicator : bool, default=False
+        Append one column per feature, 1 where the value is missing.
+    random_state : int, RandomState instance or None, default=None
+        Noise source; None (fresh entropy) is the setting in which the
+        guarantee holds, an integer must stay secret.
+
+    Attributes
+    ----------
+    bounds_ : ndarray of shape (n_features, 2)
+        The released range of each column.
+    center_, scale_ : ndarray of shape (n_features,)
+    privacy_guarantee_ : ReleaseGuarantee
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when ``X`` has string column names.
+
+    See Also
+    --------
+    PrivateTableEncoder : One private step per column, chosen by dtype.
+    PublicScaler : The same map with public constants (no privacy cost).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skforget.preprocessing import PrivateStandardScaler
+    >>> X = np.random.default_rng(0).normal(40, 10, size=(5000, 1))
+    >>> scaler = PrivateStandardScaler(rho=0.5, random_state=0).fit(X)
+    >>> scaler.bounds_.tolist()
+    [[8.0, 128.0]]
+    >>> bool(abs(scaler.center_[0] - 40) < 1)
+    True
+    """
+
+    @_atomic
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Release each column's range, centre and scale.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Numbers; NaN (or None, pandas.NA) is missing.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : PrivateStandardScaler
+        """
+        self.center_, self.scale_ = self._fit_columns(X)
+        return self
+
+    def transform(self, X):
+        """``(clip(X, lo, hi) - center_) / scale_``; missing values become 0.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_scaled : ndarray of shape (n_samples, n_features[ * 2])
+        """
+        values = self._read(X)
+        clipped = np.clip(values, self.bounds_[:, 0], self.bounds_[:, 1])
+        out = np.nan_to_num((clipped - self.center_) / self.scale_, nan=0.0)
+        return self._with_indicator(out, values)
+
+
+class PrivateSimpleImputer(_NumericStep):
+    """Replace missing numbers by a privately estimated mean.
+
+    The mean of each column is released as in :class:`PrivateStandardScaler`
+    (range from a noisy log histogram, then the noisy mean of the values
+    clipped to it; privacy-accounting.md, Section 19.2). ``transform`` keeps
+    observed values as they are and fills missing ones with it.
+
+    Parameters
+    ----------
+    rho : float, default=0.01
+        Rho-coefficient of all the releases, spread equally over the columns.
+    relation : {"replace", "zero_out"}, default="replace"
+    group_size : int, default=1
+    add_indicator : bool, default=False
+        Append one column per feature, 1 where the value is missing.
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    statistics_ : ndarray of shape (n_features,)
+        The fill value of each column.
+    bounds_ : ndarray of shape (n_features, 2)
+    privacy_guarantee_ : ReleaseGuarantee
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skforget.preprocessing import PrivateSimpleImputer
+    >>> X = np.random.default_rng(0).normal(40, 10, size=(5000, 1))
+    >>> X[::10] = np.nan
+    >>> imputer = PrivateSimpleImputer(rho=0.5, random_state=0).fit(X)
+    >>> bool(abs(imputer.statistics_[0] - 40) < 1)
+    True
+    >>> bool(np.isnan(imputer.transform(X)).any())
+    False
+    """
+
+    @_atomic
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Release each column's fill value.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : PrivateSimpleImputer
+        """
+        self.statistics_, _ = self._fit_columns(X)
+        return self
+
+    def transform(self, X):
+        """Missing values replaced by ``statistics_``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_filled : ndarray of shape (n_samples, n_features[ * 2])
+        """
+        values = self._read(X)
+        out = np.where(np.isnan(values), self.statistics_, values)
+        return self._with_indicator(out, values)
+
+
+class PrivateOneHotEncoder(_PrivateStep):
+    """One-hot encode categories chosen by private partition selection.
+
+    For each column, the values present get a count plus Gaussian noise and
+    only those whose noisy count exceeds a threshold are released
+    (privacy-accounting.md, Proposition 19.3): a value held by few records is
+    never shown. Each released category gets one output column and every
+    other value (rare at ``fit``, or never seen) goes to one ``infrequent``
+    column: the two cannot be told apart without the unreleased values,
+    which are private. A missing value is the category ``"<missing>"``.
+    Values are compared as strings.
+
+    Parameters
+    ----------
+    rho : float, default=0.01
+        Rho-coefficient of the noisy counts, spread equally over the columns.
+    delta : float, default=1e-7
+        Probability of the selections' bad event (a value only the changed
+        unit holds is released), spread equally over the columns; it sets the
+        threshold ``g + sigma * isf(delta / g)``.
+    relation : {"replace", "zero_out"}, default="replace"
+    group_size : int, default=1
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    categories_ : list of ndarray
+        The released categories of each column, sorted.
+    thresholds_ : ndarray of shape (n_features,)
+        The selection threshold of each column (public: from rho and delta).
+    privacy_guarantee_ : ReleaseGuarantee
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skforget.preprocessing import PrivateOneHotEncoder
+    >>> X = np.array([["a"]] * 3000 + [["b"]] * 2000 + [["rare"]] * 3, dtype=object)
+    >>> enc = PrivateOneHotEncoder(rho=0.5, random_state=0).fit(X)
+    >>> enc.categories_[0].tolist()
+    ['a', 'b']
+    >>> enc.transform([["rare"], ["new"], ["a"]])
+    array([[0., 0., 1.],
+           [0., 0., 1.],
+           [1., 0., 0.]])
+    """
+
+    _parameter_constraints: dict = {
+        **_COMMON, "delta": [Interval(Real, 0, 1, closed="neither")]}
+
+    def __init__(self, rho=0.01, *, delta=1e-7, relation="replace", group_size=1,
+                 random_state=None):
+        self.rho = rho
+        self.delta = delta
+        self.relation = relation
+        self.group_size = group_size
+        self.random_state = random_state
+
+    @_atomic
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Release the categories of each column.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : PrivateOneHotEncoder
+        """
+        X = _check_input(self, X, reset=True)
+        names = _names(self, X)
+        n_cols = X.shape[1]
+        rho_col, delta_col = self.rho / n_cols, self.delta / n_cols
+        sigma, tau = accounting.partition_selection(
+            rho=rho_col, delta=delta_col, relation=self.relation,
+            group_size=self.group_size)
+        seeds = segment_rng(self.random_state, 0).integers(0, 2**32, size=(n_cols, 4))
+        columns = [_as_categories(_column(X, j)) for j in range(n_cols)]
+        categories = []
+        for j, column in enumerate(columns):
+            noisy = _noisy_counts(column, [int(w) for w in seeds[j]], sigma)
+            categories.append(np.array(sorted(v for v, c in noisy.items() if c > tau),
+                                       dtype=object))
+        self.categories_ = categories
+        self.thresholds_ = np.full(n_cols, tau)
+        self.privacy_guarantee_ = self._guarantee(
+            [(n, rho_col, delta_col) for n in names])
+        return self
+
+    def transform(self, X):
+        """One column per released category, then one ``infrequent`` column.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_onehot : ndarray of shape (n_samples, n_output_features)
+        """
+        check_is_fitted(self, "privacy_guarantee_")
+        X = _check_input(self, X, reset=False)
+        blocks = []
+        for j, cats in enumerate(self.categories_):
+            values = _as_categories(_column(X, j))
+            block = np.zeros((values.shape[0], len(cats) + 1))
+            pos = np.searchsorted(cats, values) if len(cats) else \
+                np.zeros(values.shape[0], dtype=int)
+            pos = np.minimum(pos, max(len(cats) - 1, 0))
+            hit = (cats[pos] == values) if len(cats) else \
+                np.zeros(values.shape[0], dtype=bool)
+            block[np.flatnonzero(hit), pos[hit]] = 1.0
+            block[~hit, len(cats)] = 1.0
+            blocks.append(block)
+        return np.hstack(blocks) if blocks else np.zeros((X.shape[0], 0))
+
+    def get_feature_names_out(self, input_features=None):
+        """``<column>_<category>`` per released category, then
+        ``<column>_infrequent``.
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+
+        Returns
+        -------
+        names : ndarray of str
+        """
+        check_is_fitted(self, "privacy_guarantee_")
+        names = [c for c, _, _ in self.privacy_guarantee_.columns]
+        if input_features is not None:
+            names = [str(c) for c in input_features]
+        out = []
+        for name, cats in zip(names, self.categories_, strict=True):
+            out.extend(f"{name}_{c}" for c in cats)
+            out.append(f"{name}_{INFREQUENT}")
+        return np.asarray(out, dtype=object)
+
+
+def _is_numeric_column(X, j):
+    if hasattr(X, "dtypes"):
+        kind = getattr(X.dtypes.iloc[j], "kind", "O")
+        return kind in "iuf"
+    return np.asarray(X).dtype.kind in "iuf"
+
+
+class PrivateTableEncoder(_PrivateStep):
+    """Private preprocessing of a raw table, column by column by dtype.
+
+    Numeric columns (integer or float dtype) go to a
+    :class:`PrivateStandardScaler`, every other column (strings, categories,
+    booleans, objects) to a :class:`PrivateOneHotEncoder`; ``rho`` is spread
+    equally over the columns and ``delta`` over the categorical ones. The
+    output rows are divided by ``sqrt(n_columns)`` (a one-hot block has norm
+    1, a standardised number is of size 1) and projected onto the
+    ``data_norm`` ball, a per-row map of public numbers and the releases
+    (privacy-accounting.md, Section 19.3).
+
+    Parameters
+    ----------
+    rho : float, default=0.01
+        Rho-coefficient of all the releases.
+    delta : float, default=1e-7
+        Probability of the partition selections' bad events, all categorical
+        columns together.
+    relation : {"replace", "zero_out"}, default="replace"
+    group_size : int, default=1
+    add_indicator : bool, default=False
+        Missingness indicators for the numeric columns.
+    data_norm : float, default=1.0
+        Rows are projected onto this ball (the estimator's ``data_norm``).
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    numeric_columns_, categorical_columns_ : list of int
+        Positions of the columns each step took (public: from the dtypes).
+    scaler_ : PrivateStandardScaler or None
+    encoder_ : PrivateOneHotEncoder or None
+    privacy_guarantee_ : ReleaseGuarantee
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skforget.preprocessing import PrivateTableEncoder
+    >>> X = pd.DataFrame({"age": [20.0, 35.0, 50.0, None] * 1000,
+    ...                   "job": ["a", "b", "a", "a"] * 1000})
+    >>> enc = PrivateTableEncoder(rho=0.5, random_state=0).fit(X)
+    >>> enc.get_feature_names_out().tolist()
+    ['age', 'job_a', 'job_b', 'job_infrequent']
+    >>> bool((np.linalg.norm(enc.transform(X), axis=1) <= 1).all())
+    True
+    """
+
+    _parameter_constraints: dict = {
+        **_COMMON, "delta": [Interval(Real, 0, 1, closed="neither")],
+        "add_indicator": ["boolean"],
+        "data_norm": [Interval(Real, 0, None, closed="neither")]}
+
+    def __init__(self, rho=0.01, *, delta=1e-7, relation="replace", group_size=1,
+                 add_indicator=False, data_norm=1.0, random_state=None):
+        self.rho = rho
+        self.delta = delta
+        self.relation = relation
+        self.group_size = group_size
+        self.add_indicator = add_indicator
+        self.data_norm = data_norm
+        self.random_state = random_state
+
+    def _part(self, X, cols):
+        if hasattr(X, "iloc"):
+            return X.iloc[:, cols]
+        return np.asarray(X)[:, cols]
+
+    @_atomic
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Release every column's statistics.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : PrivateTableEncoder
+        """
+        X = _check_input(self, X, reset=True)
+        n_cols = X.shape[1]
+        num = [j for j in range(n_cols) if _is_numeric_column(X, j)]
+        cat = [j for j in range(n_cols) if j not in num]
+        # The sub-steps' seeds come from this step's own stream.
+        seeds = segment_rng(self.random_state, 0).integers(0, 2**32, size=2)
+        common = dict(relation=self.relation, group_size=self.group_size)
+        scaler = encoder = None
+        if num:
+            scaler = PrivateStandardScaler(
+                rho=self.rho * len(num) / n_cols, add_indicator=self.add_indicator,
+                random_state=int(seeds[0]), **common).fit(self._part(X, num))
+        if cat:
+            encoder = PrivateOneHotEncoder(
+                rho=self.rho * len(cat) / n_cols, delta=self.delta,
+                random_state=int(seeds[1]), **common).fit(self._part(X, cat))
+        columns = []
+        for step in (scaler, encoder):
+            if step is not None:
+                columns.extend(step.privacy_guarantee_.columns)
+        self.scaler_, self.encoder_ = scaler, encoder
+        self.numeric_columns_, self.categorical_columns_ = num, cat
+        self.privacy_guarantee_ = self._guarantee(columns)
+        return self
+
+    def transform(self, X):
+        """Scaled numbers and one-hot categories, rows in the ``data_norm`` ball.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Xt : ndarray of shape (n_samples, n_output_features)
+        """
+        check_is_fitted(self, "privacy_guarantee_")
+        X = _check_input(self, X, reset=False)
+        blocks = []
+        if self.scaler_ is not None:
+            blocks.append(self.scaler_.transform(self._part(X, self.numeric_columns_)))
+        if self.encoder_ is not None:
+            blocks.append(self.encoder_.transform(
+                self._part(X, self.categorical_columns_)))
+        out = np.hstack(blocks) / math.sqrt(self.n_features_in_)
+        norms = np.linalg.norm(out, axis=1)
+        limit = self.data_norm * (1 - 1e-12)
+        factor = np.where(norms > limit, limit / np.maximum(norms, 1e-300), 1.0)
+        return out * factor[:, None]
+
+    def get_feature_names_out(self, input_features=None):
+        """The scaler's names, then the encoder's.
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+
+        Returns
+        -------
+        names : ndarray of str
+        """
+        check_is_fitted(self, "privacy_guarantee_")
+        names = _input_names(self) if input_features is None \
+            else [str(c) for c in input_features]
+        out = []
+        if self.scaler_ is not None:
+            out.extend(self.scaler_.get_feature_names_out(
+                [names[j] for j in self.numeric_columns_]))
+        if self.encoder_ is not None:
+            out.extend(self.encoder_.get_feature_names_out(
+                [names[j] for j in self.categorical_columns_]))
+        return np.asarray(out, dtype=object)

@@ -1,0 +1,432 @@
+"""Private preprocessing (privacy-accounting.md, Section 19): what the steps
+keep, coupling against the sensitivities, errors, scikit-learn's API, and the
+private pipeline's composed guarantee and edits."""
+
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import make_pipeline
+
+from skforget import Database, EditRequest, NoisyGDClassifier, NoisyGDRegressor
+from skforget.accounting import (
+    histogram_sensitivity,
+    moments_sensitivity,
+    rho_to_epsilon,
+)
+from skforget.exceptions import (
+    DataDependentStepError,
+    NotCertifiableError,
+    PrivacyLeakWarning,
+)
+from skforget.pipeline import ForgetPipeline, make_private_pipeline
+from skforget.pipeline._forget import _edit_seed
+from skforget.preprocessing import (
+    PrivateOneHotEncoder,
+    PrivateSimpleImputer,
+    PrivateStandardScaler,
+    PrivateTableEncoder,
+)
+from skforget.preprocessing._private import (
+    _noisy_counts,
+    _noisy_histogram,
+    _noisy_sums,
+)
+
+STEPS = [PrivateStandardScaler, PrivateSimpleImputer, PrivateOneHotEncoder,
+         PrivateTableEncoder]
+
+
+def _frame(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 90, n).astype(float)
+    age[rng.random(n) < 0.05] = np.nan
+    job = rng.choice(["clerk", "nurse", "farmer"], n, p=[0.5, 0.3, 0.2]).astype(object)
+    job[rng.random(n) < 0.05] = None
+    X = pd.DataFrame({"age": age, "hours": rng.normal(40, 8, n), "job": job},
+                     index=[f"p{i}" for i in range(n)])
+    y = pd.Series(((age > 45) ^ (rng.random(n) < 0.1)).astype(int), index=X.index)
+    return X, y
+
+
+def _data_for(cls, X):
+    if cls is PrivateOneHotEncoder:
+        return X[["job"]]
+    if cls is PrivateTableEncoder:
+        return X
+    return X[["age", "hours"]]
+
+
+# --- what a step keeps ---------------------------------------------------------------
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), perm_seed=st.integers(0, 1000))
+def test_state_depends_on_rows_only_through_released_statistics(seed, perm_seed):
+    # The releases are sums over the rows: any reordering of the rows gives the
+    # same fitted state, bit for bit, under the same noise.
+    X, _ = _frame(800)
+    order = np.random.default_rng(perm_seed).permutation(len(X))
+    a = PrivateTableEncoder(rho=0.3, random_state=seed).fit(X)
+    b = PrivateTableEncoder(rho=0.3, random_state=seed).fit(X.iloc[order])
+    assert pickle.dumps(a.scaler_.__dict__) == pickle.dumps(b.scaler_.__dict__)
+    assert [c.tolist() for c in a.encoder_.categories_] == \
+        [c.tolist() for c in b.encoder_.categories_]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), big=st.floats(2.0**41, 2.0**42 * 0.999))
+def test_a_value_beyond_the_range_acts_only_through_its_bin_and_the_clip(seed, big):
+    # Two tables that differ in one value above the released range, inside the
+    # same log bin: the histogram and the clipped sums are equal, so is the state.
+    X = np.random.default_rng(1).normal(40, 10, size=(2000, 1))
+    Y = X.copy()
+    X[0, 0], Y[0, 0] = 2.0**41, big
+    a = PrivateStandardScaler(rho=0.2, random_state=seed).fit(X)
+    b = PrivateStandardScaler(rho=0.2, random_state=seed).fit(Y)
+    assert a.bounds_[0, 1] < 2.0**41
+    assert pickle.dumps(a.__dict__) == pickle.dumps(b.__dict__)
+
+
+def test_nothing_of_the_rows_is_kept():
+    X, _ = _frame()
+    enc = PrivateTableEncoder(rho=0.5, random_state=0).fit(X)
+    kept = set(enc.__dict__) - set(enc.get_params())
+    assert kept == {"scaler_", "encoder_", "numeric_columns_",
+                    "categorical_columns_", "privacy_guarantee_", "n_features_in_",
+                    "feature_names_in_"}
+    assert set(enc.encoder_.__dict__) - set(enc.encoder_.get_params()) == {
+        "categories_", "thresholds_", "privacy_guarantee_", "n_features_in_",
+        "feature_names_in_"}
+    assert set(enc.scaler_.__dict__) - set(enc.scaler_.get_params()) == {
+        "bounds_", "center_", "scale_", "privacy_guarantee_", "n_features_in_",
+        "feature_names_in_"}
+
+
+# --- coupling: same noise, neighbouring tables ----------------------------------------
+
+values_st = st.one_of(st.floats(allow_nan=False, allow_infinity=False,
+                                min_value=-1e300, max_value=1e300), st.just(np.nan))
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), i=st.integers(0, 199), new=values_st,
+       relation=st.sampled_from(["replace", "zero_out"]))
+def test_coupling_histogram_and_sums(seed, i, new, relation):
+    base = np.random.default_rng(3).lognormal(3, 2, 200)
+    other = base.copy()
+    other[i] = new if relation == "replace" else np.nan  # zero-out: contributes 0
+    h1 = _noisy_histogram(base, 5.0, np.random.default_rng(seed))
+    h2 = _noisy_histogram(other, 5.0, np.random.default_rng(seed))
+    assert np.linalg.norm(h1 - h2) <= histogram_sensitivity(relation=relation) + 1e-9
+    s1 = _noisy_sums(base, 2.0, 500.0, 5.0, np.random.default_rng(seed))
+    s2 = _noisy_sums(other, 2.0, 500.0, 5.0, np.random.default_rng(seed))
+    assert np.linalg.norm(s1 - s2) <= moments_sensitivity(relation=relation) + 1e-9
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.lists(st.integers(0, 2**32 - 1), min_size=4, max_size=4),
+       i=st.integers(0, 99), new=st.text(max_size=5))
+def test_coupling_category_counts(seed, i, new):
+    column = np.array(["a"] * 60 + ["b"] * 30 + ["c"] * 10, dtype=object)
+    other = column.copy()
+    other[i] = new
+    c1, c2 = _noisy_counts(column, seed, 3.0), _noisy_counts(other, seed, 3.0)
+    common = sorted(set(c1) & set(c2))
+    diff = np.array([c1[v] - c2[v] for v in common])
+    assert np.linalg.norm(diff) <= histogram_sensitivity(relation="replace") + 1e-9
+    # A value only one side holds had count 1 on that side.
+    for v in set(c1) ^ set(c2):
+        assert v in (column[i], new)
+
+
+# --- behaviour ------------------------------------------------------------------------
+
+def test_scaler_estimates_centre_and_scale():
+    X = np.random.default_rng(0).normal(1000, 100, size=(20000, 1))
+    sc = PrivateStandardScaler(rho=1.0, random_state=0).fit(X)
+    assert sc.bounds_[0].tolist() == [512.0, 2048.0]
+    assert sc.center_[0] == pytest.approx(1000, abs=5)
+    assert sc.scale_[0] == pytest.approx(100, rel=0.05)
+    Z = sc.transform(np.array([[np.nan], [1e9]]))
+    assert Z[0, 0] == 0.0 and Z[1, 0] == pytest.approx((2048 - sc.center_[0])
+                                                        / sc.scale_[0])
+
+
+def test_encoder_drops_rare_values_and_buckets_unknown_ones():
+    X = np.array([["a"]] * 2000 + [["b"]] * 1000 + [["rare"]] * 2 + [[None]] * 500,
+                 dtype=object)
+    enc = PrivateOneHotEncoder(rho=0.5, random_state=1).fit(X)
+    assert enc.categories_[0].tolist() == ["<missing>", "a", "b"]
+    assert enc.get_feature_names_out().tolist() == [
+        "x0_<missing>", "x0_a", "x0_b", "x0_infrequent"]
+    out = enc.transform(np.array([["rare"], ["unseen"], [None], ["b"]], dtype=object))
+    assert out.tolist() == [[0, 0, 0, 1], [0, 0, 0, 1], [1, 0, 0, 0], [0, 0, 1, 0]]
+
+
+def test_table_encoder_rows_in_the_ball_and_names():
+    X, _ = _frame()
+    enc = PrivateTableEncoder(rho=0.5, add_indicator=True, data_norm=0.5,
+                              random_state=0).fit(X)
+    Xt = enc.transform(X)
+    assert np.linalg.norm(Xt, axis=1).max() <= 0.5
+    names = enc.get_feature_names_out().tolist()
+    assert names[:4] == ["age", "hours", "missingindicator_age",
+                         "missingindicator_hours"]
+    assert names[-1] == "job_infrequent" and len(names) == Xt.shape[1]
+    assert enc.privacy_guarantee_.rho == pytest.approx(0.5)
+    assert enc.privacy_guarantee_.delta_selection == pytest.approx(1e-7)
+
+
+# --- errors ---------------------------------------------------------------------------
+
+def test_errors_name_the_column_and_leave_the_step_unchanged():
+    X, _ = _frame(500)
+    sc = PrivateStandardScaler(rho=0.1, random_state=0).fit(X[["age", "hours"]])
+    before = pickle.dumps(sc)
+    bad = X[["age", "hours"]].astype(object)
+    bad.iloc[7, 1] = "forty"
+    with pytest.raises(ValueError, match="Column 'hours' is not numeric \\(row 7 ") \
+            as info:
+        sc.fit(bad)
+    assert "forty" not in str(info.value)
+    assert pickle.dumps(sc) == before
+    bad = X[["age", "hours"]].copy()
+    bad.iloc[9, 0] = np.inf
+    with pytest.raises(ValueError, match="Column 'age' has an infinite value in row 9"):
+        sc.fit(bad)
+    assert pickle.dumps(sc) == before
+    enc = PrivateTableEncoder(rho=0.1, random_state=0).fit(X)
+    before = pickle.dumps(enc)
+    with pytest.raises(ValueError, match="infinite value"):
+        enc.fit(X.assign(hours=np.inf))
+    assert pickle.dumps(enc) == before
+
+
+@pytest.mark.parametrize("cls", STEPS)
+def test_pickle_clone_and_pandas_output(cls):
+    X, _ = _frame(1500)
+    data = _data_for(cls, X)
+    step = cls(rho=0.5, random_state=0).set_output(transform="pandas").fit(data)
+    out = step.transform(data)
+    assert isinstance(out, pd.DataFrame)
+    assert out.columns.tolist() == step.get_feature_names_out().tolist()
+    again = pickle.loads(pickle.dumps(step))
+    pd.testing.assert_frame_equal(again.transform(data), out)
+    twin = clone(step).fit(data)
+    pd.testing.assert_frame_equal(twin.transform(data), out)
+
+
+# --- pipelines ------------------------------------------------------------------------
+
+def test_private_pipeline_composes_one_budget():
+    X, y = _frame()
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                                 epsilon=1.0, random_state=0).fit(X, y)
+    g = pipe.privacy_guarantee_
+    assert g.epsilon <= 1.0 + 1e-9 and g.delta <= 1e-5 * (1 + 1e-12)
+    assert [name for name, _, _ in g.parts] == [
+        "preprocess/age", "preprocess/hours", "preprocess/job", "estimator"]
+    assert g.rho == pytest.approx(math.fsum(r for _, r, _ in g.parts))
+    assert g.parts[-1][1] == pytest.approx(pipe[-1].privacy_guarantee_.rho)
+    assert g.delta_selection == pytest.approx(pipe.budget_.delta_selection)
+    assert "preprocessing and model together" in str(g)
+    assert pipe.score(X, y) > 0.7
+
+
+def test_private_pipeline_deletes_by_label_with_fresh_noise():
+    X, y = _frame()
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=3),
+                                 epsilon=1.0, random_state=4)
+    db = Database(X, y)
+    pipe.fit(db)
+    request = EditRequest(db, delete=["p3", "p10"], by="id")
+    pipe.partial_unlearn(request)
+    cert = pipe.privacy_guarantee_.deletion
+    assert (cert.rho_deletion, cert.n_deleted, cert.releases_seen) == (0.0, 2, 1)
+    assert cert.rho_adaptive == pytest.approx(
+        make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0)
+        .fit(X, y).privacy_guarantee_.rho, rel=1e-6)
+    # The released state is the mechanism run afresh on the edited records,
+    # from the edit's own noise stream (never the fit's).
+    X_new, y_new = request.apply()
+    fresh = make_private_pipeline(
+        NoisyGDClassifier(classes=[0, 1], random_state=_edit_seed(3, 1)),
+        epsilon=1.0, random_state=_edit_seed(4, 1)).fit(X_new, y_new)
+    np.testing.assert_array_equal(fresh[-1].coef_, pipe[-1].coef_)
+    np.testing.assert_array_equal(fresh[0].scaler_.center_, pipe[0].scaler_.center_)
+    first = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=3),
+                                  epsilon=1.0, random_state=4).fit(X, y)
+    assert not np.array_equal(first[0].scaler_.center_, pipe[0].scaler_.center_)
+    # A stale request (the version before the edit) is refused, nothing changes.
+    state = pickle.dumps(pipe)
+    with pytest.raises(Exception, match="version"):
+        pipe.partial_unlearn(EditRequest(db, delete=["p5"], by="id"))
+    assert pickle.dumps(pipe) == state
+    # The next edit sees two earlier releases.
+    db2 = request.apply()
+    pipe.partial_unlearn(EditRequest(db2, delete=["p5"], by="id"))
+    assert pipe.privacy_guarantee_.deletion.releases_seen == 2
+    assert len(pipe.privacy_guarantee_.edits) == 2
+
+
+def test_private_step_outside_a_forget_pipeline_is_refused_or_warned():
+    X, y = _frame(500)
+    with pytest.warns(PrivacyLeakWarning, match="releases private statistics"):
+        make_pipeline(PrivateTableEncoder(rho=0.1),
+                      NoisyGDClassifier(classes=[0, 1])).fit(X, y)
+    nested = ColumnTransformer([("s", PrivateStandardScaler(), ["age"])],
+                               sparse_threshold=0)
+    with pytest.raises(DataDependentStepError, match="top-level step"):
+        ForgetPipeline([("ct", nested), ("clf", NoisyGDClassifier())]).fit(X, y)
+
+
+def test_unit_mismatch_names_the_step_and_certificates_are_refused():
+    X, y = _frame(800)
+    pipe = ForgetPipeline([("enc", PrivateTableEncoder(rho=0.01, group_size=2)),
+                           ("clf", NoisyGDClassifier(classes=[0, 1]))])
+    with pytest.raises(ValueError, match="'enc' has group_size=2"):
+        pipe.fit(X, y)
+    assert not hasattr(pipe, "public_preprocessing_")
+    pipe.set_params(enc__group_size=1).fit(X, y)
+    with pytest.raises(NotCertifiableError, match="private preprocessing"):
+        pipe.certify(X, k=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert pipe.privacy_guarantee_.epsilon > 0
+
+
+hostile = st.one_of(st.floats(allow_nan=True, allow_infinity=False),
+                    st.sampled_from([0.0, -0.0, 5e-324, -1.7e308, 1.7e308, 1e-300]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(hostile, min_size=1, max_size=60), seed=st.integers(0, 99))
+def test_any_finite_column_gives_finite_statistics_and_outputs(values, seed):
+    X = np.array(values, dtype=float)[:, None]
+    sc = PrivateStandardScaler(rho=0.5, random_state=seed).fit(X)
+    lo, hi = sc.bounds_[0]
+    assert np.isfinite([lo, hi]).all() and lo < hi
+    assert np.isfinite(sc.center_).all() and (sc.scale_ > 0).all()
+    assert np.isfinite(sc.transform(X)).all()
+    enc = PrivateTableEncoder(rho=0.5, random_state=seed).fit(
+        pd.DataFrame({"v": X[:, 0], "c": [str(v) for v in values]}))
+    out = enc.transform(pd.DataFrame({"v": X[:, 0], "c": ["?"] * len(values)}))
+    assert np.isfinite(out).all() and np.linalg.norm(out, axis=1).max() <= 1.0
+
+
+def test_private_pipeline_clone_insert_and_pandas_output():
+    X, y = _frame(1500)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                                 epsilon=2.0, random_state=0)
+    twin = clone(pipe)
+    assert twin.get_params()["epsilon"] == 2.0
+    pipe.set_output(transform="pandas").fit(X, y)
+    assert pipe.privacy_guarantee_.epsilon <= 2.0 + 1e-9
+    new = X.iloc[:3].set_axis(["n1", "n2", "n3"])
+    request = EditRequest(X, y, insert_ids=None, X_insert=new,
+                          y_insert=y.iloc[:3].set_axis(new.index))
+    pipe.partial_unlearn(request)
+    cert = pipe.privacy_guarantee_.deletion
+    assert (cert.n_inserted, cert.n_samples) == (3, 1503)
+    assert pickle.loads(pickle.dumps(pipe)).predict(X).shape == (1500,)
+
+
+def test_plan_is_refused_with_private_steps():
+    X, y = _frame(300)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0)
+    with pytest.raises(ValueError, match="plan\\(\\) is not available"):
+        pipe.plan(X, y)
+    assert not hasattr(pipe[0], "privacy_guarantee_")
+
+
+def test_record_store_serves_a_private_pipeline(tmp_path):
+    from skforget.store import RecordStore
+
+    X, y = _frame(1200)
+    db = Database(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                                 epsilon=1.0).fit(db)
+    store = RecordStore.create(tmp_path / "s.sqlite", db, pipe)
+    store.submit(["p1", "p7"], request_id="t1")
+    assert [s.status for s in store.process()] == ["done"]
+    assert store.database().n_samples == 1198
+    cert = store.audit_record("t1")["certificate"]
+    assert cert["mechanism"] == "private_pipeline"
+    assert cert["per_unit"]["epsilon"] == 0.0 and cert["retrained"] is True
+    assert cert["adaptive"]["epsilon"] == pytest.approx(
+        pipe.privacy_guarantee_.epsilon, rel=1e-9)
+
+
+def test_adaptive_figure_is_stated_at_the_guarantee_delta():
+    from skforget.accounting import pipeline_edit_certificate
+
+    cert = pipeline_edit_certificate(index=3, rho_releases=[0.01] * 3,
+                                     delta_selections=[1e-6] * 3, delta=1e-5,
+                                     n_deleted=1, n_replaced=0, n_inserted=0,
+                                     n_samples=10)
+    assert cert.delta_adaptive == 1e-5
+    assert cert.epsilon_adaptive == pytest.approx(
+        rho_to_epsilon(rho=0.03, delta=7e-6) + math.log(1 / (1 - 3e-6)))
+    over = pipeline_edit_certificate(index=12, rho_releases=[0.01] * 11,
+                                     delta_selections=[1e-6] * 11, delta=1e-5,
+                                     n_deleted=1, n_replaced=0, n_inserted=0,
+                                     n_samples=10)
+    assert over.epsilon_adaptive == math.inf
+
+
+def test_reported_rho_is_the_rho_of_the_noise_drawn(monkeypatch):
+    # Every release goes through one of three functions; record the noise each
+    # was given and check the reported figure is exactly what it costs.
+    import skforget.preprocessing._private as mod
+
+    spent = []
+
+    def spy(func, sensitivity):
+        position = -1 if func is mod._noisy_counts else -2
+
+        def wrapped(*args):
+            sigma = args[position]
+            spent.append(sensitivity**2 / (2 * sigma**2))
+            return func(*args)
+        return wrapped
+
+    for relation in ("replace", "zero_out"):
+        spent.clear()
+        g = 2
+        monkeypatch.setattr(mod, "_noisy_histogram", spy(
+            mod._noisy_histogram,
+            histogram_sensitivity(relation=relation, group_size=g)))
+        monkeypatch.setattr(mod, "_noisy_sums", spy(
+            mod._noisy_sums, moments_sensitivity(relation=relation, group_size=g)))
+        monkeypatch.setattr(mod, "_noisy_counts", spy(
+            mod._noisy_counts,
+            histogram_sensitivity(relation=relation, group_size=g)))
+        X, _ = _frame(1000)
+        enc = PrivateTableEncoder(rho=0.2, relation=relation, group_size=g,
+                                  random_state=0).fit(X)
+        # two numeric columns (histogram + sums each), one categorical
+        assert len(spent) == 5
+        assert math.fsum(spent) == pytest.approx(enc.privacy_guarantee_.rho,
+                                                 rel=1e-12)
+        assert enc.privacy_guarantee_.rho == pytest.approx(0.2)
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize("est", [NoisyGDClassifier(classes=[0, 1, 2]),
+                                 NoisyGDRegressor()])
+def test_multiclass_and_regression_through_a_private_pipeline(est):
+    X, y = _frame(1500)
+    target = np.digitize(X["hours"], [36, 44]) if hasattr(est, "classes") \
+        else X["hours"].to_numpy() / 100
+    pipe = make_private_pipeline(est, epsilon=1.0, random_state=0).fit(X, target)
+    assert pipe.privacy_guarantee_.epsilon <= 1.0 + 1e-9
+    pipe.partial_unlearn(EditRequest(X, target, delete=[0]))
+    assert pipe.privacy_guarantee_.deletion.n_samples == 1499
+
