@@ -16,10 +16,12 @@ from skforget._output_perturbation_estimators import (
     OutputPerturbationClassifier,
     OutputPerturbationRegressor,
 )
-from skforget.accounting import EditCertificate, PrivacyGuarantee
+from skforget.accounting import EditCertificate, PrivacyGuarantee, PrivacyLedger
 from skforget.exceptions import (
     DataDependentStepError,
+    LedgerUnreachableError,
     NotCertifiableError,
+    PrivacyBudgetExceeded,
     PrivacyBudgetWarning,
     PrivacyLeakWarning,
     UnlearningError,
@@ -36,13 +38,16 @@ __all__ = [
     "EditCertificate",
     "EditRequest",
     "FitPlan",
+    "LedgerUnreachableError",
     "NoisyGDClassifier",
     "NoisyGDRegressor",
     "NotCertifiableError",
     "OutputPerturbationClassifier",
     "OutputPerturbationRegressor",
     "PrivacyGuarantee",
+    "PrivacyBudgetExceeded",
     "PrivacyBudgetWarning",
+    "PrivacyLedger",
     "PrivacyLeakWarning",
     "UnlearningError",
     "__version__",

@@ -13,6 +13,7 @@ perturbation) subclass :class:`_BasePrivateLinear` and implement ``fit`` and
 ``partial_unlearn``.
 """
 
+import contextlib
 import copy
 import math
 import warnings
@@ -110,11 +111,11 @@ class _BasePrivateLinear(BaseEstimator):
     """
 
     #: Hyper-parameters an edit takes as they are now: they bound work, print
-    #: public numbers, seed the noise (a seed is flagged in the guarantee) or
-    #: choose which prediction certificates are tracked on the side; none
-    #: changes the law of a release.
+    #: public numbers, seed the noise (a seed is flagged in the guarantee),
+    #: choose which prediction certificates are tracked on the side or where
+    #: spends are recorded (``ledger``); none changes the law of a release.
     _free_params = ("verbose", "n_jobs", "random_state", "certify_k_max",
-                    "certify_modes")
+                    "certify_modes", "ledger")
 
     # --- hyper-parameters frozen at fit ----------------------------------------
     def _freeze_params(self):
@@ -267,6 +268,19 @@ class _BasePrivateLinear(BaseEstimator):
             "skforget.model_selection.PrivateSearchCV tunes with one figure for "
             "the whole search (privacy-accounting.md, Section 17).",
             PrivacyBudgetWarning, stacklevel=user_stacklevel())
+
+    def _ledger_spending(self, what, rho):
+        """Reserve a planned release on ``ledger`` before any training pass
+        (privacy-accounting.md, Section 20.3): raises PrivacyBudgetExceeded if
+        it would not fit; records it when the block succeeds, with the final
+        figure the block may put in the yielded dict as ``"rho"``; cancels it
+        if the block raises. A no-op without a ledger."""
+        ledger = getattr(self, "ledger", None)  # models pickled before it
+        if ledger is None:
+            return contextlib.nullcontext({})
+        return ledger.spending(f"{type(self).__name__}.{what}", rho=rho,
+                               relation=self._param("relation"),
+                               group_size=int(self._param("group_size")))
 
     @staticmethod
     def _warn_if_adaptive_exceeds(guarantee):

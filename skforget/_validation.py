@@ -48,6 +48,8 @@ PRIVACY_CONSTRAINTS = {
     # As in scikit-learn: a positive count, or -1, -2, ... for all CPUs but some.
     "n_jobs": [Interval(Integral, 1, None, closed="left"),
                Interval(Integral, None, -1, closed="right"), None],
+    # A skforget.accounting.PrivacyLedger (privacy-accounting.md, Section 20).
+    "ledger": [HasMethods(["spending", "reserve", "settle", "cancel"]), None],
 }
 
 

@@ -26,6 +26,14 @@ from skforget.accounting._cyclic import (
 )
 from skforget.accounting._guarantee import EditCertificate, PrivacyGuarantee
 from skforget.accounting._history import guarantee_after_edit, guarantee_after_fit
+from skforget.accounting._ledger import ORDERS as LEDGER_ORDERS
+from skforget.accounting._ledger import (
+    LedgerEntry,
+    LedgerTotal,
+    PrivacyLedger,
+    release_rho,
+    search_curve,
+)
 from skforget.accounting._noisy_gd import (
     check_learning_rate,
     contraction,
@@ -78,8 +86,12 @@ from skforget.accounting._selection import (
 
 __all__ = [
     "EditCertificate",
+    "LEDGER_ORDERS",
+    "LedgerEntry",
+    "LedgerTotal",
     "OutputPerturbationPlan",
     "PrivacyGuarantee",
+    "PrivacyLedger",
     "SearchBudget",
     "Segment",
     "TrainingPlan",
@@ -111,6 +123,7 @@ __all__ = [
     "plan_training",
     "plan_unlearning",
     "repetition_gamma",
+    "release_rho",
     "rho_adaptive",
     "rho_adaptive_release",
     "rho_compose",
@@ -125,6 +138,7 @@ __all__ = [
     "rho_to_epsilon",
     "rho_two_phase",
     "sample_repetitions",
+    "search_curve",
     "selection_rdp",
     "sensitivity",
     "smoothness",
