@@ -38,6 +38,7 @@ from skforget._rows import (
 from skforget._validation import (
     ENCLOSING_PIPELINE_CHECKS,
     enclosing_pipeline,
+    model_selection_fits,
     sklearn_caller,
     user_stacklevel,
 )
@@ -258,15 +259,31 @@ class _BasePrivateLinear(BaseEstimator):
                 "public rows keeps the guarantee.",
                 PrivacyBudgetWarning, stacklevel=user_stacklevel())
             return
-        ten = accounting.rho_to_epsilon(rho=10 * rho, delta=delta)
+        size = model_selection_fits()
+        if size is None:
+            many, fits = 10, "10 such fits"
+        else:
+            n_cand, n_splits, refit = size
+            many = n_cand * n_splits + int(refit)
+            fits = (f"this one makes {n_cand} candidate(s) x {n_splits} split(s)"
+                    + (" and a refit on all rows" if refit else "")
+                    + f", {many} fits")
+        total = accounting.rho_to_epsilon(rho=many * rho, delta=delta)
+        ledger = getattr(self, "ledger", None)
+        recorded = ("The ledger given records each fit's figure as it runs, not "
+                    "the choice made from exact scores. " if ledger is not None
+                    else "Pass ledger=skforget.PrivacyLedger(epsilon, delta) "
+                    "(skforget.store.SharedLedger with n_jobs > 1) to record every "
+                    "fit and refuse those past a budget. ")
         warnings.warn(
             f"{type(self).__name__}.fit runs inside scikit-learn's model selection "
             f"(GridSearchCV, cross_val_score, ...). Each fit is ({one:.3g}, "
-            f"{delta:.2g})-DP alone, but the fits share rows: their Rényi figures "
-            f"add (10 such fits: epsilon {ten:.3g}), and the exact validation "
-            "scores that choose between them are covered by no figure. "
+            f"{delta:.2g})-DP alone, but the fits share rows and their Rényi "
+            f"figures add ({fits}: epsilon {total:.3g} at delta {delta:.2g}), and "
+            "the exact validation scores that choose between them are covered by "
+            f"no figure. {recorded}"
             "skforget.model_selection.PrivateSearchCV tunes with one figure for "
-            "the whole search (privacy-accounting.md, Section 17).",
+            "the whole search (privacy-accounting.md, Sections 17 and 20).",
             PrivacyBudgetWarning, stacklevel=user_stacklevel())
 
     def _ledger_spending(self, what, rho):
