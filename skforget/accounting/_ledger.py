@@ -329,10 +329,11 @@ class PrivacyLedger:
                            curve=curve, n_entries=len(entries))
 
     def _remaining(self, entries):
-        rho, curve = _sum(entries)
-
         def excess(r):
-            return _convert(rho + r, curve, self.delta)[0] - self.epsilon
+            # Exactly as a check of a release of rho-coefficient r computes it.
+            probe = LedgerEntry(label="", rho=r, curve=None, relation=None,
+                                group_size=None)
+            return self._total(list(entries) + [probe]).epsilon - self.epsilon
 
         if excess(0.0) >= 0.0:
             return 0.0
