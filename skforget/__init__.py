@@ -16,12 +16,16 @@ from skforget._output_perturbation_estimators import (
     OutputPerturbationClassifier,
     OutputPerturbationRegressor,
 )
-from skforget.accounting import EditCertificate, PrivacyGuarantee, PrivacyLedger
+from skforget.accounting import (
+    EditCertificate,
+    LedgerUnreachableError,
+    PrivacyBudgetExceeded,
+    PrivacyGuarantee,
+    PrivacyLedger,
+)
 from skforget.exceptions import (
     DataDependentStepError,
-    LedgerUnreachableError,
     NotCertifiableError,
-    PrivacyBudgetExceeded,
     PrivacyBudgetWarning,
     PrivacyLeakWarning,
     UnlearningError,

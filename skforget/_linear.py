@@ -128,6 +128,8 @@ class _BasePrivateLinear(BaseEstimator):
 
     def __setstate__(self, state):
         super().__setstate__(state)
+        # Pickled before estimators took a ledger: none.
+        self.__dict__.setdefault("ledger", None)
         if "_plan" in self.__dict__ and "_fit_params" not in self.__dict__:
             # Pickled before parameters were frozen: the pickled parameters
             # are the best record of the fit, if they agree with its plan;

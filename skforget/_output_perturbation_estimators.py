@@ -64,7 +64,7 @@ _SOLVER_PARAMETERS = """\
         A :class:`~skforget.accounting.PrivacyLedger` of the training data:
         ``fit`` and ``partial_unlearn`` check their planned figure against its
         budget before any training pass (raising
-        :class:`~skforget.exceptions.PrivacyBudgetExceeded`, the model
+        :class:`~skforget.accounting.PrivacyBudgetExceeded`, the model
         unchanged, if it would not fit) and record it when they succeed
         (privacy-accounting.md, Section 20). Not frozen at ``fit``: an edit
         records into the ledger set at the time. Clones share it; for

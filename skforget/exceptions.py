@@ -4,9 +4,7 @@
 
 __all__ = [
     "DataDependentStepError",
-    "LedgerUnreachableError",
     "NotCertifiableError",
-    "PrivacyBudgetExceeded",
     "PrivacyLeakWarning",
     "UnlearningError",
 ]
@@ -26,29 +24,6 @@ class PrivacyBudgetWarning(PrivacyLeakWarning):
     Raised, for instance, when scikit-learn's ``GridSearchCV`` or
     ``cross_val_score`` fits a private estimator many times on overlapping
     rows. Shown once per distinct message.
-    """
-
-
-class PrivacyBudgetExceeded(ValueError):
-    """A planned release would take a privacy ledger past its budget.
-
-    Raised by :class:`~skforget.accounting.PrivacyLedger` and by estimators
-    given ``ledger=``, from the public plan and before any training pass: the
-    estimator and the ledger are left exactly as they were. The message gives
-    the figure the release would spend, the total it would reach and what
-    remains (privacy-accounting.md, Section 20.3).
-    """
-
-
-class LedgerUnreachableError(RuntimeError):
-    """A release cannot be recorded in the ledger it names.
-
-    Raised when the ledger is a pickled copy of an in-memory
-    :class:`~skforget.accounting.PrivacyLedger` (a model loaded from disk, a
-    worker process of ``GridSearchCV(n_jobs > 1)``): what it recorded would
-    never reach the original. Nothing is run. Use
-    :class:`skforget.store.SharedLedger` to share an account between
-    processes, or ``ledger.resume()`` to make the copy the account.
     """
 
 

@@ -30,6 +30,8 @@ from skforget.accounting._ledger import ORDERS as LEDGER_ORDERS
 from skforget.accounting._ledger import (
     LedgerEntry,
     LedgerTotal,
+    LedgerUnreachableError,
+    PrivacyBudgetExceeded,
     PrivacyLedger,
     release_rho,
     search_curve,
@@ -89,7 +91,9 @@ __all__ = [
     "LEDGER_ORDERS",
     "LedgerEntry",
     "LedgerTotal",
+    "LedgerUnreachableError",
     "OutputPerturbationPlan",
+    "PrivacyBudgetExceeded",
     "PrivacyGuarantee",
     "PrivacyLedger",
     "SearchBudget",

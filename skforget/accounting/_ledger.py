@@ -40,7 +40,31 @@ from skforget.accounting._selection import (
     _total_rdp,
     rdp_curve_epsilon,
 )
-from skforget.exceptions import LedgerUnreachableError, PrivacyBudgetExceeded
+
+# The ledger's errors live here (the accounting imports nothing of ours); the
+# package re-exports them at its top level.
+class PrivacyBudgetExceeded(ValueError):
+    """A planned release would take a privacy ledger past its budget.
+
+    Raised by :class:`~skforget.accounting.PrivacyLedger` and by estimators
+    given ``ledger=``, from the public plan and before any training pass: the
+    estimator and the ledger are left exactly as they were. The message gives
+    the figure the release would spend, the total it would reach and what
+    remains (privacy-accounting.md, Section 20.3).
+    """
+
+
+class LedgerUnreachableError(RuntimeError):
+    """A release cannot be recorded in the ledger it names.
+
+    Raised when the ledger is a pickled copy of an in-memory
+    :class:`~skforget.accounting.PrivacyLedger` (a model loaded from disk, a
+    worker process of ``GridSearchCV(n_jobs > 1)``): what it recorded would
+    never reach the original. Nothing is run. Use
+    :class:`skforget.store.SharedLedger` to share an account between
+    processes, or ``ledger.resume()`` to make the copy the account.
+    """
+
 
 #: The orders at which general curves are stored and composed (Section 20.2).
 ORDERS = _ORDERS
@@ -200,7 +224,7 @@ class PrivacyLedger:
     the sum once to (epsilon, delta), and refuses a planned release that would
     take it past the budget (privacy-accounting.md, Section 20). Estimators take
     it as ``ledger=``: they check their planned figure before any training
-    pass, raise :class:`~skforget.exceptions.PrivacyBudgetExceeded` (the
+    pass, raise :class:`~skforget.accounting.PrivacyBudgetExceeded` (the
     estimator unchanged) if it would not fit, and record it when they succeed.
 
     ``clone`` and ``copy.deepcopy`` return the ledger itself, so every fit of a
@@ -439,7 +463,7 @@ class PrivacyLedger:
 
     def check(self, *, rho=None, curve=None, relation=None, group_size=None,
               label="the release"):
-        """Raise :class:`~skforget.exceptions.PrivacyBudgetExceeded` if a
+        """Raise :class:`~skforget.accounting.PrivacyBudgetExceeded` if a
         release with this figure would be refused (see :meth:`would_exceed`)."""
         entry = self._new_entry(label, rho, curve, relation, group_size, False)
         reason = self._transact(
@@ -463,7 +487,7 @@ class PrivacyLedger:
         """Check a planned release and count it, in one atomic step.
 
         Returns the entry's id for :meth:`settle` or :meth:`cancel`.
-        Raises :class:`~skforget.exceptions.PrivacyBudgetExceeded` (nothing
+        Raises :class:`~skforget.accounting.PrivacyBudgetExceeded` (nothing
         recorded) if it would exceed the budget.
         """
         self._check_reachable(label)

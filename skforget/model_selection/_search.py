@@ -140,7 +140,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         A :class:`~skforget.accounting.PrivacyLedger` of the training data
         (None: the estimator's ``ledger``, if any). The whole search's Rényi
         curve (Section 17.3) is checked against its budget before any run
-        (:class:`~skforget.exceptions.PrivacyBudgetExceeded` otherwise) and
+        (:class:`~skforget.accounting.PrivacyBudgetExceeded` otherwise) and
         recorded as one entry once the search succeeds; the candidates are
         inside that curve and record nothing themselves. ``best_estimator_``
         gets the ledger, so its later edits are recorded too
@@ -210,6 +210,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.ledger = ledger
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self.__dict__.setdefault("ledger", None)  # pickled before it existed
 
     def _check_inputs(self, n):
         """Refuse what the search cannot price; return ``(n_val, params)``,
