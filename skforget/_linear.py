@@ -13,7 +13,6 @@ perturbation) subclass :class:`_BasePrivateLinear` and implement ``fit`` and
 ``partial_unlearn``.
 """
 
-import contextlib
 import copy
 import math
 import warnings
@@ -294,12 +293,10 @@ class _BasePrivateLinear(BaseEstimator):
         it would not fit; records it when the block succeeds, with the final
         figure the block may put in the yielded dict as ``"rho"``; cancels it
         if the block raises. A no-op without a ledger."""
-        ledger = getattr(self, "ledger", None)  # models pickled before it
-        if ledger is None:
-            return contextlib.nullcontext({})
-        return ledger.spending(f"{type(self).__name__}.{what}", rho=rho,
-                               relation=self._param("relation"),
-                               group_size=int(self._param("group_size")))
+        return accounting.ledger_spending(
+            getattr(self, "ledger", None), f"{type(self).__name__}.{what}",
+            rho=rho, relation=self._param("relation"),
+            group_size=int(self._param("group_size")))
 
     @staticmethod
     def _warn_if_adaptive_exceeds(guarantee):

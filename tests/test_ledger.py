@@ -424,3 +424,20 @@ def test_str_lists_the_parts(binary_data):
     assert "1. NoisyGDClassifier.fit: epsilon" in text
     assert "2. private means: epsilon" in text
     assert f"remaining: epsilon {ledger.remaining_epsilon:.4g}" in text
+
+
+def test_check_reads_a_public_plan(binary_data):
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=1.4, delta=DELTA)
+    fit_plan = _model(epsilon=1.0).plan(X, y)
+    budget = acc.plan_search(epsilon=1.0, delta=DELTA)
+    assert not ledger.would_exceed(fit_plan)
+    assert not ledger.would_exceed(budget)
+    ledger.spend("a first fit", rho=acc.epsilon_to_rho(epsilon=1.0, delta=DELTA))
+    # The plan's target bounds what its fit records: 1 and 1 make 1.46 > 1.4.
+    assert ledger.would_exceed(fit_plan)
+    with pytest.raises(PrivacyBudgetExceeded, match="the release would spend"):
+        ledger.check(budget)
+    with pytest.raises(ValueError, match="not both"):
+        ledger.check(fit_plan, rho=0.1)
+    assert len(ledger.entries) == 1

@@ -33,6 +33,7 @@ from skforget.accounting._ledger import (
     LedgerUnreachableError,
     PrivacyBudgetExceeded,
     PrivacyLedger,
+    ledger_spending,
     release_rho,
     search_curve,
 )
@@ -117,6 +118,7 @@ __all__ = [
     "guarantee_after_fit",
     "guarantee_after_output_perturbation",
     "init_variance",
+    "ledger_spending",
     "max_learning_rate",
     "minimizer_sensitivity",
     "noise_scale",

@@ -216,6 +216,35 @@ def release_rho(guarantee, plan=None):
     return min(rho, guarantee.rho)
 
 
+def ledger_spending(ledger, label, *, rho=None, curve=None, relation=None,
+                    group_size=None):
+    """``ledger.spending(...)``, or a no-op context when ``ledger`` is None.
+
+    The one call a private estimator or transformer with a ``ledger=None``
+    parameter needs around its data passes, once its release's figure is
+    planned (privacy-accounting.md, Section 20.3): it raises
+    :class:`PrivacyBudgetExceeded` before the block if the release would not
+    fit, records it when the block succeeds (with the final figure the block
+    may put in the yielded dict as ``"rho"`` / ``"curve"``) and cancels the
+    reservation if the block raises.
+
+    Examples
+    --------
+    >>> from skforget.accounting import PrivacyLedger, ledger_spending
+    >>> ledger = PrivacyLedger(epsilon=1.0, delta=1e-5)
+    >>> with ledger_spending(ledger, "private means", rho=0.001):
+    ...     pass  # the data pass
+    >>> len(ledger.entries)
+    1
+    >>> with ledger_spending(None, "no ledger", rho=0.001):
+    ...     pass
+    """
+    if ledger is None:
+        return contextlib.nullcontext({})
+    return ledger.spending(label, rho=rho, curve=curve, relation=relation,
+                           group_size=group_size)
+
+
 class PrivacyLedger:
     """The privacy account of one dataset, against a budget.
 
@@ -439,11 +468,35 @@ class PrivacyLedger:
         r = self._remaining(entries)
         return _target_within(r, self.delta) if r > 0.0 else 0.0
 
-    def would_exceed(self, *, rho=None, curve=None, relation=None, group_size=None):
+    @staticmethod
+    def _figure(plan, rho, curve):
+        """``(rho, curve)`` of a public plan: a
+        :class:`~skforget.accounting.SearchBudget` (its whole curve), a
+        :class:`~skforget.accounting.PrivacyGuarantee` (its ``rho``), or any
+        plan with an ``epsilon`` and ``delta`` target, such as the
+        :class:`~skforget.FitPlan` of ``estimator.plan(X, y)`` (the target's
+        rho-coefficient, which bounds what the fit will record)."""
+        if plan is None:
+            return rho, curve
+        if rho is not None or curve is not None:
+            raise ValueError("Give a plan, or rho / curve, not both.")
+        if hasattr(plan, "run_rho"):
+            return None, search_curve(plan)
+        if hasattr(plan, "rho"):
+            return plan.rho, None
+        return epsilon_to_rho(epsilon=plan.epsilon, delta=plan.delta), None
+
+    def would_exceed(self, plan=None, *, rho=None, curve=None, relation=None,
+                     group_size=None):
         """Whether a release with this figure would be refused now.
 
         Parameters
         ----------
+        plan : SearchBudget, PrivacyGuarantee, FitPlan or None, default=None
+            A public plan to read the figure from, instead of ``rho`` /
+            ``curve``: a search's whole curve, a guarantee's ``rho``, or the
+            rho-coefficient of a plan's (epsilon, delta) target, an upper
+            bound of what its fit records (``estimator.plan(X, y)``).
         rho : float, default=None
             Its rho-coefficient.
         curve : array-like or callable, default=None
@@ -456,15 +509,17 @@ class PrivacyLedger:
         -------
         bool
         """
+        rho, curve = self._figure(plan, rho, curve)
         entry = self._new_entry("the release", rho, curve, relation, group_size,
                                 False)
         return self._transact(
             lambda e: (self._refusal(e, self._resolve(e, entry)) is not None, None))
 
-    def check(self, *, rho=None, curve=None, relation=None, group_size=None,
-              label="the release"):
+    def check(self, plan=None, *, rho=None, curve=None, relation=None,
+              group_size=None, label="the release"):
         """Raise :class:`~skforget.accounting.PrivacyBudgetExceeded` if a
         release with this figure would be refused (see :meth:`would_exceed`)."""
+        rho, curve = self._figure(plan, rho, curve)
         entry = self._new_entry(label, rho, curve, relation, group_size, False)
         reason = self._transact(
             lambda e: (self._refusal(e, self._resolve(e, entry)), None))

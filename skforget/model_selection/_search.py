@@ -347,22 +347,18 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             y_train = y_val = y
         group = int(base.get("group_size", 1))
         ledger = self.ledger if self.ledger is not None else base.get("ledger")
-        if ledger is None:
+        # The whole search's curve, reserved before the first run and
+        # recorded as one entry (privacy-accounting.md, Section 20.1).
+        with accounting.ledger_spending(
+                ledger, "PrivateSearchCV.fit", curve=accounting.search_curve(budget),
+                relation=base.get("relation", "replace"), group_size=group):
             self._search(X, y, X_train, y_train, X_val, y_val, n, n_val, budget,
                          delta, held_out, refits, seeded, k, draw_rng, noise, seeds,
                          group, base)
-        else:
-            # The whole search's curve, reserved before the first run and
-            # recorded as one entry (privacy-accounting.md, Section 20.1).
-            with ledger.spending(
-                    "PrivateSearchCV.fit", curve=accounting.search_curve(budget),
-                    relation=base.get("relation", "replace"), group_size=group):
-                self._search(X, y, X_train, y_train, X_val, y_val, n, n_val,
-                             budget, delta, held_out, refits, seeded, k, draw_rng,
-                             noise, seeds, group, base)
-            if "ledger" in self.best_estimator_.get_params(deep=False):
-                # Its later edits are releases too (ledger is not frozen).
-                self.best_estimator_.set_params(ledger=ledger)
+        if ledger is not None and "ledger" in self.best_estimator_.get_params(
+                deep=False):
+            # Its later edits are releases too (ledger is not frozen).
+            self.best_estimator_.set_params(ledger=ledger)
         return self
 
     def _search(self, X, y, X_train, y_train, X_val, y_val, n, n_val, budget,
