@@ -33,7 +33,11 @@ from scipy.optimize import brentq
 
 from skforget.accounting._checks import check_nonnegative, check_positive, \
     check_probability
-from skforget.accounting._conversions import epsilon_to_rho, rho_to_epsilon
+from skforget.accounting._conversions import (
+    epsilon_to_rho,
+    optimal_order,
+    rho_to_epsilon,
+)
 from skforget.accounting._selection import (
     _ORDERS,
     _target_within,
@@ -167,7 +171,6 @@ def _convert(rho, curve, delta):
     if curve is None:
         if rho == 0.0:
             return 0.0, math.inf
-        from skforget.accounting._conversions import optimal_order
         return (rho_to_epsilon(rho=rho, delta=delta),
                 optimal_order(rho=rho, delta=delta))
     return rdp_curve_epsilon(orders=ORDERS, rdp=ORDERS * rho + curve, delta=delta)
