@@ -441,3 +441,17 @@ def test_check_reads_a_public_plan(binary_data):
     with pytest.raises(ValueError, match="not both"):
         ledger.check(fit_plan, rho=0.1)
     assert len(ledger.entries) == 1
+
+
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_remaining_for_k_equal_releases(k):
+    ledger = PrivacyLedger(epsilon=2.0, delta=DELTA)
+    ledger.spend("fit", rho=0.02)
+    each = ledger.remaining(k)
+    rho = acc.epsilon_to_rho(epsilon=each, delta=DELTA)
+    for i in range(k):
+        ledger.spend(f"fold {i}", rho=rho)
+    assert ledger.total.epsilon <= 2.0
+    assert ledger.total.epsilon == pytest.approx(2.0, rel=1e-6)
+    with pytest.raises(ValueError, match="positive integer"):
+        ledger.remaining(0)

@@ -413,6 +413,28 @@ class PrivacyLedger:
         r = self.remaining_rho
         return _target_within(r, self.delta) if r > 0.0 else 0.0
 
+    def remaining(self, k=1):
+        """Largest epsilon target, at the ledger's delta, of each of ``k``
+        equal releases that still fit together.
+
+        The ``k`` rho-coefficients add, so each gets ``remaining_rho / k``
+        exactly (Section 20.3), e.g. the folds of a cross-validation planned
+        ahead.
+
+        Parameters
+        ----------
+        k : int, default=1
+            Number of releases.
+
+        Returns
+        -------
+        epsilon : float
+        """
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}.")
+        r = self.remaining_rho / int(k)
+        return _target_within(r, self.delta) if r > 0.0 else 0.0
+
     # --- checking ------------------------------------------------------------
     def _new_entry(self, label, rho, curve, relation, group_size, reserved):
         rho = check_nonnegative(0.0 if rho is None else rho, "rho")
