@@ -31,8 +31,11 @@ import uuid
 import numpy as np
 from scipy.optimize import brentq
 
-from skforget.accounting._checks import check_nonnegative, check_positive, \
-    check_probability
+from skforget.accounting._checks import (
+    check_nonnegative,
+    check_positive,
+    check_probability,
+)
 from skforget.accounting._conversions import (
     epsilon_to_rho,
     optimal_order,
@@ -44,6 +47,7 @@ from skforget.accounting._selection import (
     _total_rdp,
     rdp_curve_epsilon,
 )
+
 
 # The ledger's errors live here (the accounting imports nothing of ours); the
 # package re-exports them at its top level.
@@ -481,7 +485,8 @@ class PrivacyLedger:
         after = self._total(entries + [entry])
         if after.epsilon > self.epsilon:
             before = self._total(entries)
-            return (f"{entry.label} would spend epsilon {entry.epsilon(self.delta):.4g} "
+            alone = entry.epsilon(self.delta)
+            return (f"{entry.label} would spend epsilon {alone:.4g} "
                     f"alone and take the ledger from epsilon {before.epsilon:.4g} to "
                     f"{after.epsilon:.4g} at delta {self.delta:.3g}, past its "
                     f"budget of {self.epsilon:.4g} (Rényi curves composed order by "
