@@ -328,6 +328,22 @@ def test_a_pickled_in_memory_ledger_is_a_snapshot(binary_data, counted):
     assert len(loaded.ledger.entries) == 2 and len(ledger.entries) == 1
 
 
+def test_an_in_memory_ledger_through_skops_is_a_snapshot(binary_data):
+    sio = pytest.importorskip("skops.io")
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    data = sio.dumps(_model(ledger=ledger).fit(X, y))
+    loaded = sio.loads(data, trusted=sio.get_untrusted_types(data=data))
+    assert loaded.ledger is loaded._fit_params["ledger"]
+    assert [e.rho for e in loaded.ledger.entries] == [e.rho for e in ledger.entries]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises(LedgerUnreachableError):
+            loaded.partial_unlearn(EditRequest(X, y, delete=[0]))
+        loaded.ledger.resume().spend("by hand", rho=0.001)
+    assert len(loaded.ledger.entries) == 2 and len(ledger.entries) == 1
+
+
 def test_shared_ledger_survives_pickle_and_skops(binary_data, tmp_path):
     sio = pytest.importorskip("skops.io")
     X, y = binary_data
@@ -455,3 +471,29 @@ def test_remaining_for_k_equal_releases(k):
     assert ledger.total.epsilon == pytest.approx(2.0, rel=1e-6)
     with pytest.raises(ValueError, match="positive integer"):
         ledger.remaining(0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(rho=st.floats(1e-5, 2.0), delta=st.sampled_from([1e-3, 1e-5, 1e-8]))
+def test_the_grid_conversion_is_within_1e_4_of_the_continuous_one(rho, delta):
+    # A general curve (here zero) sends the conversion to the grid (20.2).
+    continuous = PrivacyLedger(epsilon=1e6, delta=delta)
+    continuous.spend("fit", rho=rho)
+    grid = PrivacyLedger(epsilon=1e6, delta=delta)
+    grid.spend("fit", rho=rho)
+    grid.spend("nothing", curve=np.zeros(acc.LEDGER_ORDERS.size))
+    assert continuous.total.epsilon <= grid.total.epsilon
+    assert grid.total.epsilon == pytest.approx(continuous.total.epsilon, rel=1e-4)
+
+
+def test_to_dict_is_json_ready():
+    import json
+
+    ledger = PrivacyLedger(epsilon=2.0, delta=DELTA)
+    ledger.spend("fit", rho=0.01)
+    ledger.spend("search", curve=acc.search_curve(acc.plan_search(epsilon=0.5,
+                                                                  delta=DELTA)))
+    out = json.loads(json.dumps(ledger.to_dict()))
+    assert out["total_epsilon"] == ledger.total.epsilon
+    assert [e["label"] for e in out["entries"]] == ["fit", "search"]
+    assert len(out["entries"][1]["curve"]) == acc.LEDGER_ORDERS.size

@@ -650,6 +650,18 @@ class PrivacyLedger:
         self.spend(label, rho=release_rho(g, getattr(model, "_plan", None)),
                    relation=g.relation, group_size=g.group_size)
 
+    def to_dict(self):
+        """The budget, the total and every entry as a JSON-ready ``dict``
+        (general curves as lists on :data:`LEDGER_ORDERS`)."""
+        entries = self.entries
+        total = self._total(entries)
+        return {"epsilon": self.epsilon, "delta": self.delta,
+                "relation": self.relation, "group_size": self.group_size,
+                "total_epsilon": total.epsilon, "total_rho": total.rho,
+                "order": total.order,
+                "remaining_epsilon": self._remaining_eps(entries),
+                "entries": [e.to_dict() for e in entries]}
+
     # --- words -----------------------------------------------------------------
     def __repr__(self):
         return (f"{type(self).__name__}(epsilon={self.epsilon!r}, "
