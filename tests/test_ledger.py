@@ -497,3 +497,15 @@ def test_to_dict_is_json_ready():
     assert out["total_epsilon"] == ledger.total.epsilon
     assert [e["label"] for e in out["entries"]] == ["fit", "search"]
     assert len(out["entries"][1]["curve"]) == acc.LEDGER_ORDERS.size
+
+
+def test_an_audit_spends_nothing_on_the_estimators_ledger(binary_data):
+    from skforget.audit import audit_dp
+
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=1.0, delta=DELTA)
+    clf = OutputPerturbationClassifier(classes=[0, 1], epsilon=0.9, delta=DELTA,
+                                       ledger=ledger)
+    res = audit_dp(clf, X[:100], y[:100], n_trials=4, random_state=0)
+    assert res.epsilon_certified > 0 and ledger.entries == ()
+    assert clf.ledger is ledger  # the user's estimator is untouched
