@@ -198,7 +198,9 @@ def release_rho(guarantee, plan=None):
     it (Section 20.1): the model's DP figure after a fit or an output-
     perturbation refit; after a noisy-GD edit, the DP figure of the edit's
     steps alone from a common start (eq. 5.3, or 12.4 for one segment), at
-    the plan's sensitivity and the history's contraction.
+    the plan's sensitivity and the history's contraction, plus the
+    rho-coefficient of any noisy class counts the guarantee says were
+    released with the edit (``rho_counts``, Section 18.3).
 
     Parameters
     ----------
@@ -218,6 +220,9 @@ def release_rho(guarantee, plan=None):
         raise ValueError("release_rho needs the training plan after a noisy-GD edit.")
     from skforget.accounting._plan import _cert_segment, _rho_present
     rho = _rho_present(plan, [_cert_segment(plan, cert)], guarantee.contraction)[0]
+    # Noisy class counts released afresh with the edit (Section 18.3), when
+    # the guarantee composes them into its rho (18.2).
+    rho += getattr(guarantee, "rho_counts", 0.0)
     # The one-segment figure never exceeds the figure of the whole history
     # since the last (re)training, which contains that segment.
     return min(rho, guarantee.rho)
