@@ -16,7 +16,13 @@ from skforget._output_perturbation_estimators import (
     OutputPerturbationClassifier,
     OutputPerturbationRegressor,
 )
-from skforget.accounting import EditCertificate, PrivacyGuarantee
+from skforget.accounting import (
+    EditCertificate,
+    LedgerUnreachableError,
+    PrivacyBudgetExceeded,
+    PrivacyGuarantee,
+    PrivacyLedger,
+)
 from skforget.exceptions import (
     DataDependentStepError,
     NotCertifiableError,
@@ -36,13 +42,16 @@ __all__ = [
     "EditCertificate",
     "EditRequest",
     "FitPlan",
+    "LedgerUnreachableError",
     "NoisyGDClassifier",
     "NoisyGDRegressor",
     "NotCertifiableError",
     "OutputPerturbationClassifier",
     "OutputPerturbationRegressor",
     "PrivacyGuarantee",
+    "PrivacyBudgetExceeded",
     "PrivacyBudgetWarning",
+    "PrivacyLedger",
     "PrivacyLeakWarning",
     "UnlearningError",
     "__version__",

@@ -37,6 +37,7 @@ from skforget._rows import (
 from skforget._validation import (
     ENCLOSING_PIPELINE_CHECKS,
     enclosing_pipeline,
+    model_selection_fits,
     sklearn_caller,
     user_stacklevel,
 )
@@ -110,11 +111,11 @@ class _BasePrivateLinear(BaseEstimator):
     """
 
     #: Hyper-parameters an edit takes as they are now: they bound work, print
-    #: public numbers, seed the noise (a seed is flagged in the guarantee) or
-    #: choose which prediction certificates are tracked on the side; none
-    #: changes the law of a release.
+    #: public numbers, seed the noise (a seed is flagged in the guarantee),
+    #: choose which prediction certificates are tracked on the side or where
+    #: spends are recorded (``ledger``); none changes the law of a release.
     _free_params = ("verbose", "n_jobs", "random_state", "certify_k_max",
-                    "certify_modes")
+                    "certify_modes", "ledger")
 
     # --- hyper-parameters frozen at fit ----------------------------------------
     def _freeze_params(self):
@@ -126,6 +127,8 @@ class _BasePrivateLinear(BaseEstimator):
 
     def __setstate__(self, state):
         super().__setstate__(state)
+        # Pickled before estimators took a ledger: none.
+        self.__dict__.setdefault("ledger", None)
         if "_plan" in self.__dict__ and "_fit_params" not in self.__dict__:
             # Pickled before parameters were frozen: the pickled parameters
             # are the best record of the fit, if they agree with its plan;
@@ -257,16 +260,43 @@ class _BasePrivateLinear(BaseEstimator):
                 "public rows keeps the guarantee.",
                 PrivacyBudgetWarning, stacklevel=user_stacklevel())
             return
-        ten = accounting.rho_to_epsilon(rho=10 * rho, delta=delta)
+        size = model_selection_fits()
+        if size is None:
+            many, fits = 10, "10 such fits"
+        else:
+            n_cand, n_splits, refit = size
+            many = n_cand * n_splits + int(refit)
+            fits = (f"this one makes {n_cand} candidate(s) x {n_splits} split(s)"
+                    + (" and a refit on all rows" if refit else "")
+                    + f", {many} fits")
+        total = accounting.rho_to_epsilon(rho=many * rho, delta=delta)
+        ledger = getattr(self, "ledger", None)
+        recorded = ("The ledger given records each fit's figure as it runs, not "
+                    "the choice made from exact scores. " if ledger is not None
+                    else "Pass ledger=skforget.PrivacyLedger(epsilon, delta) "
+                    "(skforget.store.SharedLedger with n_jobs > 1) to record every "
+                    "fit and refuse those past a budget. ")
         warnings.warn(
             f"{type(self).__name__}.fit runs inside scikit-learn's model selection "
             f"(GridSearchCV, cross_val_score, ...). Each fit is ({one:.3g}, "
-            f"{delta:.2g})-DP alone, but the fits share rows: their Rényi figures "
-            f"add (10 such fits: epsilon {ten:.3g}), and the exact validation "
-            "scores that choose between them are covered by no figure. "
+            f"{delta:.2g})-DP alone, but the fits share rows and their Rényi "
+            f"figures add ({fits}: epsilon {total:.3g} at delta {delta:.2g}), and "
+            "the exact validation scores that choose between them are covered by "
+            f"no figure. {recorded}"
             "skforget.model_selection.PrivateSearchCV tunes with one figure for "
-            "the whole search (privacy-accounting.md, Section 17).",
+            "the whole search (privacy-accounting.md, Sections 17 and 20).",
             PrivacyBudgetWarning, stacklevel=user_stacklevel())
+
+    def _ledger_spending(self, what, rho):
+        """Reserve a planned release on ``ledger`` before any training pass
+        (privacy-accounting.md, Section 20.3): raises PrivacyBudgetExceeded if
+        it would not fit; records it when the block succeeds, with the final
+        figure the block may put in the yielded dict as ``"rho"``; cancels it
+        if the block raises. A no-op without a ledger."""
+        return accounting.ledger_spending(
+            getattr(self, "ledger", None), f"{type(self).__name__}.{what}",
+            rho=rho, relation=self._param("relation"),
+            group_size=int(self._param("group_size")))
 
     @staticmethod
     def _warn_if_adaptive_exceeds(guarantee):

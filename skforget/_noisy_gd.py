@@ -406,9 +406,19 @@ class _BaseNoisyGD(_BasePrivateLinear):
 
     def _fit_rows(self, design, plan, new_attrs, public, weights):
         """Train from a row source (in memory or on a cluster) and set the
-        fitted attributes."""
+        fitted attributes; the planned figure is reserved on the ledger (if
+        any) before the first step and recorded once the fit succeeds."""
         self._warn_about_callers(plan.rho_target + public.get("rho_counts", 0.0),
                                  plan.delta)
+        planned = accounting.guarantee_after_fit(
+            plan, steps=plan.fit_steps, seeded=self.random_state is not None,
+            **public)
+        with self._ledger_spending("fit", planned.rho) as spent:
+            self._train_rows(design, plan, new_attrs, public, weights)
+            spent["rho"] = self.privacy_guarantee_.rho
+        return self
+
+    def _train_rows(self, design, plan, new_attrs, public, weights):
         d = self.n_features_in_
         n_outputs = self._n_outputs(plan, d)
         rng = segment_rng(self.random_state, 0)
@@ -538,6 +548,27 @@ class _BaseNoisyGD(_BasePrivateLinear):
                 "normaliser keeps the guarantee but shifts the objective. Refitting "
                 "is recommended.",
                 UserWarning, stacklevel=user_stacklevel())
+        # The edit's release, reserved on the ledger before any pass over the
+        # edited rows (privacy-accounting.md, Section 20.1): a pure function
+        # of the plan, the previous guarantee and the edit's public sizes.
+        planned = accounting.guarantee_after_edit(
+            plan, previous, steps=edit.steps, n_samples=n_new,
+            n_deleted=edits.n_deleted, n_replaced=edits.n_replaced,
+            n_inserted=edits.n_inserted, seeded=self.random_state is not None,
+            retrained=edit.retrained, data_weight=edit.data_weight,
+            n_batches=edit.n_batches)
+        with self._ledger_spending("partial_unlearn",
+                                   accounting.release_rho(planned, plan)) as spent:
+            self._unlearn_pass(edits, plan, previous, edit, edited, n_new, loss,
+                               weights)
+            spent["rho"] = accounting.release_rho(self.privacy_guarantee_, plan)
+        return self
+
+    def _unlearn_pass(self, edits, plan, previous, edit, edited, n_new, loss,
+                      weights):
+        sharded = edited is None
+        if not sharded:
+            X_new, y_enc, _, _ = edited
         if sharded:
             design = edits.database._row_source(
                 self._row_map_spec(loss, getattr(self, "classes_", None), "unlearn",

@@ -52,6 +52,16 @@ _SHARED_PARAMETERS = {
         floating-point sums (about 1e-15 relative per step) and are
         reproducible for a given ``n_jobs``; the privacy guarantee does not
         depend on it.""",
+    "ledger": """\
+    ledger : PrivacyLedger or None, default=None
+        A :class:`~skforget.accounting.PrivacyLedger` of the training data:
+        ``fit`` and ``partial_unlearn`` check their planned figure against its
+        budget before any training pass (raising
+        :class:`~skforget.accounting.PrivacyBudgetExceeded`, the model
+        unchanged, if it would not fit) and record it when they succeed
+        (privacy-accounting.md, Section 20). Not frozen at ``fit``: an edit
+        records into the ledger set at the time. Clones share it; for
+        ``GridSearchCV(n_jobs > 1)`` use :class:`skforget.store.SharedLedger`.""",
     "certify_k_max": """\
     certify_k_max : int, default=0
         Largest budget ``k`` for which ``fit`` and ``partial_unlearn`` track the
@@ -210,6 +220,7 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         use None whenever the fitted models are released.
     {verbose}
     {n_jobs}
+    {ledger}
     {certify_k_max}
     {certify_modes}
 
@@ -318,7 +329,7 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
                  intercept_scaling="auto", learning_rate=None, max_iter=None,
                  batch_size="auto", recipe="tight", random_state=None, verbose=0,
                  n_jobs=None,
-                 certify_k_max=0, certify_modes=("remove",)):
+                 certify_k_max=0, certify_modes=("remove",), ledger=None):
         self.C = C
         self.classes = classes
         self.class_weight = class_weight
@@ -345,6 +356,7 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         self.n_jobs = n_jobs
         self.certify_k_max = certify_k_max
         self.certify_modes = certify_modes
+        self.ledger = ledger
 
     def _regularization(self, n_samples):
         return 1.0 / (self.C * n_samples)
@@ -431,6 +443,7 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         the noise, so use None whenever the fitted models are released.
     {verbose}
     {n_jobs}
+    {ledger}
     {certify_k_max}
     {certify_modes}
 
@@ -500,7 +513,7 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
                  target_scale=None, fit_intercept=True, intercept_scaling=1.0,
                  learning_rate=None, max_iter=None, batch_size="auto", recipe="tight",
                  random_state=None, verbose=0, n_jobs=None, certify_k_max=0,
-                 certify_modes=("remove",)):
+                 certify_modes=("remove",), ledger=None):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -524,6 +537,7 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         self.n_jobs = n_jobs
         self.certify_k_max = certify_k_max
         self.certify_modes = certify_modes
+        self.ledger = ledger
 
 
 for _cls in (NoisyGDClassifier, NoisyGDRegressor):

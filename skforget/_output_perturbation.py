@@ -40,7 +40,7 @@ from skforget.exceptions import UnlearningError
 
 _SHARED = ("epsilon", "delta", "max_edit_size", "max_sample_weight", "group_size",
            "relation", "data_norm", "clip_rows", "fit_intercept",
-           "intercept_scaling", "random_state", "verbose")
+           "intercept_scaling", "random_state", "verbose", "ledger")
 
 
 def _count_fields(budget, epsilon):
@@ -57,7 +57,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
     """Output perturbation: ``fit`` and ``partial_unlearn`` (a refit)."""
 
     # max_iter bounds the certified solve's fast path only (Theorem 15.2a).
-    _free_params = ("max_iter", "verbose", "n_jobs", "random_state")
+    _free_params = ("max_iter", "verbose", "n_jobs", "random_state", "ledger")
 
     _parameter_constraints: dict = {
         **{name: PRIVACY_CONSTRAINTS[name] for name in _SHARED},
@@ -119,15 +119,20 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             self._warn_about_callers(plan.rho_target + counts["rho_counts"],
                                      plan.delta)
             weights = row_weights(sample_weight, y_enc, **plan_weighting(plan))
-            W, b = self._release(X, y_enc, loss, weights, plan, segment=0, where="X")
+            # A pure function of the plan: reserved on the ledger before the
+            # solve (privacy-accounting.md, Section 20.3).
+            guarantee = accounting.guarantee_after_output_perturbation(
+                plan, seeded=self.random_state is not None, **public, **counts)
+            with self._ledger_spending("fit", guarantee.rho):
+                W, b = self._release(X, y_enc, loss, weights, plan, segment=0,
+                                     where="X")
             self._plan = plan  # before the coefficients: it fixes "auto" scalings
             # The plan of every release, for the adaptive figure of later refits,
             # and the hyper-parameters they must reuse (Theorem 15.4): public.
             self._release_plans = (plan,)
             self._release_class_counts(y_enc, budget, segment=0)
             self._set_coefficients(W, b)
-            self.privacy_guarantee_ = accounting.guarantee_after_output_perturbation(
-                plan, seeded=self.random_state is not None, **public, **counts)
+            self.privacy_guarantee_ = guarantee
             self._warn_if_constant()
             return self
 
@@ -251,15 +256,18 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             new_plan, budget = self._plan_release(
                 loss, n_new, X_new.shape[1], n_outputs, plan.delta,
                 plan_weighting(plan))
-            W, b = self._release(X_new, y_enc, loss, weights, new_plan,
-                                 segment=len(previous.edits) + 1,
-                                 where="the edited database")
             earlier = getattr(self, "_release_plans", None)
             guarantee = accounting.guarantee_after_output_perturbation(
                 new_plan, seeded=self.random_state is not None, previous=previous,
                 earlier=earlier, n_deleted=edits.n_deleted,
                 n_replaced=edits.n_replaced, n_inserted=edits.n_inserted,
                 **_count_fields(budget, self.epsilon))
+            # A fresh release (Section 20.1), reserved before the solve.
+            with self._ledger_spending("partial_unlearn",
+                                       accounting.release_rho(guarantee)):
+                W, b = self._release(X_new, y_enc, loss, weights, new_plan,
+                                     segment=len(previous.edits) + 1,
+                                     where="the edited database")
             self._plan = new_plan
             if earlier is not None:
                 self._release_plans = earlier + (new_plan,)

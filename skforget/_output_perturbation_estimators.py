@@ -59,7 +59,16 @@ _SOLVER_PARAMETERS = """\
         integer makes runs reproducible (flagged in the guarantee).
     verbose : int, default=0
         Print the public numbers of each release (never the solver's
-        iteration count)."""
+        iteration count).
+    ledger : PrivacyLedger or None, default=None
+        A :class:`~skforget.accounting.PrivacyLedger` of the training data:
+        ``fit`` and ``partial_unlearn`` check their planned figure against its
+        budget before any training pass (raising
+        :class:`~skforget.accounting.PrivacyBudgetExceeded`, the model
+        unchanged, if it would not fit) and record it when they succeed
+        (privacy-accounting.md, Section 20). Not frozen at ``fit``: an edit
+        records into the ledger set at the time. Clones share it; for
+        ``GridSearchCV(n_jobs > 1)`` use :class:`skforget.store.SharedLedger`."""
 
 
 class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
@@ -190,7 +199,8 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
                  max_edit_size=10, max_sample_weight=1.0, group_size=1,
                  relation="replace", data_norm=1.0, clip_rows=True,
                  clip_norm="auto", fit_intercept=True, intercept_scaling="auto",
-                 tol=1e-3, max_iter=1000, random_state=None, verbose=0):
+                 tol=1e-3, max_iter=1000, random_state=None, verbose=0,
+                 ledger=None):
         self.C = C
         self.classes = classes
         self.class_weight = class_weight
@@ -211,6 +221,7 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
         self.max_iter = max_iter
         self.random_state = random_state
         self.verbose = verbose
+        self.ledger = ledger
 
 
 class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
@@ -289,7 +300,7 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
                  max_sample_weight=1.0, group_size=1, relation="replace",
                  data_norm=1.0, clip_rows=True, clip_norm=1.0, target_scale=None,
                  fit_intercept=True, intercept_scaling=1.0, tol=1e-3, max_iter=1000,
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, ledger=None):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -307,6 +318,7 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
         self.max_iter = max_iter
         self.random_state = random_state
         self.verbose = verbose
+        self.ledger = ledger
 
 
 for _cls in (OutputPerturbationClassifier, OutputPerturbationRegressor):

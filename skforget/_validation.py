@@ -48,6 +48,8 @@ PRIVACY_CONSTRAINTS = {
     # As in scikit-learn: a positive count, or -1, -2, ... for all CPUs but some.
     "n_jobs": [Interval(Integral, 1, None, closed="left"),
                Interval(Integral, None, -1, closed="right"), None],
+    # A skforget.accounting.PrivacyLedger (privacy-accounting.md, Section 20).
+    "ledger": [HasMethods(["spending", "reserve", "settle", "cancel"]), None],
 }
 
 
@@ -97,6 +99,33 @@ def sklearn_caller():
             found = "model_selection"
         frame = frame.f_back
     return found
+
+
+def model_selection_fits():
+    """How many fits the scikit-learn model selection running this fit makes,
+    read from the call stack (public: the caller's own arguments):
+    ``(n_candidates, n_splits, refit)`` from a search's ``_fit_and_score``
+    (also in a joblib worker), ``(1, n_splits, False)`` from
+    ``cross_validate`` in this process; None when unknown."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if _MODEL_SELECTION in os.path.abspath(code.co_filename):
+            local = frame.f_locals
+            if code.co_name == "_fit_and_score":
+                cand = local.get("candidate_progress")
+                split = local.get("split_progress")
+                if cand and split:
+                    refit = getattr(local.get("caller"), "refit", False)
+                    return int(cand[1]), int(split[1]), refit is not False
+            if code.co_name == "cross_validate" and "cv" in local:
+                try:  # the caller's splitter, with the caller's arguments
+                    return 1, int(local["cv"].get_n_splits(
+                        local.get("X"), local.get("y"), local.get("groups"))), False
+                except Exception:  # noqa: BLE001 - a size we cannot read
+                    return None
+        frame = frame.f_back
+    return None
 
 
 _PIPELINE = f"{os.sep}sklearn{os.sep}pipeline.py"

@@ -735,3 +735,25 @@ def test_output_perturbation_refuses_a_sharded_database(sharded):
     with pytest.raises(TypeError, match="ShardedDatabase"):
         OutputPerturbationClassifier(classes=[0, 1]).fit(db)
 
+
+
+def test_a_ledger_on_a_cluster_records_what_in_memory_records(sharded):
+    from skforget import PrivacyBudgetExceeded, PrivacyLedger
+
+    X, y = _data()
+    db = sharded(X, y)
+    kw = dict(classes=[0, 1], random_state=3, max_iter=8, delta=1e-5)
+    on_cluster, in_memory = (PrivacyLedger(epsilon=10.0, delta=1e-5)
+                             for _ in range(2))
+    model = NoisyGDClassifier(ledger=on_cluster, **kw).fit(db)
+    reference = NoisyGDClassifier(ledger=in_memory, **kw).fit(X, y)
+    model.partial_unlearn(db.edit(delete=[3, 450]))
+    reference.partial_unlearn(EditRequest(X, y, delete=[3, 450]))
+    assert [e.rho for e in on_cluster.entries] == [e.rho for e in in_memory.entries]
+    # Refused before the edit runs: the shards keep their version and rows.
+    version, coef = db.version, model.coef_.copy()
+    model.set_params(ledger=PrivacyLedger(epsilon=1e-3, delta=1e-5))
+    with pytest.raises(PrivacyBudgetExceeded):
+        model.partial_unlearn(db.edit(delete=[5]))
+    assert db.version == version and db.n_samples == 598
+    np.testing.assert_array_equal(model.coef_, coef)

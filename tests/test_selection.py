@@ -285,11 +285,14 @@ def test_sklearn_model_selection_says_what_it_spends(cancer):
     from skforget import OutputPerturbationClassifier, PrivacyBudgetWarning
 
     X, y = cancer
-    with pytest.warns(PrivacyBudgetWarning, match=r"10 such fits: epsilon") as rec:
+    # The figure the search spends: 2 candidates x 3 splits and a refit.
+    with pytest.warns(PrivacyBudgetWarning, match=r"2 candidate\(s\) x 3 split\(s\) "
+                      r"and a refit on all rows, 7 fits: epsilon") as rec:
         GridSearchCV(NoisyGDClassifier(classes=[0, 1]), {"C": [0.1, 1.0]},
                      cv=3).fit(X, y)
-    assert any("PrivateSearchCV" in str(w.message) for w in rec)
-    with pytest.warns(PrivacyBudgetWarning, match="cross_val_score"):
+    assert any("PrivateSearchCV" in str(w.message) and "ledger=" in str(w.message)
+               for w in rec)
+    with pytest.warns(PrivacyBudgetWarning, match=r"1 candidate\(s\) x 2 split"):
         cross_val_score(OutputPerturbationClassifier(classes=[0, 1]), X, y, cv=2)
     # Neither a plain fit nor the private search warns.
     with warnings.catch_warnings():

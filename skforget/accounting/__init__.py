@@ -26,6 +26,17 @@ from skforget.accounting._cyclic import (
 )
 from skforget.accounting._guarantee import EditCertificate, PrivacyGuarantee
 from skforget.accounting._history import guarantee_after_edit, guarantee_after_fit
+from skforget.accounting._ledger import ORDERS as LEDGER_ORDERS
+from skforget.accounting._ledger import (
+    LedgerEntry,
+    LedgerTotal,
+    LedgerUnreachableError,
+    PrivacyBudgetExceeded,
+    PrivacyLedger,
+    ledger_spending,
+    release_rho,
+    search_curve,
+)
 from skforget.accounting._noisy_gd import (
     check_learning_rate,
     contraction,
@@ -108,12 +119,18 @@ from skforget.accounting._selection import (
 __all__ = [
     "COUNT_FLOOR",
     "EditCertificate",
+    "LEDGER_ORDERS",
+    "LedgerEntry",
+    "LedgerTotal",
+    "LedgerUnreachableError",
     "OutputPerturbationPlan",
-    "PrevalenceBudget",
     "PipelineBudget",
     "PipelineEdit",
     "PipelineGuarantee",
+    "PrevalenceBudget",
+    "PrivacyBudgetExceeded",
     "PrivacyGuarantee",
+    "PrivacyLedger",
     "ReleaseGuarantee",
     "SearchBudget",
     "Segment",
@@ -143,6 +160,7 @@ __all__ = [
     "guarantee_after_output_perturbation",
     "histogram_sensitivity",
     "init_variance",
+    "ledger_spending",
     "max_learning_rate",
     "minimizer_sensitivity",
     "moments_sensitivity",
@@ -162,6 +180,7 @@ __all__ = [
     "prevalence_offset",
     "release_guarantee",
     "repetition_gamma",
+    "release_rho",
     "rho_adaptive",
     "rho_adaptive_release",
     "rho_compose",
@@ -178,6 +197,7 @@ __all__ = [
     "rho_to_epsilon",
     "rho_two_phase",
     "sample_repetitions",
+    "search_curve",
     "selection_rdp",
     "sensitivity",
     "smoothness",

@@ -52,7 +52,7 @@ from skforget.exceptions import PrivacyBudgetWarning
 #: that change what a run's rho means or can make a run fail on the rows: they
 #: are taken from the estimator as given, never drawn.
 _RESERVED = ("epsilon", "delta", "random_state", "relation", "group_size",
-             "classes", "clip_rows")
+             "classes", "clip_rows", "ledger")
 
 #: Share of each run's rho-coefficient spent on scoring it on its own rows
 #: (privacy-accounting.md, Lemma 17.1b): the score's noise, 1 / (N sqrt(2 *
@@ -136,6 +136,15 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     verbose : int, default=0
         Print the plan (never the number of runs, a candidate or a score: only
         the best run is released).
+    ledger : PrivacyLedger or None, default=None
+        A :class:`~skforget.accounting.PrivacyLedger` of the training data
+        (None: the estimator's ``ledger``, if any). The whole search's Rényi
+        curve (Section 17.3) is checked against its budget before any run
+        (:class:`~skforget.accounting.PrivacyBudgetExceeded` otherwise) and
+        recorded as one entry once the search succeeds; the candidates are
+        inside that curve and record nothing themselves. ``best_estimator_``
+        gets the ledger, so its later edits are recorded too
+        (privacy-accounting.md, Section 20).
 
     Attributes
     ----------
@@ -181,11 +190,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         "target_bound": [Interval(Real, 0, None, closed="neither"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "ledger": [HasMethods(["spending", "reserve", "settle", "cancel"]), None],
     }
 
     def __init__(self, estimator, param_distributions, *, epsilon=1.0, delta="auto",
                  n_candidates=10, shape=0.0, validation_fraction=None, refit=True,
-                 refit_share=0.5, target_bound=None, random_state=None, verbose=0):
+                 refit_share=0.5, target_bound=None, random_state=None, verbose=0,
+                 ledger=None):
         self.estimator = estimator
         self.param_distributions = param_distributions
         self.epsilon = epsilon
@@ -198,6 +209,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.target_bound = target_bound
         self.random_state = random_state
         self.verbose = verbose
+        self.ledger = ledger
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self.__dict__.setdefault("ledger", None)  # pickled before it existed
 
     def _check_inputs(self, n):
         """Refuse what the search cannot price; return ``(n_val, params)``,
@@ -330,6 +346,27 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             X_train = X_val = X
             y_train = y_val = y
         group = int(base.get("group_size", 1))
+        ledger = self.ledger if self.ledger is not None else base.get("ledger")
+        # The whole search's curve, reserved before the first run and
+        # recorded as one entry (privacy-accounting.md, Section 20.1).
+        with accounting.ledger_spending(
+                ledger, "PrivateSearchCV.fit", curve=accounting.search_curve(budget),
+                relation=base.get("relation", "replace"), group_size=group):
+            self._search(X, y, X_train, y_train, X_val, y_val, n, n_val, budget,
+                         delta, held_out, refits, seeded, k, draw_rng, noise, seeds,
+                         group, base)
+        if ledger is not None and "ledger" in self.best_estimator_.get_params(
+                deep=False):
+            # Its later edits are releases too (ledger is not frozen).
+            self.best_estimator_.set_params(ledger=ledger)
+        return self
+
+    def _search(self, X, y, X_train, y_train, X_val, y_val, n, n_val, budget,
+                delta, held_out, refits, seeded, k, draw_rng, noise, seeds, group,
+                base):
+        """The runs, the selection and the refit (Sections 17.1-17.3)."""
+        # Candidates and the refit record nothing: the search's curve covers them.
+        quiet = {"ledger": None} if "ledger" in base else {}
         # Lemma 17.1: held-out rows are scored at the run's rho at no extra
         # cost; Lemma 17.1b: the fit's own rows at the score's share of it.
         sigma_score = group / ((n_val if held_out else n) * math.sqrt(
@@ -339,7 +376,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             params = {name: _draw(values, draw_rng)
                       for name, values in sorted(self.param_distributions.items())}
             est = clone(self.estimator).set_params(
-                **params, epsilon=budget.run_epsilon, delta=delta,
+                **params, **quiet, epsilon=budget.run_epsilon, delta=delta,
                 random_state=int(seeds.integers(2**31)) if seeded else None)
             with warnings.catch_warnings():
                 # A run's advice that its noise dominates concerns the run, not
@@ -365,7 +402,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                             "rank_test_score": np.array([1], dtype=np.int32)}
         if refits:
             model = clone(self.estimator).set_params(
-                **self.best_params_, epsilon=budget.refit_epsilon, delta=delta,
+                **self.best_params_, **quiet, epsilon=budget.refit_epsilon,
+                delta=delta,
                 random_state=int(seeds.integers(2**31)) if seeded else None)
             model.fit(X, y)
             if not model.privacy_guarantee_.rho <= budget.refit_rho:
@@ -381,7 +419,6 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             self.n_features_in_ = model.n_features_in_
         if hasattr(model, "classes_"):
             self.classes_ = model.classes_
-        return self
 
     # --- delegation to the selected model ---------------------------------
     @available_if(_best_has("predict"))

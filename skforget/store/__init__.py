@@ -20,6 +20,7 @@ The model is stored with :mod:`pickle`: open only stores you trust.
 """
 
 from skforget.store._http import http_app
+from skforget.store._ledger import SharedLedger
 from skforget.store._requests import (
     RequestConflictError,
     RequestStatus,
@@ -32,6 +33,7 @@ __all__ = [
     "RecordStore",
     "RequestConflictError",
     "RequestStatus",
+    "SharedLedger",
     "UnknownIDError",
     "UnknownRequestError",
     "forget",

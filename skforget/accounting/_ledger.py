@@ -1,0 +1,691 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The privacy ledger of one dataset (privacy-accounting.md, Section 20).
+
+Design
+------
+An entry is one release made from the dataset: a rho-coefficient ``rho``
+(``R_q <= q rho``) and, for mechanisms whose curve is not linear (a private
+search, Section 17), a curve on the fixed grid ``ORDERS``. Entries add order by
+order (Theorem 20.1) and the sum is converted to (epsilon, delta) once, at the
+ledger's delta (Section 20.2).
+
+Every change goes through :meth:`PrivacyLedger._transact`, which runs a pure
+function of the entries under the storage's lock: here a thread lock around a
+list; :class:`skforget.store.SharedLedger` overrides it with a SQLite
+transaction, so that processes share one account. A planned release is checked
+and reserved in one such step (:meth:`PrivacyLedger.reserve`), then settled or
+cancelled (Section 20.3).
+
+``copy.deepcopy`` (hence scikit-learn's ``clone``) returns the ledger itself;
+pickling an in-memory ledger gives a *snapshot* that refuses to record until
+:meth:`PrivacyLedger.resume` (Section 20.5).
+"""
+
+import contextlib
+import dataclasses
+import math
+import threading
+import uuid
+
+import numpy as np
+from scipy.optimize import brentq
+
+from skforget.accounting._checks import (
+    check_nonnegative,
+    check_positive,
+    check_probability,
+)
+from skforget.accounting._conversions import (
+    epsilon_to_rho,
+    optimal_order,
+    rho_to_epsilon,
+)
+from skforget.accounting._selection import (
+    _ORDERS,
+    _target_within,
+    _total_rdp,
+    rdp_curve_epsilon,
+)
+
+
+# The ledger's errors live here (the accounting imports nothing of ours); the
+# package re-exports them at its top level.
+class PrivacyBudgetExceeded(ValueError):
+    """A planned release would take a privacy ledger past its budget.
+
+    Raised by :class:`~skforget.accounting.PrivacyLedger` and by estimators
+    given ``ledger=``, from the public plan and before any training pass: the
+    estimator and the ledger are left exactly as they were. The message gives
+    the figure the release would spend, the total it would reach and what
+    remains (privacy-accounting.md, Section 20.3).
+    """
+
+
+class LedgerUnreachableError(RuntimeError):
+    """A release cannot be recorded in the ledger it names.
+
+    Raised when the ledger is a pickled copy of an in-memory
+    :class:`~skforget.accounting.PrivacyLedger` (a model loaded from disk, a
+    worker process of ``GridSearchCV(n_jobs > 1)``): what it recorded would
+    never reach the original. Nothing is run. Use
+    :class:`skforget.store.SharedLedger` to share an account between
+    processes, or ``ledger.resume()`` to make the copy the account.
+    """
+
+
+#: The orders at which general curves are stored and composed (Section 20.2).
+ORDERS = _ORDERS
+
+_RELATIONS = ("replace", "zero_out")
+
+
+@dataclasses.dataclass(frozen=True)
+class LedgerEntry:
+    """One release recorded in a :class:`PrivacyLedger`.
+
+    Attributes
+    ----------
+    label : str
+        What the release was (``"NoisyGDClassifier.fit"``, ...).
+    rho : float
+        Its rho-coefficient part: ``q * rho`` at every order ``q``.
+    curve : tuple of float or None
+        A further Rényi curve on :data:`ORDERS` (a private search), or None.
+    relation : str
+        Neighbouring relation of the figure.
+    group_size : int
+        Records per privacy unit.
+    reserved : bool
+        True while the release is under way (counted all the same).
+    id : str
+        Key of the entry.
+    """
+
+    label: str
+    rho: float
+    curve: tuple | None
+    relation: str | None
+    group_size: int | None
+    reserved: bool = False
+    id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)
+
+    def epsilon(self, delta):
+        """The entry's figure alone at ``delta`` (information only)."""
+        return _convert(self.rho, None if self.curve is None
+                        else np.asarray(self.curve), delta)[0]
+
+    def to_dict(self):
+        """Plain ``dict`` of the fields (JSON-ready)."""
+        out = dataclasses.asdict(self)
+        out["curve"] = None if self.curve is None else list(self.curve)
+        return out
+
+    @classmethod
+    def from_dict(cls, data):
+        """Inverse of :meth:`to_dict`."""
+        data = dict(data)
+        if data.get("curve") is not None:
+            data["curve"] = tuple(float(v) for v in data["curve"])
+        return cls(**data)
+
+
+@dataclasses.dataclass(frozen=True)
+class LedgerTotal:
+    """The composed figure of a ledger's entries (Section 20.2).
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        (epsilon, delta)-DP of all releases together, for every unit.
+    order : float
+        Rényi order of the conversion (info).
+    rho : float
+        Sum of the entries' rho-coefficients.
+    curve : ndarray or None
+        Sum of the entries' general curves on :data:`ORDERS` (None if none).
+    n_entries : int
+        Entries composed (reservations included).
+    """
+
+    epsilon: float
+    delta: float
+    order: float
+    rho: float
+    curve: np.ndarray | None
+    n_entries: int
+
+    def rdp(self, orders):
+        """The total Rényi curve at ``orders`` (general curves interpolated
+        on :data:`ORDERS`, which may only be evaluated inside the grid)."""
+        q = np.asarray(orders, dtype=np.float64)
+        out = q * self.rho
+        if self.curve is not None:
+            out = out + np.interp(q, ORDERS, self.curve)
+        return out
+
+    def __str__(self):
+        return (f"({self.epsilon:.4g}, {self.delta:.3g})-DP in all over "
+                f"{self.n_entries} release(s)")
+
+
+def _convert(rho, curve, delta):
+    """(epsilon, order) of ``q rho + curve(q)`` at ``delta``: continuous in
+    ``q`` for a rho-coefficient alone, on the grid otherwise (Section 20.2)."""
+    if curve is None:
+        if rho == 0.0:
+            return 0.0, math.inf
+        return (rho_to_epsilon(rho=rho, delta=delta),
+                optimal_order(rho=rho, delta=delta))
+    return rdp_curve_epsilon(orders=ORDERS, rdp=ORDERS * rho + curve, delta=delta)
+
+
+def _sum(entries):
+    rho = math.fsum(e.rho for e in entries)
+    curves = [np.asarray(e.curve) for e in entries if e.curve is not None]
+    return rho, (np.sum(curves, axis=0) if curves else None)
+
+
+def search_curve(budget):
+    """The Rényi curve of a whole private search on :data:`ORDERS`, from its
+    public :class:`~skforget.accounting.SearchBudget`: Theorem 17.2 for the
+    selection plus the refit's ``q rho_refit`` (Section 17.3)."""
+    return _total_rdp(budget.run_rho, budget.refit_rho, budget.mean, budget.shape)
+
+
+def release_rho(guarantee, plan=None):
+    """Rho-coefficient of the latest release of a model, given the one before
+    it (Section 20.1): the model's DP figure after a fit or an output-
+    perturbation refit; after a noisy-GD edit, the DP figure of the edit's
+    steps alone from a common start (eq. 5.3, or 12.4 for one segment), at
+    the plan's sensitivity and the history's contraction, plus the
+    rho-coefficient of any noisy class counts the guarantee says were
+    released with the edit (``rho_counts``, Section 18.3).
+
+    Parameters
+    ----------
+    guarantee : PrivacyGuarantee
+        The model's guarantee after the release.
+    plan : TrainingPlan or None
+        The noisy-GD plan (needed after an edit by noisy GD).
+
+    Returns
+    -------
+    rho : float
+    """
+    cert = guarantee.deletion
+    if cert is None or guarantee.mechanism != "noisy_gd":
+        return guarantee.rho
+    if plan is None:
+        raise ValueError("release_rho needs the training plan after a noisy-GD edit.")
+    from skforget.accounting._plan import _cert_segment, _rho_present
+    rho = _rho_present(plan, [_cert_segment(plan, cert)], guarantee.contraction)[0]
+    # Noisy class counts released afresh with the edit (Section 18.3), when
+    # the guarantee composes them into its rho (18.2).
+    rho += getattr(guarantee, "rho_counts", 0.0)
+    # The one-segment figure never exceeds the figure of the whole history
+    # since the last (re)training, which contains that segment.
+    return min(rho, guarantee.rho)
+
+
+def ledger_spending(ledger, label, *, rho=None, curve=None, relation=None,
+                    group_size=None):
+    """``ledger.spending(...)``, or a no-op context when ``ledger`` is None.
+
+    The one call a private estimator or transformer with a ``ledger=None``
+    parameter needs around its data passes, once its release's figure is
+    planned (privacy-accounting.md, Section 20.3): it raises
+    :class:`PrivacyBudgetExceeded` before the block if the release would not
+    fit, records it when the block succeeds (with the final figure the block
+    may put in the yielded dict as ``"rho"`` / ``"curve"``) and cancels the
+    reservation if the block raises.
+
+    Examples
+    --------
+    >>> from skforget.accounting import PrivacyLedger, ledger_spending
+    >>> ledger = PrivacyLedger(epsilon=1.0, delta=1e-5)
+    >>> with ledger_spending(ledger, "private means", rho=0.001):
+    ...     pass  # the data pass
+    >>> len(ledger.entries)
+    1
+    >>> with ledger_spending(None, "no ledger", rho=0.001):
+    ...     pass
+    """
+    if ledger is None:
+        return contextlib.nullcontext({})
+    return ledger.spending(label, rho=rho, curve=curve, relation=relation,
+                           group_size=group_size)
+
+
+class PrivacyLedger:
+    """The privacy account of one dataset, against a budget.
+
+    Composes the Rényi curves of every release made from the dataset (fits,
+    edits, private preprocessing, private searches) order by order, converts
+    the sum once to (epsilon, delta), and refuses a planned release that would
+    take it past the budget (privacy-accounting.md, Section 20). Estimators take
+    it as ``ledger=``: they check their planned figure before any training
+    pass, raise :class:`~skforget.accounting.PrivacyBudgetExceeded` (the
+    estimator unchanged) if it would not fit, and record it when they succeed.
+
+    ``clone`` and ``copy.deepcopy`` return the ledger itself, so every fit of a
+    scikit-learn search in this process records here. Pickling makes a
+    *snapshot* that refuses to record (:meth:`resume` takes it over); to share
+    one account between processes (``GridSearchCV(n_jobs=2)``), use
+    :class:`skforget.store.SharedLedger`.
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget epsilon of all releases together.
+    delta : float
+        Budget delta; the total is converted at this delta.
+    relation : {"replace", "zero_out"} or None, default=None
+        Neighbouring relation of every entry (None: the first entry's).
+    group_size : int or None, default=None
+        Records per privacy unit of every entry (None: the first entry's).
+
+    Attributes
+    ----------
+    entries : tuple of LedgerEntry
+        The releases recorded (and reserved), oldest first.
+    total : LedgerTotal
+        Their composed figure.
+    remaining_rho, remaining_epsilon : float
+        What one more release may still spend (Section 20.3).
+
+    Examples
+    --------
+    >>> from skforget import NoisyGDClassifier
+    >>> from skforget.accounting import PrivacyLedger
+    >>> from skforget.datasets import load_dataset
+    >>> d = load_dataset("breast_cancer")
+    >>> ledger = PrivacyLedger(epsilon=2.0, delta=1e-5)
+    >>> model = NoisyGDClassifier(classes=[0, 1], epsilon=1.0, delta=1e-5,
+    ...                           ledger=ledger).fit(d.data, d.target)
+    >>> round(ledger.total.epsilon, 3) <= 1.0
+    True
+    >>> ledger.would_exceed(rho=ledger.remaining_rho * 1.01)
+    True
+    """
+
+    def __init__(self, epsilon, delta, *, relation=None, group_size=None):
+        self.epsilon = check_positive(epsilon, "epsilon")
+        if math.isinf(self.epsilon):
+            raise ValueError("epsilon must be finite.")
+        self.delta = check_probability(delta, "delta")
+        if relation is not None and relation not in _RELATIONS:
+            raise ValueError(f"relation must be one of {_RELATIONS} or None, got "
+                             f"{relation!r}.")
+        if group_size is not None and not (isinstance(group_size, int | np.integer)
+                                           and group_size >= 1):
+            raise ValueError(f"group_size must be a positive int or None, got "
+                             f"{group_size!r}.")
+        self.relation = relation
+        self.group_size = None if group_size is None else int(group_size)
+        self._entries = []
+        self._lock = threading.RLock()
+        self._snapshot = False
+
+    # --- identity ------------------------------------------------------------
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        # scikit-learn's clone deep-copies parameters that are not estimators:
+        # every clone must record into this same account (Section 20.5).
+        return self
+
+    def __getstate__(self):
+        with self._lock:
+            state = {k: v for k, v in self.__dict__.items() if k != "_lock"}
+            # Reservations under way here are counted as spent in the copy.
+            state["_entries"] = [dataclasses.replace(e, reserved=False)
+                                 for e in self._entries]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+        self._snapshot = self._pickled_as_snapshot()
+
+    def _pickled_as_snapshot(self):
+        """Whether an unpickled copy is a snapshot (in memory: yes)."""
+        return True
+
+    def resume(self):
+        """Make this pickled copy the account, recording from now on.
+
+        Only for a snapshot whose original is gone (a model reloaded from
+        disk with its ledger): a copy in a worker process must not be resumed,
+        its records would never reach the original.
+
+        Returns
+        -------
+        self : PrivacyLedger
+        """
+        self._snapshot = False
+        return self
+
+    # --- storage (overridden by skforget.store.SharedLedger) ----------------
+    def _transact(self, fn):
+        """Run ``fn(entries) -> (result, new_entries or None)`` atomically."""
+        with self._lock:
+            result, new = fn(list(self._entries))
+            if new is not None:
+                self._entries = list(new)
+            return result
+
+    # --- reading -------------------------------------------------------------
+    @property
+    def entries(self):
+        """The releases recorded and reserved, oldest first."""
+        return tuple(self._transact(lambda entries: (entries, None)))
+
+    @property
+    def total(self):
+        """:class:`LedgerTotal` of all entries (reservations included)."""
+        return self._total(self.entries)
+
+    def _total(self, entries):
+        rho, curve = _sum(entries)
+        eps, order = _convert(rho, curve, self.delta)
+        return LedgerTotal(epsilon=eps, delta=self.delta, order=order, rho=rho,
+                           curve=curve, n_entries=len(entries))
+
+    def _remaining(self, entries):
+        def excess(r):
+            # Exactly as a check of a release of rho-coefficient r computes it.
+            probe = LedgerEntry(label="", rho=r, curve=None, relation=None,
+                                group_size=None)
+            return self._total(list(entries) + [probe]).epsilon - self.epsilon
+
+        if excess(0.0) >= 0.0:
+            return 0.0
+        hi = epsilon_to_rho(epsilon=self.epsilon, delta=self.delta)
+        if excess(hi) <= 0.0:
+            return hi
+        r = brentq(excess, 0.0, hi, xtol=1e-300, rtol=1e-12, maxiter=500)
+        while r > 0.0 and excess(r) > 0.0:  # never past the budget
+            r *= 1.0 - 1e-9
+        return r
+
+    @property
+    def remaining_rho(self):
+        """Largest rho-coefficient one more release may have (Section 20.3)."""
+        return self._remaining(self.entries)
+
+    @property
+    def remaining_epsilon(self):
+        """Largest epsilon target, at the ledger's delta, of a release that
+        still fits: a model planned for ``(remaining_epsilon, delta)`` fits."""
+        r = self.remaining_rho
+        return _target_within(r, self.delta) if r > 0.0 else 0.0
+
+    def remaining(self, k=1):
+        """Largest epsilon target, at the ledger's delta, of each of ``k``
+        equal releases that still fit together.
+
+        The ``k`` rho-coefficients add, so each gets ``remaining_rho / k``
+        exactly (Section 20.3), e.g. the folds of a cross-validation planned
+        ahead.
+
+        Parameters
+        ----------
+        k : int, default=1
+            Number of releases.
+
+        Returns
+        -------
+        epsilon : float
+        """
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}.")
+        r = self.remaining_rho / int(k)
+        return _target_within(r, self.delta) if r > 0.0 else 0.0
+
+    # --- checking ------------------------------------------------------------
+    def _new_entry(self, label, rho, curve, relation, group_size, reserved):
+        rho = check_nonnegative(0.0 if rho is None else rho, "rho")
+        if math.isinf(rho):
+            raise ValueError("rho must be finite.")
+        if curve is not None:
+            values = np.asarray(curve(ORDERS) if callable(curve) else curve,
+                                dtype=np.float64)
+            if values.shape != ORDERS.shape or not np.all(np.isfinite(values)) \
+                    or np.any(values < 0):
+                raise ValueError(
+                    f"curve must give {ORDERS.size} finite, nonnegative values, "
+                    "one per order of skforget.accounting.LEDGER_ORDERS.")
+            curve = tuple(float(v) for v in values)
+        if relation is not None and relation not in _RELATIONS:
+            raise ValueError(f"relation must be one of {_RELATIONS}, got "
+                             f"{relation!r}.")
+        return LedgerEntry(label=str(label), rho=rho, curve=curve,
+                           relation=relation,
+                           group_size=None if group_size is None else int(group_size),
+                           reserved=reserved)
+
+    def _resolve(self, entries, entry):
+        """``entry`` with the ledger's relation and unit where it gives none."""
+        relation = self.relation or (entries[0].relation if entries else None)
+        group = self.group_size or (entries[0].group_size if entries else None)
+        return dataclasses.replace(
+            entry, relation=entry.relation or relation or "replace",
+            group_size=entry.group_size or group or 1)
+
+    def _refusal(self, entries, entry):
+        """The reason ``entry`` (resolved) may not join ``entries``, or None."""
+        relation = self.relation or (entries[0].relation if entries else None)
+        group = self.group_size or (entries[0].group_size if entries else None)
+        if relation is not None and entry.relation != relation:
+            return (f"{entry.label} is accounted under relation="
+                    f"{entry.relation!r}, the ledger under {relation!r}: the two "
+                    "figures do not add as one statement (privacy-accounting.md, "
+                    "Section 20.4).")
+        if group is not None and entry.group_size != group:
+            return (f"{entry.label} is accounted for units of {entry.group_size} "
+                    f"record(s), the ledger for units of {group}: the figures do "
+                    "not add as one statement (privacy-accounting.md, 20.4).")
+        after = self._total(entries + [entry])
+        if after.epsilon > self.epsilon:
+            before = self._total(entries)
+            alone = entry.epsilon(self.delta)
+            return (f"{entry.label} would spend epsilon {alone:.4g} "
+                    f"alone and take the ledger from epsilon {before.epsilon:.4g} to "
+                    f"{after.epsilon:.4g} at delta {self.delta:.3g}, past its "
+                    f"budget of {self.epsilon:.4g} (Rényi curves composed order by "
+                    f"order). What remains: epsilon {self._remaining_eps(entries):.4g} "
+                    "for one more release.")
+        return None
+
+    def _remaining_eps(self, entries):
+        r = self._remaining(entries)
+        return _target_within(r, self.delta) if r > 0.0 else 0.0
+
+    @staticmethod
+    def _figure(plan, rho, curve):
+        """``(rho, curve)`` of a public plan: a
+        :class:`~skforget.accounting.SearchBudget` (its whole curve), a
+        :class:`~skforget.accounting.PrivacyGuarantee` (its ``rho``), or any
+        plan with an ``epsilon`` and ``delta`` target, such as the
+        :class:`~skforget.FitPlan` of ``estimator.plan(X, y)`` (the target's
+        rho-coefficient, which bounds what the fit will record)."""
+        if plan is None:
+            return rho, curve
+        if rho is not None or curve is not None:
+            raise ValueError("Give a plan, or rho / curve, not both.")
+        if hasattr(plan, "run_rho"):
+            return None, search_curve(plan)
+        if hasattr(plan, "rho"):
+            return plan.rho, None
+        return epsilon_to_rho(epsilon=plan.epsilon, delta=plan.delta), None
+
+    def would_exceed(self, plan=None, *, rho=None, curve=None, relation=None,
+                     group_size=None):
+        """Whether a release with this figure would be refused now.
+
+        Parameters
+        ----------
+        plan : SearchBudget, PrivacyGuarantee, FitPlan or None, default=None
+            A public plan to read the figure from, instead of ``rho`` /
+            ``curve``: a search's whole curve, a guarantee's ``rho``, or the
+            rho-coefficient of a plan's (epsilon, delta) target, an upper
+            bound of what its fit records (``estimator.plan(X, y)``).
+        rho : float, default=None
+            Its rho-coefficient.
+        curve : array-like or callable, default=None
+            A further Rényi curve: values on :data:`LEDGER_ORDERS`, or a
+            function of the orders.
+        relation, group_size : default=None
+            Its neighbouring relation and unit (None: the ledger's).
+
+        Returns
+        -------
+        bool
+        """
+        rho, curve = self._figure(plan, rho, curve)
+        entry = self._new_entry("the release", rho, curve, relation, group_size,
+                                False)
+        return self._transact(
+            lambda e: (self._refusal(e, self._resolve(e, entry)) is not None, None))
+
+    def check(self, plan=None, *, rho=None, curve=None, relation=None,
+              group_size=None, label="the release"):
+        """Raise :class:`~skforget.accounting.PrivacyBudgetExceeded` if a
+        release with this figure would be refused (see :meth:`would_exceed`)."""
+        rho, curve = self._figure(plan, rho, curve)
+        entry = self._new_entry(label, rho, curve, relation, group_size, False)
+        reason = self._transact(
+            lambda e: (self._refusal(e, self._resolve(e, entry)), None))
+        if reason is not None:
+            raise PrivacyBudgetExceeded(reason)
+
+    # --- recording -----------------------------------------------------------
+    def _check_reachable(self, label):
+        if self._snapshot:
+            raise LedgerUnreachableError(
+                f"{label} cannot record into this ledger: it is a pickled copy of an "
+                "in-memory PrivacyLedger (a model loaded from disk, or a worker "
+                "process of joblib / GridSearchCV(n_jobs > 1)), and what it records "
+                "would never reach the original. Share one account between "
+                "processes with skforget.store.SharedLedger(path, ...); if this copy "
+                "is now the account (the original is gone), call ledger.resume().")
+
+    def reserve(self, label, *, rho=None, curve=None, relation=None,
+                group_size=None):
+        """Check a planned release and count it, in one atomic step.
+
+        Returns the entry's id for :meth:`settle` or :meth:`cancel`.
+        Raises :class:`~skforget.accounting.PrivacyBudgetExceeded` (nothing
+        recorded) if it would exceed the budget.
+        """
+        self._check_reachable(label)
+        entry = self._new_entry(label, rho, curve, relation, group_size, True)
+
+        def step(entries):
+            resolved = self._resolve(entries, entry)
+            reason = self._refusal(entries, resolved)
+            if reason is not None:
+                return reason, None
+            return None, entries + [resolved]
+
+        reason = self._transact(step)
+        if reason is not None:
+            raise PrivacyBudgetExceeded(reason)
+        return entry.id
+
+    def settle(self, entry_id, *, rho=None, curve=None):
+        """Record a reserved release as done, with its final figure (the
+        planned one if not given)."""
+        self._check_reachable("settle")
+        final = None if rho is None and curve is None else self._new_entry(
+            "", rho, curve, None, None, False)
+
+        def step(entries):
+            out = []
+            for e in entries:
+                if e.id == entry_id:
+                    e = dataclasses.replace(e, reserved=False) if final is None \
+                        else dataclasses.replace(e, reserved=False, rho=final.rho,
+                                                 curve=final.curve)
+                out.append(e)
+            return None, out
+
+        self._transact(step)
+
+    def cancel(self, entry_id):
+        """Remove a reservation whose release did not happen."""
+        self._transact(lambda entries: (None, [e for e in entries
+                                               if e.id != entry_id]))
+
+    @contextlib.contextmanager
+    def spending(self, label, *, rho=None, curve=None, relation=None,
+                 group_size=None):
+        """Reserve on entry, record on success, cancel on an exception.
+
+        Yields a dict; setting ``"rho"`` / ``"curve"`` in it records that final
+        figure instead of the planned one.
+        """
+        entry_id = self.reserve(label, rho=rho, curve=curve, relation=relation,
+                                group_size=group_size)
+        final = {}
+        try:
+            yield final
+        except BaseException:
+            self.cancel(entry_id)
+            raise
+        self.settle(entry_id, **final)
+
+    def spend(self, label, *, rho=None, curve=None, relation=None, group_size=None):
+        """Check and record a release made elsewhere (a mechanism skforget
+        does not run). Raises :class:`PrivacyBudgetExceeded` if it would not
+        fit, and records nothing then."""
+        self.settle(self.reserve(label, rho=rho, curve=curve, relation=relation,
+                                 group_size=group_size))
+
+    def record(self, label, model):
+        """Record the latest release of a fitted skforget model or search
+        (one made without this ledger), from its ``privacy_guarantee_``."""
+        g = model.privacy_guarantee_
+        if hasattr(g, "run_rho"):  # a SearchBudget
+            self.spend(label, curve=search_curve(g), relation=g.relation,
+                       group_size=g.group_size)
+            return
+        self.spend(label, rho=release_rho(g, getattr(model, "_plan", None)),
+                   relation=g.relation, group_size=g.group_size)
+
+    def to_dict(self):
+        """The budget, the total and every entry as a JSON-ready ``dict``
+        (general curves as lists on :data:`LEDGER_ORDERS`)."""
+        entries = self.entries
+        total = self._total(entries)
+        return {"epsilon": self.epsilon, "delta": self.delta,
+                "relation": self.relation, "group_size": self.group_size,
+                "total_epsilon": total.epsilon, "total_rho": total.rho,
+                "order": total.order,
+                "remaining_epsilon": self._remaining_eps(entries),
+                "entries": [e.to_dict() for e in entries]}
+
+    # --- words -----------------------------------------------------------------
+    def __repr__(self):
+        return (f"{type(self).__name__}(epsilon={self.epsilon!r}, "
+                f"delta={self.delta!r})")
+
+    def __str__(self):
+        entries = self.entries
+        total = self._total(entries)
+        lines = [f"Privacy ledger: budget ({self.epsilon:.4g}, {self.delta:.3g}); "
+                 f"spent ({total.epsilon:.4g}, {self.delta:.3g}) over "
+                 f"{len(entries)} release(s), Rényi curves composed order by order; "
+                 f"remaining: epsilon {self._remaining_eps(entries):.4g} for one more "
+                 "release."]
+        for i, e in enumerate(entries, 1):
+            kind = (f"Rényi q*{e.rho:.4g}" if e.curve is None
+                    else "repeat-and-select curve" + (
+                        f" + q*{e.rho:.4g}" if e.rho else ""))
+            lines.append(f"  {i}. {e.label}: epsilon {e.epsilon(self.delta):.4g} "
+                         f"alone ({kind})" + (" [under way]" if e.reserved else ""))
+        if self._snapshot:
+            lines.append("  (a pickled snapshot: it refuses to record; see resume())")
+        return "\n".join(lines)

@@ -1,0 +1,511 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The privacy ledger (privacy-accounting.md, Section 20).
+
+Composition is checked against dp_accounting's RdpAccountant (Gaussian and
+repeat-and-select events) to 1e-4; the estimators are checked to refuse before
+any training pass and to record what their guarantee reports; the ledger's
+identity is checked through clone, pickle, skops and GridSearchCV with one and
+two worker processes.
+"""
+
+import copy
+import math
+import pickle
+import threading
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+
+import skforget._noisy_gd as noisy_gd_module
+import skforget._output_perturbation as op_module
+from skforget import (
+    EditRequest,
+    LedgerUnreachableError,
+    NoisyGDClassifier,
+    NoisyGDRegressor,
+    OutputPerturbationClassifier,
+    PrivacyBudgetExceeded,
+    PrivacyBudgetWarning,
+    PrivacyLedger,
+)
+from skforget import accounting as acc
+from skforget.model_selection import PrivateSearchCV
+from skforget.store import SharedLedger
+
+dp_rdp = pytest.importorskip("dp_accounting.rdp.rdp_privacy_accountant")
+dp_event = pytest.importorskip("dp_accounting.dp_event")
+
+DELTA = 1e-5
+# A dense oracle grid: its minimum is within 1e-6 of the continuous one.
+ORACLE_ORDERS = list(1.0 + np.geomspace(1e-3, 3e3, 3000))
+
+
+def _gaussian(rho):
+    return dp_event.GaussianDpEvent(1.0 / math.sqrt(2.0 * rho))
+
+
+# --- composition ---------------------------------------------------------------
+@pytest.mark.parametrize("rhos", [[0.03], [0.03] * 10, [1e-4, 0.02, 0.3],
+                                  [0.5, 0.5, 2.0], list(np.geomspace(1e-5, 0.1, 7))])
+def test_gaussian_releases_compose_like_dp_accounting(rhos):
+    ledger = PrivacyLedger(epsilon=1e6, delta=DELTA)
+    oracle = dp_rdp.RdpAccountant(orders=ORACLE_ORDERS)
+    for i, rho in enumerate(rhos):
+        ledger.spend(f"release {i}", rho=rho)
+        oracle.compose(_gaussian(rho))
+    assert ledger.total.epsilon == pytest.approx(oracle.get_epsilon(DELTA), rel=1e-4)
+    # Never looser than the oracle's grid (a continuous minimum).
+    assert ledger.total.epsilon <= oracle.get_epsilon(DELTA) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("mean,shape,refit_share", [(10.0, 0.0, 0.0),
+                                                    (5.0, 1.0, 0.5)])
+def test_a_search_and_fits_compose_like_dp_accounting(mean, shape, refit_share):
+    budget = acc.plan_search(epsilon=1.0, delta=DELTA, mean=mean, shape=shape,
+                             refit_share=refit_share)
+    ledger = PrivacyLedger(epsilon=100.0, delta=DELTA)
+    ledger.spend("fit", rho=0.02)
+    ledger.spend("search", curve=acc.search_curve(budget))
+    ledger.spend("edit", rho=0.005)
+    oracle = dp_rdp.RdpAccountant(orders=list(acc.LEDGER_ORDERS))
+    oracle.compose(_gaussian(0.02))
+    oracle.compose(dp_event.RepeatAndSelectDpEvent(_gaussian(budget.run_rho), mean,
+                                                   shape))
+    if refit_share:
+        oracle.compose(_gaussian(budget.refit_rho))
+    oracle.compose(_gaussian(0.005))
+    assert ledger.total.epsilon == pytest.approx(oracle.get_epsilon(DELTA), rel=1e-4)
+    # The search alone is what it reports.
+    alone = PrivacyLedger(epsilon=100.0, delta=DELTA)
+    alone.spend("search", curve=acc.search_curve(budget))
+    assert alone.total.epsilon == pytest.approx(budget.epsilon, rel=1e-9)
+
+
+def test_curves_add_never_epsilon_delta_pairs():
+    # Ten fits of epsilon 1: 3.57 order by order, not 10 (Section 20.2).
+    rho = acc.epsilon_to_rho(epsilon=1.0, delta=DELTA)
+    ledger = PrivacyLedger(epsilon=5.0, delta=DELTA)
+    for i in range(10):
+        ledger.spend(f"fit {i}", rho=rho)
+    assert ledger.total.epsilon == pytest.approx(3.5713267063, rel=1e-9)
+    with pytest.raises(PrivacyBudgetExceeded, match="past its budget of 5"):
+        for i in range(10):
+            ledger.spend(f"more {i}", rho=rho)
+    assert ledger.total.epsilon <= 5.0
+
+
+rhos = st.lists(st.floats(1e-6, 0.5), min_size=1, max_size=8)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rhos=rhos, budget=st.floats(0.5, 20.0), extra=st.floats(1e-6, 0.5))
+def test_composition_properties(rhos, budget, extra):
+    ledger = PrivacyLedger(epsilon=1e6, delta=DELTA)
+    for i, r in enumerate(rhos):
+        ledger.spend(str(i), rho=r)
+    total = ledger.total.epsilon
+    # Order-free, monotone, one conversion of the summed rho.
+    shuffled = PrivacyLedger(epsilon=1e6, delta=DELTA)
+    for i, r in enumerate(reversed(rhos)):
+        shuffled.spend(str(i), rho=r)
+    assert shuffled.total.epsilon == pytest.approx(total, rel=1e-12)
+    assert total == pytest.approx(acc.rho_to_epsilon(rho=sum(rhos), delta=DELTA),
+                                  rel=1e-12)
+    assert total >= max(acc.rho_to_epsilon(rho=r, delta=DELTA) for r in rhos)
+    if len(rhos) > 1:
+        assert total < sum(acc.rho_to_epsilon(rho=r, delta=DELTA) for r in rhos)
+    # Remaining: spending it fits, a hair more does not.
+    capped = PrivacyLedger(epsilon=budget, delta=DELTA)
+    for i, r in enumerate(rhos):
+        if not capped.would_exceed(rho=r):
+            capped.spend(str(i), rho=r)
+    assert capped.total.epsilon <= budget
+    rem = capped.remaining_rho
+    assert not capped.would_exceed(rho=rem)
+    if rem > 0:
+        assert capped.would_exceed(rho=rem * (1 + 1e-6) + 1e-15)
+        eps = capped.remaining_epsilon
+        assert acc.epsilon_to_rho(epsilon=eps, delta=DELTA) <= rem
+    else:
+        assert capped.would_exceed(rho=1e-12) or capped.total.epsilon == budget
+
+
+def test_concurrent_reservations_never_pass_the_budget():
+    rho = acc.epsilon_to_rho(epsilon=1.0, delta=DELTA)
+    ledger = PrivacyLedger(epsilon=2.0, delta=DELTA)
+    fits = sum(1 for k in range(1, 20) if acc.rho_to_epsilon(
+        rho=k * rho, delta=DELTA) <= 2.0)
+    outcomes = []
+
+    def worker():
+        try:
+            with ledger.spending("fit", rho=rho):
+                pass
+            outcomes.append(True)
+        except PrivacyBudgetExceeded:
+            outcomes.append(False)
+
+    threads = [threading.Thread(target=worker) for _ in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(outcomes) == fits == len(ledger.entries)
+    assert ledger.total.epsilon <= 2.0
+
+
+def test_a_failed_release_is_cancelled_and_mismatches_refused():
+    ledger = PrivacyLedger(epsilon=2.0, delta=DELTA)
+    with pytest.raises(RuntimeError, match="boom"):
+        with ledger.spending("fit", rho=0.01):
+            raise RuntimeError("boom")
+    assert ledger.entries == ()
+    ledger.spend("fit", rho=0.01, relation="zero_out", group_size=2)
+    with pytest.raises(PrivacyBudgetExceeded, match="relation='replace'"):
+        ledger.spend("other", rho=0.01, relation="replace", group_size=2)
+    with pytest.raises(PrivacyBudgetExceeded, match="units of 1"):
+        ledger.spend("other", rho=0.01, group_size=1)
+    ledger.spend("same", rho=0.01)  # the ledger's own relation and unit
+    assert [e.relation for e in ledger.entries] == ["zero_out", "zero_out"]
+    with pytest.raises(ValueError, match="curve"):
+        ledger.spend("bad", curve=[1.0, 2.0])
+
+
+# --- estimators ------------------------------------------------------------------
+@pytest.fixture
+def counted(monkeypatch):
+    """Count the training passes (noisy GD segments, certified solves)."""
+    calls = []
+    run, solve = noisy_gd_module.run_segment, op_module.solve_certified
+
+    def count_run(*args, **kwargs):
+        calls.append("run_segment")
+        return run(*args, **kwargs)
+
+    def count_solve(*args, **kwargs):
+        calls.append("solve_certified")
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(noisy_gd_module, "run_segment", count_run)
+    monkeypatch.setattr(op_module, "solve_certified", count_solve)
+    return calls
+
+
+def _model(cls=NoisyGDClassifier, **kw):
+    if cls is NoisyGDRegressor:
+        return cls(delta=DELTA, target_scale=1.0, **kw)
+    return cls(classes=[0, 1], delta=DELTA, **kw)
+
+
+@pytest.mark.parametrize("cls", [NoisyGDClassifier, NoisyGDRegressor,
+                                 OutputPerturbationClassifier])
+def test_fit_and_edits_record_what_the_model_reports(cls, binary_data,
+                                                     regression_data):
+    X, y = regression_data if cls is NoisyGDRegressor else binary_data
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    model = _model(cls, ledger=ledger, random_state=0).fit(X, y)
+    g = model.privacy_guarantee_
+    assert [e.rho for e in ledger.entries] == [g.rho]
+    assert ledger.entries[0].label == f"{cls.__name__}.fit"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model.partial_unlearn(EditRequest(X, y, delete=[0, 5]))
+    g = model.privacy_guarantee_
+    edit = ledger.entries[1]
+    assert edit.label == f"{cls.__name__}.partial_unlearn"
+    assert edit.rho == acc.release_rho(g, model._plan)
+    if cls is OutputPerturbationClassifier:
+        assert edit.rho == g.rho  # a refit is a fresh release
+    else:
+        # Theorem 6.3's term for this release, at the DP sensitivity: the
+        # next edit's adaptive figure counts it (times the deletion factor).
+        assert 0 < edit.rho <= g.rho
+    assert ledger.total.epsilon == pytest.approx(
+        acc.rho_to_epsilon(rho=sum(e.rho for e in ledger.entries), delta=DELTA))
+
+
+@pytest.mark.parametrize("cls", [NoisyGDClassifier, OutputPerturbationClassifier])
+def test_refused_before_any_training_pass_model_unchanged(cls, binary_data,
+                                                          counted):
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=0.5, delta=DELTA)
+    model = _model(cls, epsilon=1.0, ledger=ledger)
+    with pytest.raises(PrivacyBudgetExceeded, match=f"{cls.__name__}.fit would "
+                       r"spend epsilon [\d.]+ alone .* past its budget of 0.5"):
+        model.fit(X, y)
+    assert counted == [] and ledger.entries == ()
+    assert not hasattr(model, "coef_") and not hasattr(model, "_fit_params")
+    # A fitted model: the edit is refused before any pass, nothing changes.
+    model.set_params(epsilon=0.3).fit(X, y)
+    assert len(ledger.entries) == 1 and counted
+    counted.clear()
+    small = PrivacyLedger(epsilon=0.01, delta=DELTA)
+    model.set_params(ledger=small)
+    state = pickle.dumps((model.coef_, model.intercept_, model.privacy_guarantee_))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises(PrivacyBudgetExceeded, match="partial_unlearn"):
+            model.partial_unlearn(EditRequest(X, y, delete=[1]))
+    assert counted == [] and small.entries == () and len(ledger.entries) == 1
+    assert pickle.dumps((model.coef_, model.intercept_,
+                         model.privacy_guarantee_)) == state
+
+
+def test_a_failed_fit_cancels_its_reservation(binary_data, monkeypatch):
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=5.0, delta=DELTA)
+
+    def broken(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(noisy_gd_module, "run_segment", broken)
+    with pytest.raises(KeyboardInterrupt):
+        _model(ledger=ledger).fit(X, y)
+    assert ledger.entries == ()
+
+
+def test_plan_and_frozen_parameters(binary_data):
+    X, y = binary_data
+    first = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    model = _model(ledger=first)
+    model.plan(X, y)
+    assert first.entries == ()  # planning spends nothing
+    model.fit(X, y)
+    # Frozen at fit like every parameter, by identity (deepcopy returns it).
+    assert model._fit_params["ledger"] is first
+    # Not frozen for edits: a new ledger records the edit, without the
+    # warning that set_params changed a frozen parameter.
+    second = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    model.set_params(ledger=second)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        model.partial_unlearn(EditRequest(X, y, delete=[2]))
+    assert not [w for w in rec if "set_params changed" in str(w.message)]
+    assert len(first.entries) == 1 and len(second.entries) == 1
+    model.set_params(ledger=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model.partial_unlearn(EditRequest(X[1:], y[1:], delete=[3]))
+    assert len(second.entries) == 1
+    with pytest.raises(ValueError, match="ledger"):
+        _model(ledger="not a ledger").fit(X, y)
+
+
+# --- identity: clone, pickle, skops, searches ----------------------------------------
+def test_clone_and_deepcopy_keep_the_ledger(binary_data):
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    model = _model(ledger=ledger)
+    assert copy.deepcopy(ledger) is ledger and copy.copy(ledger) is ledger
+    assert clone(model).ledger is ledger
+    clone(model).fit(X, y)
+    clone(model).fit(X, y)
+    assert len(ledger.entries) == 2
+
+
+def test_a_pickled_in_memory_ledger_is_a_snapshot(binary_data, counted):
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    model = _model(ledger=ledger).fit(X, y)
+    loaded = pickle.loads(pickle.dumps(model))
+    assert loaded.ledger is not ledger and loaded.ledger is loaded._fit_params["ledger"]
+    assert [e.rho for e in loaded.ledger.entries] == [e.rho for e in ledger.entries]
+    counted.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises(LedgerUnreachableError, match="SharedLedger"):
+            loaded.partial_unlearn(EditRequest(X, y, delete=[0]))
+        assert counted == []
+        assert "pickled snapshot" in str(loaded.ledger)
+        loaded.ledger.resume()
+        loaded.partial_unlearn(EditRequest(X, y, delete=[0]))
+    assert len(loaded.ledger.entries) == 2 and len(ledger.entries) == 1
+
+
+def test_an_in_memory_ledger_through_skops_is_a_snapshot(binary_data):
+    sio = pytest.importorskip("skops.io")
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    data = sio.dumps(_model(ledger=ledger).fit(X, y))
+    loaded = sio.loads(data, trusted=sio.get_untrusted_types(data=data))
+    assert loaded.ledger is loaded._fit_params["ledger"]
+    assert [e.rho for e in loaded.ledger.entries] == [e.rho for e in ledger.entries]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises(LedgerUnreachableError):
+            loaded.partial_unlearn(EditRequest(X, y, delete=[0]))
+        loaded.ledger.resume().spend("by hand", rho=0.001)
+    assert len(loaded.ledger.entries) == 2 and len(ledger.entries) == 1
+
+
+def test_shared_ledger_survives_pickle_and_skops(binary_data, tmp_path):
+    sio = pytest.importorskip("skops.io")
+    X, y = binary_data
+    path = tmp_path / "ledger.sqlite"
+    ledger = SharedLedger(path, epsilon=10.0, delta=DELTA)
+    model = _model(ledger=ledger).fit(X, y)
+    for loaded in (pickle.loads(pickle.dumps(model)),
+                   sio.loads(sio.dumps(model), trusted=sio.get_untrusted_types(
+                       data=sio.dumps(model)))):
+        assert isinstance(loaded.ledger, SharedLedger)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            loaded.partial_unlearn(EditRequest(X, y, delete=[0]))
+    assert len(ledger.entries) == 3
+    assert [e.label for e in SharedLedger(path).entries] == [
+        "NoisyGDClassifier.fit"] + ["NoisyGDClassifier.partial_unlearn"] * 2
+    with pytest.raises(ValueError, match="epsilon=10.0, not 3"):
+        SharedLedger(path, epsilon=3.0, delta=DELTA)
+    with pytest.raises(ValueError, match="give its budget"):
+        SharedLedger(tmp_path / "new.sqlite")
+
+
+def _grid(ledger, n_jobs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyBudgetWarning)
+        return GridSearchCV(_model(ledger=ledger), {"C": [0.1, 1.0]}, cv=3,
+                            n_jobs=n_jobs)
+
+
+def test_grid_search_in_process_records_every_fit(binary_data):
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=100.0, delta=DELTA)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        _grid(ledger, 1).fit(X, y)
+    assert len(ledger.entries) == 2 * 3 + 1  # and the refit
+    said = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning]
+    assert any("2 candidate(s) x 3 split(s) and a refit on all rows, 7 fits"
+               in m and "The ledger given records each fit" in m for m in said)
+
+
+def test_grid_search_in_worker_processes(binary_data, tmp_path):
+    X, y = binary_data
+    in_memory = PrivacyLedger(epsilon=100.0, delta=DELTA)
+    # The workers' copies cannot reach this ledger: every fit refuses, clearly.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="All the 6 fits failed") as err:
+            _grid(in_memory, 2).fit(X, y)
+    assert "LedgerUnreachableError" in str(err.value)
+    assert "SharedLedger" in str(err.value)
+    assert in_memory.entries == ()
+    shared = SharedLedger(tmp_path / "grid.sqlite", epsilon=100.0, delta=DELTA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _grid(shared, 2).fit(X, y)
+    assert len(shared.entries) == 7
+    rho = shared.entries[-1].rho
+    assert shared.total.epsilon == pytest.approx(acc.rho_to_epsilon(
+        rho=sum(e.rho for e in shared.entries), delta=DELTA))
+    assert rho > 0
+
+
+def test_private_search_records_one_curve(binary_data):
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=3.0, delta=DELTA)
+    search = PrivateSearchCV(_model(ledger=ledger), {"C": [0.1, 1.0]}, epsilon=1.0,
+                             delta=DELTA, n_candidates=3, random_state=0)
+    search.fit(X, y)
+    assert [e.label for e in ledger.entries] == ["PrivateSearchCV.fit"]
+    assert ledger.total.epsilon == pytest.approx(search.privacy_guarantee_.epsilon,
+                                                 rel=1e-9)
+    assert search.best_estimator_.ledger is ledger
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.partial_unlearn(EditRequest(X, y, delete=[4]))
+    assert len(ledger.entries) == 2
+    # A search that would not fit is refused before its first run.
+    small = PrivacyLedger(epsilon=0.5, delta=DELTA)
+    refused = PrivateSearchCV(_model(), {"C": [0.1]}, epsilon=1.0, delta=DELTA,
+                              n_candidates=3, ledger=small)
+    with pytest.raises(PrivacyBudgetExceeded, match="PrivateSearchCV.fit"):
+        refused.fit(X, y)
+    assert small.entries == () and not hasattr(refused, "best_estimator_")
+
+
+def test_str_lists_the_parts(binary_data):
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=4.0, delta=DELTA)
+    _model(ledger=ledger).fit(X, y)
+    ledger.spend("private means", rho=0.001)
+    text = str(ledger)
+    assert text.startswith("Privacy ledger: budget (4, 1e-05); spent (")
+    assert "1. NoisyGDClassifier.fit: epsilon" in text
+    assert "2. private means: epsilon" in text
+    assert f"remaining: epsilon {ledger.remaining_epsilon:.4g}" in text
+
+
+def test_check_reads_a_public_plan(binary_data):
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=1.4, delta=DELTA)
+    fit_plan = _model(epsilon=1.0).plan(X, y)
+    budget = acc.plan_search(epsilon=1.0, delta=DELTA)
+    assert not ledger.would_exceed(fit_plan)
+    assert not ledger.would_exceed(budget)
+    ledger.spend("a first fit", rho=acc.epsilon_to_rho(epsilon=1.0, delta=DELTA))
+    # The plan's target bounds what its fit records: 1 and 1 make 1.46 > 1.4.
+    assert ledger.would_exceed(fit_plan)
+    with pytest.raises(PrivacyBudgetExceeded, match="the release would spend"):
+        ledger.check(budget)
+    with pytest.raises(ValueError, match="not both"):
+        ledger.check(fit_plan, rho=0.1)
+    assert len(ledger.entries) == 1
+
+
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_remaining_for_k_equal_releases(k):
+    ledger = PrivacyLedger(epsilon=2.0, delta=DELTA)
+    ledger.spend("fit", rho=0.02)
+    each = ledger.remaining(k)
+    rho = acc.epsilon_to_rho(epsilon=each, delta=DELTA)
+    for i in range(k):
+        ledger.spend(f"fold {i}", rho=rho)
+    assert ledger.total.epsilon <= 2.0
+    assert ledger.total.epsilon == pytest.approx(2.0, rel=1e-6)
+    with pytest.raises(ValueError, match="positive integer"):
+        ledger.remaining(0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(rho=st.floats(1e-5, 2.0), delta=st.sampled_from([1e-3, 1e-5, 1e-8]))
+def test_the_grid_conversion_is_within_1e_4_of_the_continuous_one(rho, delta):
+    # A general curve (here zero) sends the conversion to the grid (20.2).
+    continuous = PrivacyLedger(epsilon=1e6, delta=delta)
+    continuous.spend("fit", rho=rho)
+    grid = PrivacyLedger(epsilon=1e6, delta=delta)
+    grid.spend("fit", rho=rho)
+    grid.spend("nothing", curve=np.zeros(acc.LEDGER_ORDERS.size))
+    assert continuous.total.epsilon <= grid.total.epsilon
+    assert grid.total.epsilon == pytest.approx(continuous.total.epsilon, rel=1e-4)
+
+
+def test_to_dict_is_json_ready():
+    import json
+
+    ledger = PrivacyLedger(epsilon=2.0, delta=DELTA)
+    ledger.spend("fit", rho=0.01)
+    ledger.spend("search", curve=acc.search_curve(acc.plan_search(epsilon=0.5,
+                                                                  delta=DELTA)))
+    out = json.loads(json.dumps(ledger.to_dict()))
+    assert out["total_epsilon"] == ledger.total.epsilon
+    assert [e["label"] for e in out["entries"]] == ["fit", "search"]
+    assert len(out["entries"][1]["curve"]) == acc.LEDGER_ORDERS.size
+
+
+def test_an_audit_spends_nothing_on_the_estimators_ledger(binary_data):
+    from skforget.audit import audit_dp
+
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=1.0, delta=DELTA)
+    clf = OutputPerturbationClassifier(classes=[0, 1], epsilon=0.9, delta=DELTA,
+                                       ledger=ledger)
+    res = audit_dp(clf, X[:100], y[:100], n_trials=4, random_state=0)
+    assert res.epsilon_certified > 0 and ledger.entries == ()
+    assert clf.ledger is ledger  # the user's estimator is untouched
