@@ -230,6 +230,12 @@ class _BasePrivateLinear(BaseEstimator):
         parameters alone, for rows whose targets stay on a cluster."""
         raise NotImplementedError
 
+    def _dp_conversion(self):
+        """Conversion of this estimator's DP figure and target (Section 21):
+        ``"gaussian"`` for the tight recipe and output perturbation, whose
+        releases are ``sqrt(2 rho)``-GDP; ``"improved"`` for ``recipe="cs23"``."""
+        return accounting.dp_conversion(recipe=getattr(self, "recipe", "tight"))
+
     def _warn_about_callers(self, rho, delta):
         """Warn about what the scikit-learn code running this fit does to the
         guarantee, read from the call stack (public): a plain ``Pipeline``
@@ -245,7 +251,10 @@ class _BasePrivateLinear(BaseEstimator):
         caller = sklearn_caller()
         if caller is None:
             return
-        one = accounting.rho_to_epsilon(rho=rho, delta=delta)
+        # The fit's own conversion (Section 21: GDP composes as rho adds, so
+        # ten fits are 10 rho under it too).
+        method = self._dp_conversion()
+        one = accounting.rho_to_epsilon(rho=rho, delta=delta, method=method)
         if caller == "calibration":
             warnings.warn(
                 f"{type(self).__name__}.fit runs inside CalibratedClassifierCV, "
@@ -257,7 +266,7 @@ class _BasePrivateLinear(BaseEstimator):
                 "public rows keeps the guarantee.",
                 PrivacyBudgetWarning, stacklevel=user_stacklevel())
             return
-        ten = accounting.rho_to_epsilon(rho=10 * rho, delta=delta)
+        ten = accounting.rho_to_epsilon(rho=10 * rho, delta=delta, method=method)
         warnings.warn(
             f"{type(self).__name__}.fit runs inside scikit-learn's model selection "
             f"(GridSearchCV, cross_val_score, ...). Each fit is ({one:.3g}, "
@@ -344,7 +353,9 @@ class _BasePrivateLinear(BaseEstimator):
                                       n_classes=max(2, n_outputs))
         S = accounting.sensitivity(gradient_bound=G, relation=self.relation,
                                    group_size=self.group_size)
-        rho = accounting.epsilon_to_rho(epsilon=float(self.epsilon), delta=delta)
+        # The same rho the plan calibrates to (privacy-accounting.md, 8.5, 21.5).
+        rho = accounting.epsilon_to_rho(epsilon=float(self.epsilon), delta=delta,
+                                        method=self._dp_conversion())
         return accounting.default_regularization(
             sensitivity=S, n_params=n_params, rho=rho, n_samples=n_samples,
             data_norm=self.data_norm)

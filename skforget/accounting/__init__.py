@@ -17,6 +17,7 @@ from skforget.accounting._conversions import (
     epsilon_to_rho,
     gaussian_epsilon,
     optimal_order,
+    renyi_conversion,
     rho_to_epsilon,
 )
 from skforget.accounting._cyclic import (
@@ -56,6 +57,7 @@ from skforget.accounting._output_perturbation import (
 )
 from skforget.accounting._plan import (
     TrainingPlan,
+    dp_conversion,
     plan_training,
     plan_unlearning,
 )
@@ -92,6 +94,7 @@ __all__ = [
     "default_learning_rate",
     "default_regularization",
     "deletion_factor",
+    "dp_conversion",
     "epsilon_at_order",
     "epsilon_to_rho",
     "gaussian_epsilon",
@@ -120,6 +123,7 @@ __all__ = [
     "rho_dp",
     "rho_inf",
     "rho_joint",
+    "renyi_conversion",
     "rho_output_perturbation",
     "rho_step_sequence",
     "rho_to_epsilon",

@@ -15,7 +15,11 @@ from skforget.accounting._calibration import deletion_factor, edit_batches
 from skforget.accounting._checks import check_int
 from skforget.accounting._conversions import optimal_order, rho_to_epsilon
 from skforget.accounting._cyclic import rho_cyclic_removed
-from skforget.accounting._guarantee import EditCertificate, PrivacyGuarantee
+from skforget.accounting._guarantee import (
+    CONVERSION_NOTES,
+    EditCertificate,
+    PrivacyGuarantee,
+)
 from skforget.accounting._noisy_gd import (
     group_factor,
     rho_adaptive,
@@ -32,6 +36,7 @@ from skforget.accounting._plan import (
 
 
 def _dp_fields(plan, rho, rho_inf_value):
+    # Corollary 21.4: with conversion "gaussian" this figure is sqrt(2 rho)-GDP.
     eps = rho_to_epsilon(rho=rho, delta=plan.delta, method=plan.conversion)
     order = optimal_order(rho=rho, delta=plan.delta, method=plan.conversion) \
         if rho > 0 else math.inf
@@ -86,6 +91,7 @@ def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True,
         target_scale_public=bool(target_scale_public),
         n_batches=E, fit_data_weight=plan.fit_data_weight,
         noise_factor=plan.noise_factor,
+        conversion_note=CONVERSION_NOTES[plan.conversion],
     )
 
 
@@ -178,7 +184,9 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
         else 0.0
 
     def eps(value):
-        return rho_to_epsilon(rho=value, delta=plan.delta, method=plan.conversion)
+        # Rényi bounds only (Section 21.4).
+        return rho_to_epsilon(rho=value, delta=plan.delta,
+                              method=plan.deletion_conversion)
 
     cert = EditCertificate(
         index=len(previous.edits) + 1, n_deleted=n_del, n_replaced=n_rep,

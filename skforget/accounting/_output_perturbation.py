@@ -37,9 +37,14 @@ from skforget.accounting._conversions import (
     CONVERSIONS,
     epsilon_to_rho,
     optimal_order,
+    renyi_conversion,
     rho_to_epsilon,
 )
-from skforget.accounting._guarantee import EditCertificate, PrivacyGuarantee
+from skforget.accounting._guarantee import (
+    CONVERSION_NOTES,
+    EditCertificate,
+    PrivacyGuarantee,
+)
 from skforget.accounting._noisy_gd import (
     gradient_bound,
     rho_adaptive,
@@ -323,10 +328,12 @@ class OutputPerturbationPlan:
 def plan_output_perturbation(*, loss, n_samples, n_params, lam, row_norm, clip_norm,
                              epsilon, delta, tol=1e-3, relation="replace",
                              group_size=1, n_classes=2, max_edit_size=1,
-                             conversion="improved"):
+                             conversion="gaussian"):
     """Plan one output-perturbation release from public numbers (Section 15).
 
-    The (epsilon, delta) target becomes ``rho`` (Section 6.4); ``G`` and ``S``
+    The (epsilon, delta) target becomes ``rho`` by the exact Gaussian profile
+    (the release is a Gaussian mechanism, so ``sqrt(2 rho)``-GDP: Sections 15.4
+    and 21.4); ``G`` and ``S``
     are noisy GD's (Sections 4.1-4.3); the noise is
     :func:`output_perturbation_noise` at the database size ``N = n_samples``.
 
@@ -353,7 +360,9 @@ def plan_output_perturbation(*, loss, n_samples, n_params, lam, row_norm, clip_n
         For the one-vs-rest sensitivity.
     max_edit_size : int, default=1
         Rows an edit request may name (checked by the estimator).
-    conversion : {"improved", "classic"}, default="improved"
+    conversion : {"gaussian", "improved", "classic"}, default="gaussian"
+        Conversion of the release's figure; the adaptive figure of later refits
+        uses the Rényi one (:func:`renyi_conversion`).
 
     Returns
     -------
@@ -451,7 +460,8 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         n_samples=plan.normaliser, edits=(), seeded=bool(seeded),
         label_set_public=bool(label_set_public),
         target_scale_public=bool(target_scale_public), mechanism="output_perturbation",
-        tol=plan.tol)
+        tol=plan.tol, conversion_note=CONVERSION_NOTES[plan.conversion].replace(
+            "spec Section 21, Corollary 21.4", "a Gaussian mechanism: spec 15.4, 21.4"))
     if previous is None:
         return PrivacyGuarantee(**fields)
     n_del = check_int(n_deleted, "n_deleted")
@@ -478,7 +488,7 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         epsilon_deletion=0.0, rho_deletion_batch=0.0, epsilon_deletion_batch=0.0,
         releases_seen=releases_seen, rho_adaptive=r_adapt,
         epsilon_adaptive=rho_to_epsilon(rho=r_adapt, delta=plan.delta,
-                                        method=plan.conversion),
+                                        method=renyi_conversion(plan.conversion)),
         retrained=True)
     fields.update(edits=previous.edits + (cert,),
                   seeded=previous.seeded or bool(seeded),

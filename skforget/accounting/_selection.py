@@ -249,10 +249,13 @@ _TARGET_MARGIN = 1e-9
 def _target_within(rho, delta):
     """An epsilon target whose rho-coefficient is at most ``rho (1 - 1e-9)``: a
     run planned for it is covered by the analysis at ``rho`` even after the
-    estimator's rounding."""
+    estimator's rounding. The estimators calibrate a target by the Gaussian
+    inverse (privacy-accounting.md, 21.5), which gives the largest rho of every
+    conversion, so the target is found with it: a run with a Rényi conversion
+    (``recipe="cs23"``) then gets at most ``rho`` too."""
     rho = rho * (1.0 - _TARGET_MARGIN)
-    eps = rho_to_epsilon(rho=rho, delta=delta)
-    while epsilon_to_rho(epsilon=eps, delta=delta) > rho:
+    eps = rho_to_epsilon(rho=rho, delta=delta, method="gaussian")
+    while epsilon_to_rho(epsilon=eps, delta=delta, method="gaussian") > rho:
         eps *= 1.0 - 1e-12
     return eps
 

@@ -61,7 +61,10 @@ def _figure(rho, epsilon, delta, method):
 
 def certificate_section(certificate, guarantee):
     """The deletion certificate with the guarantee's delta, relation and unit."""
-    delta, method = guarantee.delta, guarantee.conversion
+    # Certificates are Rényi bounds only (privacy-accounting.md, 21.4).
+    from skforget.accounting import renyi_conversion
+
+    delta, method = guarantee.delta, renyi_conversion(guarantee.conversion)
     removed = certificate.n_deleted + certificate.n_replaced
     return {
         "edit": certificate.index,
@@ -97,6 +100,8 @@ def certificate_section(certificate, guarantee):
 def _guarantee_section(guarantee):
     return {"epsilon": guarantee.epsilon, "delta": guarantee.delta,
             "rho": guarantee.rho, "relation": guarantee.relation,
+            "conversion": guarantee.conversion,
+            "conversion_note": getattr(guarantee, "conversion_note", ""),
             "group_size": guarantee.group_size,
             "statement": str(guarantee).split("\n", 1)[0],
             "references": list(guarantee.references)}
