@@ -113,8 +113,7 @@ def test_a_composed_rho_converts_like_one_gaussian():
 
 
 def test_conversion_choices():
-    assert acc.renyi_conversion("gaussian") == "improved"
-    assert acc.renyi_conversion("classic") == "classic"
+    assert acc.gdp_mu(rho=0.125) == 0.5
     assert acc.dp_conversion(recipe="tight") == "gaussian"
     assert acc.dp_conversion(recipe="cs23") == "improved"
     with pytest.raises(ValueError, match="method"):
@@ -136,12 +135,13 @@ def test_plan_calibrates_the_dp_target_only_to_the_gaussian_profile():
                              row_norm=R, clip_norm=L, epsilon=1.0, delta=1e-5,
                              deletion_epsilon=0.1, learning_rate=ETA)
     rho_g = acc.epsilon_to_rho(epsilon=1.0, delta=1e-5, method="gaussian")
-    assert plan.conversion == "gaussian" and plan.deletion_conversion == "improved"
+    assert plan.conversion == "gaussian"
     assert plan.rho_target == rho_g
     # sigma^2 = S^2 (2 - eta lam) / (4 lam rho N^2) (5.2): O3's sigma rescaled.
     assert plan.sigma == pytest.approx(SIGMA_O3 * math.sqrt(RHO_O3 / rho_g), rel=1e-6)
-    # The deletion target is O3's (improved), K_R^priv by eq. 5.5's recipe.
-    assert plan.rho_deletion_target == pytest.approx(0.00043299372940180963, rel=1e-6)
+    # The deletion target by the same profile (Corollary 21.5): Section 21.5's
+    # table, K_R^priv by eq. 5.5's recipe.
+    assert plan.rho_deletion_target == pytest.approx(0.00052880069781512, rel=1e-9)
     c = 1 - ETA * LAM
     k = math.ceil(math.log(plan.rho_inf / plan.rho_deletion_target)
                   / (2 * math.log(1 / c)))
@@ -163,12 +163,12 @@ def data():
 
 
 @pytest.mark.parametrize("batch_size", [None, 50])
-def test_guarantee_records_its_conversion_and_edits_stay_renyi(data, batch_size):
+def test_guarantee_records_its_conversion_for_every_figure(data, batch_size):
     X, y = data
     clf = NoisyGDClassifier(epsilon=1.0, deletion_epsilon=0.5, batch_size=batch_size,
                             classes=[0, 1], random_state=None).fit(X, y)
     g = clf.privacy_guarantee_
-    assert g.conversion == "gaussian" and "Corollary 21.4" in g.conversion_note
+    assert g.conversion == "gaussian" and "Corollaries 21.4, 21.5" in g.conversion_note
     assert g.epsilon == acc.rho_to_epsilon(rho=g.rho, delta=g.delta, method="gaussian")
     assert g.epsilon <= 1.0
     assert g.mu == pytest.approx(math.sqrt(2 * g.rho))
@@ -181,7 +181,7 @@ def test_guarantee_records_its_conversion_and_edits_stay_renyi(data, batch_size)
                                             method="gaussian") <= 1.0
     for rho, eps in ((cert.rho_deletion, cert.epsilon_deletion),
                      (cert.rho_adaptive, cert.epsilon_adaptive)):
-        assert eps == acc.rho_to_epsilon(rho=rho, delta=g2.delta, method="improved")
+        assert eps == acc.rho_to_epsilon(rho=rho, delta=g2.delta, method="gaussian")
     if not cert.retrained:
         assert cert.epsilon_deletion <= 0.5
 

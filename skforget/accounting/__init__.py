@@ -16,8 +16,8 @@ from skforget.accounting._conversions import (
     epsilon_at_order,
     epsilon_to_rho,
     gaussian_epsilon,
+    gdp_mu,
     optimal_order,
-    renyi_conversion,
     rho_to_epsilon,
 )
 from skforget.accounting._cyclic import (
@@ -98,6 +98,7 @@ __all__ = [
     "epsilon_at_order",
     "epsilon_to_rho",
     "gaussian_epsilon",
+    "gdp_mu",
     "gradient_bound",
     "group_factor",
     "guarantee_after_edit",
@@ -123,7 +124,6 @@ __all__ = [
     "rho_dp",
     "rho_inf",
     "rho_joint",
-    "renyi_conversion",
     "rho_output_perturbation",
     "rho_step_sequence",
     "rho_to_epsilon",

@@ -28,11 +28,9 @@ CONVERSIONS = ("improved", "classic", "gaussian")
 ORDER_CONVERSIONS = ("improved", "classic")
 
 
-def renyi_conversion(conversion):
-    """The Rényi conversion used beside ``conversion`` for figures that are
-    Rényi bounds only (deletion certificates, adaptive figures; privacy-
-    accounting.md, Section 21.4): ``"improved"`` for ``"gaussian"``, else the
-    conversion itself."""
+def _renyi_method(conversion):
+    """The conversion at one Rényi order that stands for ``conversion`` where an
+    order is asked for (information only): ``"improved"`` for ``"gaussian"``."""
     return "improved" if conversion == "gaussian" else conversion
 
 
@@ -195,7 +193,7 @@ def optimal_order(*, rho, delta, method="improved"):
     rho = check_positive(rho, "rho")
     delta = check_probability(delta, "delta")
     check_choice(method, "method", CONVERSIONS)
-    return _best_order(rho, delta, renyi_conversion(method))
+    return _best_order(rho, delta, _renyi_method(method))
 
 
 def epsilon_to_rho(*, epsilon, delta, method="improved"):
@@ -325,6 +323,33 @@ def gaussian_epsilon(*, rho, delta):
     1.760057
     """
     return rho_to_epsilon(rho=rho, delta=delta, method="gaussian")
+
+
+def gdp_mu(*, rho):
+    """``mu = sqrt(2 rho)`` of a figure that is ``mu``-Gaussian DP.
+
+    privacy-accounting.md, Section 21: the figures of noisy GD (``recipe=
+    "tight"``) and of output perturbation are ``sqrt(2 rho)``-GDP (Corollaries
+    21.4, 21.5; Dong, Roth and Su 2022), i.e. no test tells the two laws apart
+    better than one telling ``N(0, 1)`` from ``N(mu, 1)``. Only meaningful for
+    figures whose guarantee records ``conversion="gaussian"``.
+
+    Parameters
+    ----------
+    rho : float
+        The figure's rho-coefficient.
+
+    Returns
+    -------
+    mu : float
+
+    Examples
+    --------
+    >>> from skforget.accounting import gdp_mu
+    >>> gdp_mu(rho=0.125)
+    0.5
+    """
+    return math.sqrt(2.0 * check_nonnegative(rho, "rho"))
 
 
 def advantage_bound(*, rho):

@@ -22,10 +22,11 @@ REFERENCES = (
 
 #: Why a guarantee's epsilon uses the conversion it records (spec Section 21).
 CONVERSION_NOTES = {
-    "gaussian": "exact Gaussian profile: the model is sqrt(2 rho)-GDP for every "
-                "unit present (spec Section 21, Corollary 21.4); deletion and "
-                "adaptive figures are Renyi bounds only and use the improved "
-                "conversion",
+    "gaussian": "exact Gaussian profile of mu = sqrt(2 rho): every figure of "
+                "the model (units present, deleted, adaptive requests) is "
+                "mu-Gaussian DP, not only a Renyi bound (spec Section 21, "
+                "Corollaries 21.4, 21.5; a Gaussian mechanism for output "
+                "perturbation, 15.4)",
     "improved": "Renyi curve q * rho converted by Balle et al. 2020, Thm 21 "
                 "(spec Section 6.4)",
     "classic": "Renyi curve q * rho converted by Mironov 2017, Prop. 3 "
@@ -169,9 +170,9 @@ class PrivacyGuarantee:
     group_size : int
         Records per privacy unit (one person's rows).
     conversion : {"gaussian", "improved", "classic"}
-        Conversion of ``rho`` to ``epsilon``. ``"gaussian"``: the model is
-        ``sqrt(2 rho)``-GDP (privacy-accounting.md, Section 21) and ``epsilon`` is
-        the exact Gaussian profile; the edits' figures then use ``"improved"``.
+        Conversion of every ``rho`` to ``epsilon`` (the edits' too).
+        ``"gaussian"``: the figures are ``sqrt(2 rho)``-GDP (privacy-accounting.md,
+        Section 21) and ``epsilon`` is the exact Gaussian profile.
     target_epsilon, target_deletion_epsilon : float
         The targets the run was planned for.
     noise_scale, learning_rate, regularization : float
@@ -295,9 +296,9 @@ class PrivacyGuarantee:
         """``sqrt(2 rho)`` when the figure is ``mu``-GDP (``conversion ==
         "gaussian"``, Section 21), else None: a Rényi bound alone does not
         imply it."""
-        import math
+        from skforget.accounting._conversions import gdp_mu
 
-        return math.sqrt(2.0 * self.rho) if self.conversion == "gaussian" else None
+        return gdp_mu(rho=self.rho) if self.conversion == "gaussian" else None
 
     @property
     def advantage(self):

@@ -36,7 +36,7 @@ from skforget.accounting._plan import (
 
 
 def _dp_fields(plan, rho, rho_inf_value):
-    # Corollary 21.4: with conversion "gaussian" this figure is sqrt(2 rho)-GDP.
+    # Corollary 21.4: with conversion "gaussian" the figure is sqrt(2 rho)-GDP.
     eps = rho_to_epsilon(rho=rho, delta=plan.delta, method=plan.conversion)
     order = optimal_order(rho=rho, delta=plan.delta, method=plan.conversion) \
         if rho > 0 else math.inf
@@ -184,9 +184,8 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
         else 0.0
 
     def eps(value):
-        # Rényi bounds only (Section 21.4).
-        return rho_to_epsilon(rho=value, delta=plan.delta,
-                              method=plan.deletion_conversion)
+        # Corollary 21.5: sqrt(2 rho)-GDP too under conversion "gaussian".
+        return rho_to_epsilon(rho=value, delta=plan.delta, method=plan.conversion)
 
     cert = EditCertificate(
         index=len(previous.edits) + 1, n_deleted=n_del, n_replaced=n_rep,

@@ -37,7 +37,6 @@ from skforget.accounting._conversions import (
     CONVERSIONS,
     epsilon_to_rho,
     optimal_order,
-    renyi_conversion,
     rho_to_epsilon,
 )
 from skforget.accounting._guarantee import (
@@ -361,8 +360,9 @@ def plan_output_perturbation(*, loss, n_samples, n_params, lam, row_norm, clip_n
     max_edit_size : int, default=1
         Rows an edit request may name (checked by the estimator).
     conversion : {"gaussian", "improved", "classic"}, default="gaussian"
-        Conversion of the release's figure; the adaptive figure of later refits
-        uses the Rényi one (:func:`renyi_conversion`).
+        Conversion of the release's figure and of the adaptive figure of later
+        refits (both ``sqrt(2 rho)``-GDP: Gaussian mechanisms composed, Section
+        21.5's Corollary 21.5).
 
     Returns
     -------
@@ -375,7 +375,7 @@ def plan_output_perturbation(*, loss, n_samples, n_params, lam, row_norm, clip_n
     ...     loss="logistic", n_samples=10000, n_params=21, lam=0.01,
     ...     row_norm=2 ** 0.5, clip_norm=1.0, epsilon=1.0, delta=1e-5)
     >>> round(plan.sigma, 9), plan.tolerance
-    (0.081064412, 2e-07)
+    (0.074761858, 2e-07)
     """
     check_choice(conversion, "conversion", CONVERSIONS)
     N = check_int(n_samples, "n_samples", low=1)
@@ -460,8 +460,7 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         n_samples=plan.normaliser, edits=(), seeded=bool(seeded),
         label_set_public=bool(label_set_public),
         target_scale_public=bool(target_scale_public), mechanism="output_perturbation",
-        tol=plan.tol, conversion_note=CONVERSION_NOTES[plan.conversion].replace(
-            "spec Section 21, Corollary 21.4", "a Gaussian mechanism: spec 15.4, 21.4"))
+        tol=plan.tol, conversion_note=CONVERSION_NOTES[plan.conversion])
     if previous is None:
         return PrivacyGuarantee(**fields)
     n_del = check_int(n_deleted, "n_deleted")
@@ -488,7 +487,7 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         epsilon_deletion=0.0, rho_deletion_batch=0.0, epsilon_deletion_batch=0.0,
         releases_seen=releases_seen, rho_adaptive=r_adapt,
         epsilon_adaptive=rho_to_epsilon(rho=r_adapt, delta=plan.delta,
-                                        method=renyi_conversion(plan.conversion)),
+                                        method=plan.conversion),
         retrained=True)
     fields.update(edits=previous.edits + (cert,),
                   seeded=previous.seeded or bool(seeded),

@@ -43,7 +43,6 @@ from skforget.accounting._checks import (
 from skforget.accounting._conversions import (
     CONVERSIONS,
     epsilon_to_rho,
-    renyi_conversion,
 )
 from skforget.accounting._cyclic import (
     Segment,
@@ -74,9 +73,9 @@ RECIPES = ("tight", "cs23")
 def dp_conversion(*, recipe):
     """The conversion of the DP figure of the records present for a recipe.
 
-    ``"gaussian"`` for ``recipe="tight"``: its figure is ``sqrt(2 rho)``-GDP
-    (privacy-accounting.md, Section 21, Corollary 21.4), so the exact Gaussian
-    profile converts it and calibrates the noise. ``"improved"`` for
+    ``"gaussian"`` for ``recipe="tight"``: its figures are ``sqrt(2 rho)``-GDP
+    (privacy-accounting.md, Section 21, Corollaries 21.4 and 21.5), so the exact
+    Gaussian profile converts them and calibrates the noise and the edits. ``"improved"`` for
     ``recipe="cs23"``, planned by the source paper's Rényi theorem (21.4).
 
     Parameters
@@ -154,12 +153,6 @@ class TrainingPlan:
     sample_weight_bound: float = 0.0
     class_weights: tuple = ()
     weight_bound: float = 1.0
-
-    @property
-    def deletion_conversion(self):
-        """Conversion of the deletion and adaptive figures: Rényi bounds only
-        (Section 21.4), so ``"improved"`` when the DP figure is ``"gaussian"``."""
-        return renyi_conversion(self.conversion)
 
     @property
     def unlearn_steps(self):
@@ -345,9 +338,9 @@ def plan_training(*, loss, n_samples, n_params, lam, row_norm, clip_norm, epsilo
     """Plan a private training run from public numbers and privacy targets.
 
     privacy-accounting.md, Sections 7 and 12: the (epsilon, delta) targets become
-    rho-coefficients (the DP target by the exact Gaussian profile, Section 21.5,
-    for ``recipe="tight"``; the deletion target by the improved conversion of
-    Section 6.4); then
+    rho-coefficients (by the exact Gaussian profile for ``recipe="tight"``,
+    privacy-accounting.md, Section 21; by the improved Rényi conversion of
+    Section 6.4 for ``recipe="cs23"``); then
     ``beta = beta_phi R^2``, the step size (``2 / (2 lam + 1.1 beta)``, the
     largest Lemma 3.1 allows with 10% headroom for batches that grow, unless
     given), the batches per pass ``E`` (given, or :func:`auto_batches` when
@@ -387,10 +380,9 @@ def plan_training(*, loss, n_samples, n_params, lam, row_norm, clip_norm, epsilo
         Step size (the constant-phase one with several batches).
     recipe : {"tight", "cs23"}, default="tight"
     conversion : {"auto", "gaussian", "improved", "classic"}, default="auto"
-        Conversion of the DP figure of the records present and of its target.
+        Conversion of both targets and of every figure of the model.
         ``"auto"`` is :func:`dp_conversion` of the recipe. ``"gaussian"`` is
-        refused with ``recipe="cs23"`` (Section 21.4). Deletion and adaptive
-        figures use :attr:`TrainingPlan.deletion_conversion`.
+        refused with ``recipe="cs23"`` (Section 21.4).
     fit_steps : int or None, default=None
         Override of the fit's length, in passes over the data (epochs); with one
         batch a pass is one step. Privacy holds for any length.
@@ -418,7 +410,7 @@ def plan_training(*, loss, n_samples, n_params, lam, row_norm, clip_norm, epsilo
     ...                      epsilon=1.0, delta=1e-5, deletion_epsilon=0.1,
     ...                      learning_rate=1 / 0.51)
     >>> plan.fit_steps, plan.unlearn_steps
-    (531, 108)
+    (539, 107)
     """
     check_choice(recipe, "recipe", RECIPES)
     check_choice(conversion, "conversion", ("auto",) + CONVERSIONS)
@@ -448,9 +440,8 @@ def plan_training(*, loss, n_samples, n_params, lam, row_norm, clip_norm, epsilo
     S = sensitivity(gradient_bound=G, relation=relation, group_size=g)
     beta = smoothness(loss=loss, row_norm=row_norm)
     rho_target = epsilon_to_rho(epsilon=epsilon, delta=delta, method=conversion)
-    # Deletion figures are Rényi bounds only (Section 21.4).
-    rho_dd = epsilon_to_rho(epsilon=deletion_epsilon, delta=delta,
-                            method=renyi_conversion(conversion))
+    # Deletion figures are sqrt(2 rho)-GDP too (Corollary 21.5).
+    rho_dd = epsilon_to_rho(epsilon=deletion_epsilon, delta=delta, method=conversion)
     h_typ = 0.0
     if fit_recipe == "typical":
         if n_features is None or data_norm is None:
