@@ -68,8 +68,8 @@ def test_plan_uses_the_noisy_gd_sensitivity_and_tolerance():
         loss="logistic", n_samples=10000, n_params=21, lam=0.01, row_norm=2 ** 0.5,
         clip_norm=1.0, epsilon=1.0, delta=1e-5)
     assert default.conversion == "gaussian"
-    assert default.sigma == pytest.approx(1.002 * 2.0 / (100.0 * math.sqrt(2 * RHO_O11)),
-                                          rel=1e-9)
+    assert default.sigma == pytest.approx(
+        1.002 * 2.0 / (100.0 * math.sqrt(2 * RHO_O11)), rel=1e-9)
     ovr = acc.plan_output_perturbation(
         loss="ovr", n_samples=10000, n_params=63, lam=0.01, row_norm=2 ** 0.5,
         clip_norm=1.0, epsilon=1.0, delta=1e-5, n_classes=3, relation="zero_out",

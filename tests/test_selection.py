@@ -78,7 +78,8 @@ def test_plan_search_total_matches_dp_accounting(refit_share, mean, shape,
                                   method="gaussian") <= b.refit_rho
         # ...handed over as the epsilon of a Gaussian mechanism of that rho
         # (dp_accounting's PLD accountant as the oracle).
-        pld = pytest.importorskip("dp_accounting.pld.pld_privacy_accountant")
+        from dp_accounting.pld import pld_privacy_accountant as pld
+
         accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
         accountant.compose(dp_event.GaussianDpEvent(
             1.0 / math.sqrt(2.0 * b.refit_rho)))

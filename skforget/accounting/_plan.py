@@ -75,8 +75,9 @@ def dp_conversion(*, recipe):
 
     ``"gaussian"`` for ``recipe="tight"``: its figures are ``sqrt(2 rho)``-GDP
     (privacy-accounting.md, Section 21, Corollaries 21.4 and 21.5), so the exact
-    Gaussian profile converts them and calibrates the noise and the edits. ``"improved"`` for
-    ``recipe="cs23"``, planned by the source paper's Rényi theorem (21.4).
+    Gaussian profile converts them and calibrates the noise and the edits.
+    ``"improved"`` for ``recipe="cs23"``, planned by the source paper's Rényi
+    theorem (21.4).
 
     Parameters
     ----------
