@@ -26,9 +26,11 @@ in the same round. Private rows: medians over noise seeds.
 
 Levers (``--no-levers`` skips them), prototyped here and not in the library;
 each spends an honest share of the budget: the auxiliary release gets a share
-``SHARE`` of the Renyi coefficient ``rho`` of (epsilon = 1, delta), the
-estimator is given the epsilon of the remaining ``rho``, and Renyi curves of
-the form ``q rho`` add, so the total is (1, delta)-DP:
+``SHARE`` of the coefficient ``rho`` of (epsilon = 1, delta), the estimator
+is given the epsilon of the remaining ``rho``; both are ``sqrt(2 rho)``-Gaussian
+DP (privacy-accounting.md, Section 21), which composes as ``rho`` adds, so the
+total is (1, delta)-DP (read by the exact Gaussian profile, as the estimators
+read their targets):
 
 (a) ``offset``: class counts released with Gaussian noise (sensitivity sqrt(2),
     replace-one), the released intercepts shifted by ``-log p_hat_c`` (binary:
@@ -92,10 +94,17 @@ def default_delta(n):
 
 def split_budget(epsilon, delta, n_aux):
     """(rho of each auxiliary release, epsilon left for the estimator)."""
-    rho = epsilon_to_rho(epsilon=epsilon, delta=delta)
+    # The estimator reads an epsilon target by the exact Gaussian profile
+    # (privacy-accounting.md, Section 21), and a Gaussian count release is
+    # sqrt(2 rho)-GDP, so the split is made in that currency: GDP composes as
+    # rho adds, and the total is (epsilon, delta)-DP.
+    rho = epsilon_to_rho(epsilon=epsilon, delta=delta, method="gaussian")
     rho_aux = SHARE * rho
     rest = rho - n_aux * rho_aux
-    return rho_aux, rho_to_epsilon(rho=rest, delta=delta)
+    eps = rho_to_epsilon(rho=rest, delta=delta, method="gaussian")
+    while epsilon_to_rho(epsilon=eps, delta=delta, method="gaussian") > rest:
+        eps *= 1 - 1e-12
+    return rho_aux, eps
 
 
 def noisy_counts(codes, n_classes, rho, rng):
@@ -295,7 +304,8 @@ def run_table(name, *, smoke, seeds, levers, dpl_python, log):
         # (b2) mean-1 normalisation: C keeps the unweighted default penalty.
         lam = default_regularization(
             sensitivity=default_plan.sensitivity, n_params=default_plan.n_params,
-            rho=epsilon_to_rho(epsilon=eps_rest, delta=delta), n_samples=n)
+            rho=epsilon_to_rho(epsilon=eps_rest, delta=delta, method="gaussian"),
+            n_samples=n)
         mean1 = bal / bal.mean()
         m, t = _fit(raw(seed, eps=eps_rest, C=1.0 / (lam * n),
                         class_weight=weights(mean1)),

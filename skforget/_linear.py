@@ -233,6 +233,12 @@ class _BasePrivateLinear(BaseEstimator):
         parameters alone, for rows whose targets stay on a cluster."""
         raise NotImplementedError
 
+    def _dp_conversion(self):
+        """Conversion of this estimator's DP figure and target (Section 21):
+        ``"gaussian"`` for the tight recipe and output perturbation, whose
+        releases are ``sqrt(2 rho)``-GDP; ``"improved"`` for ``recipe="cs23"``."""
+        return accounting.dp_conversion(recipe=getattr(self, "recipe", "tight"))
+
     def _warn_about_callers(self, rho, delta):
         """Warn about what the scikit-learn code running this fit does to the
         guarantee, read from the call stack (public): a plain ``Pipeline``
@@ -248,7 +254,10 @@ class _BasePrivateLinear(BaseEstimator):
         caller = sklearn_caller()
         if caller is None:
             return
-        one = accounting.rho_to_epsilon(rho=rho, delta=delta)
+        # The fit's own conversion (Section 21: GDP composes as rho adds, so
+        # ten fits are 10 rho under it too).
+        method = self._dp_conversion()
+        one = accounting.rho_to_epsilon(rho=rho, delta=delta, method=method)
         if caller == "calibration":
             warnings.warn(
                 f"{type(self).__name__}.fit runs inside CalibratedClassifierCV, "
@@ -269,7 +278,8 @@ class _BasePrivateLinear(BaseEstimator):
             fits = (f"this one makes {n_cand} candidate(s) x {n_splits} split(s)"
                     + (" and a refit on all rows" if refit else "")
                     + f", {many} fits")
-        total = accounting.rho_to_epsilon(rho=many * rho, delta=delta)
+        total = accounting.rho_to_epsilon(rho=many * rho, delta=delta,
+                                       method=method)
         ledger = getattr(self, "ledger", None)
         recorded = ("The ledger given records each fit's figure as it runs, not "
                     "the choice made from exact scores. " if ledger is not None
@@ -296,7 +306,9 @@ class _BasePrivateLinear(BaseEstimator):
         return accounting.ledger_spending(
             getattr(self, "ledger", None), f"{type(self).__name__}.{what}",
             rho=rho, relation=self._param("relation"),
-            group_size=int(self._param("group_size")))
+            group_size=int(self._param("group_size")),
+            # GDP releases compose as GDP (privacy-accounting.md, 20.2, 21.5)
+            gaussian=self._dp_conversion() == "gaussian")
 
     @staticmethod
     def _warn_if_adaptive_exceeds(guarantee):
@@ -374,7 +386,9 @@ class _BasePrivateLinear(BaseEstimator):
                                       n_classes=max(2, n_outputs))
         S = accounting.sensitivity(gradient_bound=G, relation=self.relation,
                                    group_size=self.group_size)
-        rho = accounting.epsilon_to_rho(epsilon=float(self.epsilon), delta=delta)
+        # The same rho the plan calibrates to (privacy-accounting.md, 8.5, 21.5).
+        rho = accounting.epsilon_to_rho(epsilon=float(self.epsilon), delta=delta,
+                                        method=self._dp_conversion())
         return accounting.default_regularization(
             sensitivity=S, n_params=n_params, rho=rho, n_samples=n_samples,
             data_norm=self.data_norm)

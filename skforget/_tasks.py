@@ -117,7 +117,8 @@ class _PrivateClassifierMixin:
         budget = prevalence_budget(
             epsilon=float(self._param("epsilon")), delta=delta,
             share=AUTO_PREVALENCE_SHARE if share == "auto" else share,
-            relation=self._param("relation"), group_size=self._param("group_size"))
+            relation=self._param("relation"), group_size=self._param("group_size"),
+            method=self._dp_conversion())
         if (share == "auto" and cw is None
                 and n_samples < AUTO_MIN_ROWS_PER_NOISE * budget.noise_scale):
             return None

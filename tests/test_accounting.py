@@ -134,9 +134,12 @@ def test_o3_epsilon_delta_targets():
         pytest.approx(0.0208199383395355, rel=RTOL)
     assert acc.epsilon_to_rho(epsilon=0.1, delta=1e-5) == pytest.approx(
         0.00043299372940180963, rel=1e-6)
+    # O3 is the improved conversion's oracle; the default Gaussian calibration
+    # (Section 21) has its own oracle O11 in tests/test_gdp.py.
     plan = acc.plan_training(loss="logistic", n_samples=N, n_params=P, lam=LAM,
                              row_norm=R, clip_norm=L, epsilon=1.0, delta=1e-5,
-                             deletion_epsilon=0.1, learning_rate=ETA)
+                             deletion_epsilon=0.1, learning_rate=ETA,
+                             conversion="improved")
     assert plan.sigma == pytest.approx(0.008050504895075037, rel=1e-6)
     assert (plan.fit_steps, plan.unlearn_steps_privacy, plan.unlearn_steps) == \
         (531, 108, 108)

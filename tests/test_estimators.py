@@ -54,8 +54,9 @@ def test_fitted_attributes_binary(binary_data):
     assert isinstance(g, acc.PrivacyGuarantee)
     assert g.epsilon <= 1.0 and g.delta == 1e-5 and g.relation == "replace"
     assert g.normaliser == 300 and g.n_samples == 300
-    # C="auto": the public default of privacy-accounting.md, Section 8.5.
-    rho = acc.epsilon_to_rho(epsilon=1.0, delta=1e-5)
+    # C="auto": the public default of privacy-accounting.md, Section 8.5, at
+    # the rho of the plan's (Gaussian, Section 21.5) calibration.
+    rho = acc.epsilon_to_rho(epsilon=1.0, delta=1e-5, method="gaussian")
     assert g.regularization == pytest.approx(acc.default_regularization(
         sensitivity=2 * 0.5, n_params=9, rho=rho, n_samples=300))
     assert NoisyGDClassifier(C=0.1, random_state=0).fit(X, y) \

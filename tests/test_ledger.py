@@ -64,6 +64,43 @@ def test_gaussian_releases_compose_like_dp_accounting(rhos):
     assert ledger.total.epsilon <= oracle.get_epsilon(DELTA) * (1 + 1e-9)
 
 
+@pytest.mark.parametrize("rhos", [[0.03], [0.03] * 10, [1e-4, 0.02, 0.3]])
+def test_gaussian_entries_compose_as_gdp(rhos):
+    """Section 20.2: Gaussian entries add mu^2 and convert exactly (the PLD
+    accountant of dp_accounting is the oracle); one Rényi entry makes the
+    total Rényi again, and the Gaussian reading is never above the Rényi one."""
+    pld = pytest.importorskip("dp_accounting.pld.pld_privacy_accountant")
+    ledger = PrivacyLedger(epsilon=1e6, delta=DELTA)
+    oracle = pld.PLDAccountant()
+    for i, rho in enumerate(rhos):
+        ledger.spend(f"release {i}", rho=rho, gaussian=True)
+        oracle.compose(_gaussian(rho))
+    assert ledger.total.epsilon == pytest.approx(oracle.get_epsilon(DELTA), rel=1e-3)
+    renyi = acc.rho_to_epsilon(rho=sum(rhos), delta=DELTA)
+    assert ledger.total.epsilon < renyi
+    ledger.spend("a Rényi release", rho=1e-6)
+    assert ledger.total.epsilon >= renyi
+
+
+def test_a_fit_at_the_budget_fits_the_ledger():
+    """An estimator planned for (epsilon, delta) spends exactly epsilon of a
+    ledger at delta (both read the Gaussian profile), and the ledger's
+    remaining_epsilon plans a second fit that fits exactly."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    X /= np.linalg.norm(X, axis=1).max()
+    y = (X[:, 0] > 0).astype(int)
+    ledger = PrivacyLedger(epsilon=2.0, delta=DELTA)
+    NoisyGDClassifier(classes=[0, 1], delta=DELTA, ledger=ledger).fit(X, y)
+    assert ledger.total.epsilon == pytest.approx(1.0, rel=1e-6)
+    eps = ledger.remaining_epsilon
+    NoisyGDClassifier(classes=[0, 1], delta=DELTA, epsilon=eps, ledger=ledger).fit(X, y)
+    assert ledger.total.epsilon <= 2.0
+    with pytest.raises(acc.PrivacyBudgetExceeded):
+        NoisyGDClassifier(classes=[0, 1], delta=DELTA, epsilon=0.01,
+                          ledger=ledger).fit(X, y)
+
+
 @pytest.mark.parametrize("mean,shape,refit_share", [(10.0, 0.0, 0.0),
                                                     (5.0, 1.0, 0.5)])
 def test_a_search_and_fits_compose_like_dp_accounting(mean, shape, refit_share):
@@ -226,8 +263,10 @@ def test_fit_and_edits_record_what_the_model_reports(cls, binary_data,
         # Theorem 6.3's term for this release, at the DP sensitivity: the
         # next edit's adaptive figure counts it (times the deletion factor).
         assert 0 < edit.rho <= g.rho
-    assert ledger.total.epsilon == pytest.approx(
-        acc.rho_to_epsilon(rho=sum(e.rho for e in ledger.entries), delta=DELTA))
+    # Both releases are GDP (Section 21), so their sum converts exactly.
+    assert all(e.gaussian for e in ledger.entries)
+    assert ledger.total.epsilon == pytest.approx(acc.rho_to_epsilon(
+        rho=sum(e.rho for e in ledger.entries), delta=DELTA, method="gaussian"))
 
 
 @pytest.mark.parametrize("cls", [NoisyGDClassifier, OutputPerturbationClassifier])
@@ -403,7 +442,7 @@ def test_grid_search_in_worker_processes(binary_data, tmp_path):
     assert len(shared.entries) == 7
     rho = shared.entries[-1].rho
     assert shared.total.epsilon == pytest.approx(acc.rho_to_epsilon(
-        rho=sum(e.rho for e in shared.entries), delta=DELTA))
+        rho=sum(e.rho for e in shared.entries), delta=DELTA, method="gaussian"))
     assert rho > 0
 
 
@@ -461,14 +500,25 @@ def test_check_reads_a_public_plan(binary_data):
 
 @pytest.mark.parametrize("k", [1, 3, 10])
 def test_remaining_for_k_equal_releases(k):
+    # Gaussian releases: each of k models planned for remaining(k) (by the
+    # Gaussian inverse, as the estimators plan) fills the budget exactly.
     ledger = PrivacyLedger(epsilon=2.0, delta=DELTA)
-    ledger.spend("fit", rho=0.02)
+    ledger.spend("fit", rho=0.02, gaussian=True)
     each = ledger.remaining(k)
-    rho = acc.epsilon_to_rho(epsilon=each, delta=DELTA)
+    rho = acc.epsilon_to_rho(epsilon=each, delta=DELTA, method="gaussian")
     for i in range(k):
-        ledger.spend(f"fold {i}", rho=rho)
+        ledger.spend(f"fold {i}", rho=rho, gaussian=True)
     assert ledger.total.epsilon <= 2.0
     assert ledger.total.epsilon == pytest.approx(2.0, rel=1e-6)
+    # Rényi entries: the same targets still fit (the Gaussian inverse gives
+    # the larger rho), with room to spare.
+    renyi = PrivacyLedger(epsilon=2.0, delta=DELTA)
+    renyi.spend("fit", rho=0.02)
+    each = renyi.remaining(k)
+    for i in range(k):
+        renyi.spend(f"fold {i}", rho=acc.epsilon_to_rho(epsilon=each, delta=DELTA,
+                                                        method="gaussian"))
+    assert renyi.total.epsilon <= 2.0
     with pytest.raises(ValueError, match="positive integer"):
         ledger.remaining(0)
 

@@ -30,6 +30,9 @@ from skforget._validation import segment_rng
 from skforget.accounting._output_perturbation import certified_solve_bounds
 
 RHO_O3 = 0.0305565951976365  # (epsilon, delta) = (1, 1e-5), improved conversion
+# The same target by the exact Gaussian profile (spec 21.5; oracle O11, pinned
+# against dp_accounting in tests/test_gdp.py): the default since Section 21.
+RHO_O11 = 0.0359257023274181
 
 # --- oracle O10 ------------------------------------------------------------------
 
@@ -56,10 +59,17 @@ def test_oracle_o10_noise_scale_matches_the_closed_form():
 def test_plan_uses_the_noisy_gd_sensitivity_and_tolerance():
     plan = acc.plan_output_perturbation(
         loss="logistic", n_samples=10000, n_params=21, lam=0.01, row_norm=2 ** 0.5,
-        clip_norm=1.0, epsilon=1.0, delta=1e-5)
+        clip_norm=1.0, epsilon=1.0, delta=1e-5, conversion="improved")
     assert plan.sensitivity == acc.sensitivity(gradient_bound=1.0) == 2.0
     assert plan.tolerance == pytest.approx(2e-7, rel=1e-12)
     assert plan.sigma == pytest.approx(0.08106441238018465, rel=1e-9)
+    # Default: the exact Gaussian calibration (15.2 at rho of O11).
+    default = acc.plan_output_perturbation(
+        loss="logistic", n_samples=10000, n_params=21, lam=0.01, row_norm=2 ** 0.5,
+        clip_norm=1.0, epsilon=1.0, delta=1e-5)
+    assert default.conversion == "gaussian"
+    assert default.sigma == pytest.approx(
+        1.002 * 2.0 / (100.0 * math.sqrt(2 * RHO_O11)), rel=1e-9)
     ovr = acc.plan_output_perturbation(
         loss="ovr", n_samples=10000, n_params=63, lam=0.01, row_norm=2 ** 0.5,
         clip_norm=1.0, epsilon=1.0, delta=1e-5, n_classes=3, relation="zero_out",
@@ -113,8 +123,8 @@ def test_reported_rho_is_the_exact_gaussian_figure(data, relation):
     delta_l2 = (1 + 2e-3) * S / (n * lam)
     # The mechanism is Gaussian: R_q = q Delta^2 / (2 sigma^2) exactly.
     assert g.rho == pytest.approx(delta_l2 ** 2 / (2 * g.noise_scale ** 2), rel=1e-12)
-    assert g.rho == pytest.approx(acc.epsilon_to_rho(epsilon=1.0, delta=g.delta),
-                                  rel=1e-9)
+    assert g.rho == pytest.approx(acc.epsilon_to_rho(epsilon=1.0, delta=g.delta,
+                                                     method="gaussian"), rel=1e-9)
     assert g.epsilon == pytest.approx(1.0, rel=1e-6)
     assert g.mechanism == "output_perturbation" and g.tol == 1e-3
     assert (g.sensitivity, g.regularization) == (pytest.approx(S), pytest.approx(lam))
@@ -637,7 +647,7 @@ def test_rho_adaptive_release_closed_form():
     # Oracle O10's adaptive row: 3 releases, deletion under replace.
     plan = acc.plan_output_perturbation(loss="logistic", n_samples=10000, n_params=21,
                                         lam=0.01, row_norm=2 ** 0.5, clip_norm=1.0,
-                                        epsilon=1.0, delta=1e-5)
+                                        epsilon=1.0, delta=1e-5, conversion="improved")
     term = _adaptive_term(plan, 0.25)
     assert 3 * term == pytest.approx(0.02300902451439991, rel=1e-12)
     # A replacement (S_del = S) gives back the release's own rho exactly.

@@ -114,7 +114,11 @@ def test_guarantee_composes_counts_and_training():
     X, y = _rare_table()
     clf = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
     g = clf.privacy_guarantee_
-    b = acc.prevalence_budget(epsilon=1.0, delta=g.delta, share=0.05)
+    # The estimator's own conversion (exact Gaussian, Section 21): GDP
+    # composes as rho adds, so the split is read with it (18.10).
+    assert g.conversion == "gaussian"
+    b = acc.prevalence_budget(epsilon=1.0, delta=g.delta, share=0.05,
+                              method="gaussian")
     assert g.rho_counts == pytest.approx(b.rho_counts)
     assert g.count_noise == pytest.approx(b.noise_scale)
     assert g.target_epsilon == 1.0
@@ -460,7 +464,11 @@ def test_output_perturbation_releases_counts_at_every_refit():
     X, y = _rare_table(n=3000)
     clf = OutputPerturbationClassifier(classes=[0, 1], random_state=0).fit(X, y)
     g = clf.privacy_guarantee_
-    b = acc.prevalence_budget(epsilon=1.0, delta=g.delta, share=0.05)
+    # The estimator's own conversion (exact Gaussian, Section 21): GDP
+    # composes as rho adds, so the split is read with it (18.10).
+    assert g.conversion == "gaussian"
+    b = acc.prevalence_budget(epsilon=1.0, delta=g.delta, share=0.05,
+                              method="gaussian")
     assert g.rho_counts == pytest.approx(b.rho_counts)
     assert g.epsilon <= 1.0 + 1e-9 and g.target_epsilon == 1.0
     noise = segment_rng(0, 0, stream=1).normal(0.0, b.noise_scale, size=2)

@@ -16,6 +16,7 @@ from skforget.accounting._conversions import (
     epsilon_at_order,
     epsilon_to_rho,
     gaussian_epsilon,
+    gdp_mu,
     optimal_order,
     rho_to_epsilon,
 )
@@ -79,6 +80,7 @@ from skforget.accounting._prevalence import (
 )
 from skforget.accounting._plan import (
     TrainingPlan,
+    dp_conversion,
     plan_training,
     plan_unlearning,
 )
@@ -149,10 +151,12 @@ __all__ = [
     "default_learning_rate",
     "default_regularization",
     "deletion_factor",
+    "dp_conversion",
     "epsilon_at_order",
     "epsilon_to_rho",
     "gaussian_epsilon",
     "gaussian_noise_for_rho",
+    "gdp_mu",
     "gradient_bound",
     "group_factor",
     "guarantee_after_edit",

@@ -23,7 +23,15 @@ from skforget.accounting._checks import (
     check_real,
 )
 
-CONVERSIONS = ("improved", "classic")
+CONVERSIONS = ("improved", "classic", "gaussian")
+#: Conversions of a Rényi curve at one order (the Gaussian profile is not one).
+ORDER_CONVERSIONS = ("improved", "classic")
+
+
+def _renyi_method(conversion):
+    """The conversion at one Rényi order that stands for ``conversion`` where an
+    order is asked for (information only): ``"improved"`` for ``"gaussian"``."""
+    return "improved" if conversion == "gaussian" else conversion
 
 
 def epsilon_at_order(*, order, rdp_epsilon, delta, method="improved"):
@@ -60,7 +68,7 @@ def epsilon_at_order(*, order, rdp_epsilon, delta, method="improved"):
     q = check_real(order, "order", low=1.0)
     eps_q = check_nonnegative(rdp_epsilon, "rdp_epsilon")
     delta = check_probability(delta, "delta")
-    check_choice(method, "method", CONVERSIONS)
+    check_choice(method, "method", ORDER_CONVERSIONS)
     return max(0.0, _epsilon_at_order(q, eps_q, delta, method))
 
 
@@ -109,13 +117,21 @@ def rho_to_epsilon(*, rho, delta, method="improved"):
     whose optimum is ``rho + 2 sqrt(rho ln(1/delta))``. See privacy-accounting.md,
     Section 6.4.
 
+    ``gaussian`` is the exact privacy profile of ``mu``-GDP with
+    ``mu = sqrt(2 rho)`` (Dong, Roth and Su 2022, Corollary 2.13; Balle and Wang
+    2018, Theorem 8): valid **only** when the two laws are ``sqrt(2 rho)``-GDP, which
+    privacy-accounting.md, Section 21 proves for the noisy-GD figure of the records
+    present (Corollary 21.4) and which holds for a Gaussian mechanism and for sums
+    of such rho (GDP composes as rho adds). A general rho-coefficient does not imply
+    it; the accountant, not the user, chooses this method.
+
     Parameters
     ----------
     rho : float
         The rho-coefficient, ``>= 0``.
     delta : float
         Target delta in (0, 1).
-    method : {"improved", "classic"}, default="improved"
+    method : {"improved", "classic", "gaussian"}, default="improved"
 
     Returns
     -------
@@ -141,6 +157,8 @@ def _rho_to_epsilon(rho, delta, method):
         return 0.0
     if math.isinf(rho):
         return math.inf
+    if method == "gaussian":
+        return _gdp_epsilon(math.sqrt(2.0 * rho), delta)
     q = _best_order(rho, delta, method)
     return max(0.0, _epsilon_at_order(q, q * rho, delta, method))
 
@@ -149,7 +167,9 @@ def optimal_order(*, rho, delta, method="improved"):
     """The Rényi order at which :func:`rho_to_epsilon` attains its minimum.
 
     Reported for information only (privacy-accounting.md, Section 6.4): the
-    guarantee holds at every order.
+    guarantee holds at every order. The Gaussian profile is not a conversion at
+    one order: for ``method="gaussian"`` the improved conversion's order is
+    returned (Section 21.5).
 
     Parameters
     ----------
@@ -173,7 +193,7 @@ def optimal_order(*, rho, delta, method="improved"):
     rho = check_positive(rho, "rho")
     delta = check_probability(delta, "delta")
     check_choice(method, "method", CONVERSIONS)
-    return _best_order(rho, delta, method)
+    return _best_order(rho, delta, _renyi_method(method))
 
 
 def epsilon_to_rho(*, epsilon, delta, method="improved"):
@@ -184,6 +204,9 @@ def epsilon_to_rho(*, epsilon, delta, method="improved"):
     conversion (Balle et al. 2020, Thm 21) is increasing in rho, so the target is
     found by bracketing and Brent's method; the returned value is checked to
     convert back to at most ``epsilon`` (privacy-accounting.md, Section 6.4).
+    ``gaussian`` inverts the exact GDP profile (Section 21.5): the largest
+    ``mu`` with ``delta_mu(epsilon) <= delta``, returned as ``mu**2 / 2``; use it
+    only where :func:`rho_to_epsilon`'s ``gaussian`` method is valid.
 
     Parameters
     ----------
@@ -191,7 +214,7 @@ def epsilon_to_rho(*, epsilon, delta, method="improved"):
         Target epsilon, > 0.
     delta : float
         Target delta in (0, 1).
-    method : {"improved", "classic"}, default="improved"
+    method : {"improved", "classic", "gaussian"}, default="improved"
 
     Returns
     -------
@@ -215,6 +238,8 @@ def _epsilon_to_rho(epsilon, delta, method):
     rho_classic = (math.sqrt(log_inv_delta + epsilon) - math.sqrt(log_inv_delta)) ** 2
     if method == "classic":
         return rho_classic
+    if method == "gaussian":
+        return _gdp_rho(epsilon, delta, rho_classic)
 
     def gap(rho):
         return _rho_to_epsilon(rho, delta, method) - epsilon
@@ -230,16 +255,55 @@ def _epsilon_to_rho(epsilon, delta, method):
     return rho
 
 
+def _gdp_delta(mu, eps):
+    """``delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)``, the
+    privacy profile of ``mu``-GDP (Dong, Roth and Su 2022, Corollary 2.13)."""
+    a = norm.cdf(-eps / mu + mu / 2.0)
+    b = math.exp(eps + norm.logcdf(-eps / mu - mu / 2.0))
+    return a - b
+
+
+def _gdp_epsilon(mu, delta):
+    """Smallest ``eps >= 0`` with ``delta_mu(eps) <= delta`` (the profile falls in
+    eps); the root is refined to the side where the profile is at most delta."""
+    if _gdp_delta(mu, 0.0) <= delta:
+        return 0.0
+    hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta)) + 1.0
+    while _gdp_delta(mu, hi) > delta:
+        hi *= 2.0
+    eps = brentq(lambda e: _gdp_delta(mu, e) - delta, 0.0, hi, xtol=1e-15,
+                 rtol=1e-15, maxiter=500)
+    while _gdp_delta(mu, eps) > delta:  # never report an epsilon below the root
+        eps = math.nextafter(eps, math.inf) * (1.0 + 1e-15)
+    return eps
+
+
+def _gdp_rho(epsilon, delta, rho_floor):
+    """Largest ``mu**2 / 2`` with ``delta_mu(epsilon) <= delta``; the profile rises
+    in ``mu``. ``rho_floor`` (the classic Rényi inverse, which is valid for every
+    rho-coefficient and so for GDP) brackets it from below."""
+    lo = math.sqrt(2.0 * rho_floor)
+    hi = 2.0 * lo
+    while _gdp_delta(hi, epsilon) <= delta:
+        lo, hi = hi, 2.0 * hi
+    mu = brentq(lambda m: _gdp_delta(m, epsilon) - delta, lo, hi, xtol=1e-300,
+                rtol=1e-15, maxiter=500)
+    rho = mu * mu / 2.0
+    while _rho_to_epsilon(rho, delta, "gaussian") > epsilon:
+        rho = math.nextafter(rho, 0.0) * (1.0 - 1e-13)
+    return rho
+
+
 def gaussian_epsilon(*, rho, delta):
     """Exact (epsilon, delta) curve of a Gaussian mechanism with rho = mu**2 / 2.
 
     Balle and Wang (2018), Theorem 8: the privacy profile of two Gaussians at
     distance ``mu`` (in units of the noise std) is
-    ``delta(eps) = Phi(-eps/mu + mu/2) - exp(eps) Phi(-eps/mu - mu/2)``. Its
-    Rényi curve is exactly ``q * rho`` with ``rho = mu**2 / 2``, so this is the
-    smallest epsilon any conversion of a rho-coefficient could hope to reach. It is
-    a reference (tests, audits), never a reported guarantee: a general
-    rho-coefficient does not imply the Gaussian profile.
+    ``delta(eps) = Phi(-eps/mu + mu/2) - exp(eps) Phi(-eps/mu - mu/2)``, the
+    profile of ``mu``-GDP (Dong, Roth and Su 2022, Corollary 2.13). Same value as
+    ``rho_to_epsilon(rho=rho, delta=delta, method="gaussian")``, which is where
+    the accountant uses it (privacy-accounting.md, Section 21); this name is kept
+    for references and audits.
 
     Parameters
     ----------
@@ -258,21 +322,34 @@ def gaussian_epsilon(*, rho, delta):
     >>> round(gaussian_epsilon(rho=0.1, delta=1e-5), 6)
     1.760057
     """
-    rho = check_nonnegative(rho, "rho")
-    delta = check_probability(delta, "delta")
-    if rho == 0.0:
-        return 0.0
-    mu = math.sqrt(2.0 * rho)
+    return rho_to_epsilon(rho=rho, delta=delta, method="gaussian")
 
-    def profile(eps):
-        a = norm.cdf(-eps / mu + mu / 2.0)
-        b = math.exp(eps + norm.logcdf(-eps / mu - mu / 2.0))
-        return a - b - delta
 
-    if profile(0.0) <= 0.0:
-        return 0.0
-    hi = rho_to_epsilon(rho=rho, delta=delta, method="classic") + 1.0
-    return brentq(profile, 0.0, hi, xtol=1e-14, rtol=1e-14)
+def gdp_mu(*, rho):
+    """``mu = sqrt(2 rho)`` of a figure that is ``mu``-Gaussian DP.
+
+    privacy-accounting.md, Section 21: the figures of noisy GD (``recipe=
+    "tight"``) and of output perturbation are ``sqrt(2 rho)``-GDP (Corollaries
+    21.4, 21.5; Dong, Roth and Su 2022), i.e. no test tells the two laws apart
+    better than one telling ``N(0, 1)`` from ``N(mu, 1)``. Only meaningful for
+    figures whose guarantee records ``conversion="gaussian"``.
+
+    Parameters
+    ----------
+    rho : float
+        The figure's rho-coefficient.
+
+    Returns
+    -------
+    mu : float
+
+    Examples
+    --------
+    >>> from skforget.accounting import gdp_mu
+    >>> gdp_mu(rho=0.125)
+    0.5
+    """
+    return math.sqrt(2.0 * check_nonnegative(rho, "rho"))
 
 
 def advantage_bound(*, rho):

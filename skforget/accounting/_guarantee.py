@@ -16,7 +16,22 @@ REFERENCES = (
     "skforget privacy-accounting spec, eqs. (5.1)-(5.5), Thms 6.2-6.3",
     "[CMS11] Chaudhuri, Monteleoni & Sarwate, Differentially Private Empirical "
     "Risk Minimization, JMLR 2011 (Cor. 8; output perturbation, spec Section 15)",
+    "[DRS22] Dong, Roth & Su, Gaussian Differential Privacy, JRSS-B 2022 "
+    "(Lemma 2.9, Cor. 2.13, Thm 3.2, Cor. 3.3); spec Section 21 (Cor. 21.4)",
 )
+
+#: Why a guarantee's epsilon uses the conversion it records (spec Section 21).
+CONVERSION_NOTES = {
+    "gaussian": "exact Gaussian profile of mu = sqrt(2 rho): every figure of "
+                "the model (units present, deleted, adaptive requests) is "
+                "mu-Gaussian DP, not only a Renyi bound (spec Section 21, "
+                "Corollaries 21.4, 21.5; a Gaussian mechanism for output "
+                "perturbation, 15.4)",
+    "improved": "Renyi curve q * rho converted by Balle et al. 2020, Thm 21 "
+                "(spec Section 6.4)",
+    "classic": "Renyi curve q * rho converted by Mironov 2017, Prop. 3 "
+               "(spec Section 6.4)",
+}
 
 
 def _fmt(x):
@@ -154,8 +169,10 @@ class PrivacyGuarantee:
         Neighbouring relation. ``"replace"``: one record swapped for any other.
     group_size : int
         Records per privacy unit (one person's rows).
-    conversion : {"improved", "classic"}
-        RDP to (epsilon, delta) conversion used.
+    conversion : {"gaussian", "improved", "classic"}
+        Conversion of every ``rho`` to ``epsilon`` (the edits' too).
+        ``"gaussian"``: the figures are ``sqrt(2 rho)``-GDP (privacy-accounting.md,
+        Section 21) and ``epsilon`` is the exact Gaussian profile.
     target_epsilon, target_deletion_epsilon : float
         The targets the run was planned for.
     noise_scale, learning_rate, regularization : float
@@ -216,6 +233,8 @@ class PrivacyGuarantee:
         model releases none. Redrawn with fresh noise at every edit.
     count_noise : float
         Standard deviation of the noise on each class count, in records.
+    conversion_note : str
+        Why ``conversion`` is valid for this figure (the theorem it rests on).
     """
 
     epsilon: float
@@ -254,6 +273,7 @@ class PrivacyGuarantee:
     tol: float = 0.0
     rho_counts: float = 0.0
     count_noise: float = 0.0
+    conversion_note: str = ""
 
     def __setstate__(self, state):
         # A guarantee pickled before a field was added (fields are only ever
@@ -280,6 +300,15 @@ class PrivacyGuarantee:
         return cert is not None and cert.epsilon_adaptive > self.target_epsilon
 
     @property
+    def mu(self):
+        """``sqrt(2 rho)`` when the figure is ``mu``-GDP (``conversion ==
+        "gaussian"``, Section 21), else None: a Rényi bound alone does not
+        imply it."""
+        from skforget.accounting._conversions import gdp_mu
+
+        return gdp_mu(rho=self.rho) if self.conversion == "gaussian" else None
+
+    @property
     def advantage(self):
         """Bound on TPR - FPR of any membership test on a present record."""
         from skforget.accounting._conversions import advantage_bound
@@ -292,8 +321,9 @@ class PrivacyGuarantee:
                 else f"group of {self.group_size} records")
         lines = [
             f"({_fmt(self.epsilon)}, {self.delta:.3g})-DP for every {unit} present, "
-            f"{relation} (Rényi: q*{_fmt(self.rho)} at every order q > 1); "
-            f"membership advantage <= {_fmt(self.advantage)}."
+            f"{relation} (Rényi: q*{_fmt(self.rho)} at every order q > 1"
+            + (f"; {_fmt(self.mu)}-Gaussian DP" if self.mu is not None else "")
+            + f"); membership advantage <= {_fmt(self.advantage)}."
         ]
         cert = self.deletion
         if cert is not None and cert.n_deleted + cert.n_replaced == 0:

@@ -15,7 +15,11 @@ from skforget.accounting._calibration import deletion_factor, edit_batches
 from skforget.accounting._checks import check_int
 from skforget.accounting._conversions import optimal_order, rho_to_epsilon
 from skforget.accounting._cyclic import rho_cyclic_removed
-from skforget.accounting._guarantee import EditCertificate, PrivacyGuarantee
+from skforget.accounting._guarantee import (
+    CONVERSION_NOTES,
+    EditCertificate,
+    PrivacyGuarantee,
+)
 from skforget.accounting._noisy_gd import (
     group_factor,
     rho_adaptive,
@@ -33,6 +37,7 @@ from skforget.accounting._plan import (
 
 
 def _dp_fields(plan, rho, rho_inf_value):
+    # Corollary 21.4: with conversion "gaussian" the figure is sqrt(2 rho)-GDP.
     eps = rho_to_epsilon(rho=rho, delta=plan.delta, method=plan.conversion)
     order = optimal_order(rho=rho, delta=plan.delta, method=plan.conversion) \
         if rho > 0 else math.inf
@@ -100,6 +105,7 @@ def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True,
         n_batches=E, fit_data_weight=plan.fit_data_weight,
         noise_factor=plan.noise_factor, rho_counts=float(rho_counts),
         count_noise=float(count_noise),
+        conversion_note=CONVERSION_NOTES[plan.conversion],
     )
 
 
@@ -202,6 +208,7 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
             n_replaced=n_rep, releases_seen=len(history))
 
     def eps(value):
+        # Corollary 21.5: sqrt(2 rho)-GDP too under conversion "gaussian".
         return rho_to_epsilon(rho=value, delta=plan.delta, method=plan.conversion)
 
     cert = EditCertificate(

@@ -109,11 +109,12 @@ class LedgerEntry:
     group_size: int | None
     reserved: bool = False
     id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)
+    gaussian: bool = False
 
     def epsilon(self, delta):
         """The entry's figure alone at ``delta`` (information only)."""
         return _convert(self.rho, None if self.curve is None
-                        else np.asarray(self.curve), delta)[0]
+                        else np.asarray(self.curve), delta, self.gaussian)[0]
 
     def to_dict(self):
         """Plain ``dict`` of the fields (JSON-ready)."""
@@ -169,21 +170,39 @@ class LedgerTotal:
                 f"{self.n_entries} release(s)")
 
 
-def _convert(rho, curve, delta):
+def _convert(rho, curve, delta, gaussian=False):
     """(epsilon, order) of ``q rho + curve(q)`` at ``delta``: continuous in
-    ``q`` for a rho-coefficient alone, on the grid otherwise (Section 20.2)."""
+    ``q`` for a rho-coefficient alone, on the grid otherwise (Section 20.2).
+    ``gaussian``: every release composed is ``sqrt(2 rho_i)``-GDP (Section 21),
+    so the whole is ``sqrt(2 rho)``-GDP (adaptive GDP composition, Dong, Roth
+    and Su 2022, Cor. 3.3; Section 20.2) and the exact Gaussian profile
+    converts it (order: inf, no Rényi order is used)."""
     if curve is None:
         if rho == 0.0:
             return 0.0, math.inf
+        if gaussian:
+            return rho_to_epsilon(rho=rho, delta=delta, method="gaussian"), math.inf
         return (rho_to_epsilon(rho=rho, delta=delta),
                 optimal_order(rho=rho, delta=delta))
     return rdp_curve_epsilon(orders=ORDERS, rdp=ORDERS * rho + curve, delta=delta)
 
 
+def _epsilon_within(rho, delta):
+    """The largest epsilon target whose rho fits in ``rho`` (0 when none
+    does: a share too small to plan anything)."""
+    if rho <= 0.0:
+        return 0.0
+    try:
+        return _target_within(rho, delta)
+    except ValueError:
+        return 0.0
+
+
 def _sum(entries):
     rho = math.fsum(e.rho for e in entries)
     curves = [np.asarray(e.curve) for e in entries if e.curve is not None]
-    return rho, (np.sum(curves, axis=0) if curves else None)
+    gaussian = all(e.gaussian and e.curve is None for e in entries)
+    return rho, (np.sum(curves, axis=0) if curves else None), gaussian
 
 
 def search_curve(budget):
@@ -229,7 +248,7 @@ def release_rho(guarantee, plan=None):
 
 
 def ledger_spending(ledger, label, *, rho=None, curve=None, relation=None,
-                    group_size=None):
+                    group_size=None, gaussian=False):
     """``ledger.spending(...)``, or a no-op context when ``ledger`` is None.
 
     The one call a private estimator or transformer with a ``ledger=None``
@@ -254,7 +273,7 @@ def ledger_spending(ledger, label, *, rho=None, curve=None, relation=None,
     if ledger is None:
         return contextlib.nullcontext({})
     return ledger.spending(label, rho=rho, curve=curve, relation=relation,
-                           group_size=group_size)
+                           group_size=group_size, gaussian=gaussian)
 
 
 class PrivacyLedger:
@@ -388,16 +407,18 @@ class PrivacyLedger:
         return self._total(self.entries)
 
     def _total(self, entries):
-        rho, curve = _sum(entries)
-        eps, order = _convert(rho, curve, self.delta)
+        rho, curve, gaussian = _sum(entries)
+        eps, order = _convert(rho, curve, self.delta, gaussian)
         return LedgerTotal(epsilon=eps, delta=self.delta, order=order, rho=rho,
                            curve=curve, n_entries=len(entries))
 
     def _remaining(self, entries):
         def excess(r):
             # Exactly as a check of a release of rho-coefficient r computes it.
+            # A further Gaussian release, if every release so far is one.
             probe = LedgerEntry(label="", rho=r, curve=None, relation=None,
-                                group_size=None)
+                                group_size=None,
+                                gaussian=all(e.gaussian for e in entries))
             return self._total(list(entries) + [probe]).epsilon - self.epsilon
 
         if excess(0.0) >= 0.0:
@@ -419,8 +440,7 @@ class PrivacyLedger:
     def remaining_epsilon(self):
         """Largest epsilon target, at the ledger's delta, of a release that
         still fits: a model planned for ``(remaining_epsilon, delta)`` fits."""
-        r = self.remaining_rho
-        return _target_within(r, self.delta) if r > 0.0 else 0.0
+        return _epsilon_within(self.remaining_rho, self.delta)
 
     def remaining(self, k=1):
         """Largest epsilon target, at the ledger's delta, of each of ``k``
@@ -441,11 +461,11 @@ class PrivacyLedger:
         """
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}.")
-        r = self.remaining_rho / int(k)
-        return _target_within(r, self.delta) if r > 0.0 else 0.0
+        return _epsilon_within(self.remaining_rho / int(k), self.delta)
 
     # --- checking ------------------------------------------------------------
-    def _new_entry(self, label, rho, curve, relation, group_size, reserved):
+    def _new_entry(self, label, rho, curve, relation, group_size, reserved,
+                   gaussian=False):
         rho = check_nonnegative(0.0 if rho is None else rho, "rho")
         if math.isinf(rho):
             raise ValueError("rho must be finite.")
@@ -464,7 +484,7 @@ class PrivacyLedger:
         return LedgerEntry(label=str(label), rho=rho, curve=curve,
                            relation=relation,
                            group_size=None if group_size is None else int(group_size),
-                           reserved=reserved)
+                           reserved=reserved, gaussian=bool(gaussian) and curve is None)
 
     def _resolve(self, entries, entry):
         """``entry`` with the ledger's relation and unit where it gives none."""
@@ -494,14 +514,13 @@ class PrivacyLedger:
             return (f"{entry.label} would spend epsilon {alone:.4g} "
                     f"alone and take the ledger from epsilon {before.epsilon:.4g} to "
                     f"{after.epsilon:.4g} at delta {self.delta:.3g}, past its "
-                    f"budget of {self.epsilon:.4g} (Rényi curves composed order by "
-                    f"order). What remains: epsilon {self._remaining_eps(entries):.4g} "
+                    f"budget of {self.epsilon:.4g} (composed as Section 20.2 says). "
+                    f"What remains: epsilon {self._remaining_eps(entries):.4g} "
                     "for one more release.")
         return None
 
     def _remaining_eps(self, entries):
-        r = self._remaining(entries)
-        return _target_within(r, self.delta) if r > 0.0 else 0.0
+        return _epsilon_within(self._remaining(entries), self.delta)
 
     @staticmethod
     def _figure(plan, rho, curve):
@@ -512,17 +531,21 @@ class PrivacyLedger:
         :class:`~skforget.FitPlan` of ``estimator.plan(X, y)`` (the target's
         rho-coefficient, which bounds what the fit will record)."""
         if plan is None:
-            return rho, curve
+            return rho, curve, None
         if rho is not None or curve is not None:
             raise ValueError("Give a plan, or rho / curve, not both.")
         if hasattr(plan, "run_rho"):
-            return None, search_curve(plan)
+            return None, search_curve(plan), False
         if hasattr(plan, "rho"):
-            return plan.rho, None
-        return epsilon_to_rho(epsilon=plan.epsilon, delta=plan.delta), None
+            return plan.rho, None, getattr(plan, "conversion", "") == "gaussian"
+        # An estimator's (epsilon, delta) target: the Gaussian inverse gives
+        # the largest rho of every conversion (Section 21.5), so it bounds
+        # what the fit records whatever its recipe; read as a Rényi figure.
+        return (epsilon_to_rho(epsilon=plan.epsilon, delta=plan.delta,
+                               method="gaussian"), None, False)
 
     def would_exceed(self, plan=None, *, rho=None, curve=None, relation=None,
-                     group_size=None):
+                     group_size=None, gaussian=False):
         """Whether a release with this figure would be refused now.
 
         Parameters
@@ -544,18 +567,19 @@ class PrivacyLedger:
         -------
         bool
         """
-        rho, curve = self._figure(plan, rho, curve)
+        rho, curve, from_plan = self._figure(plan, rho, curve)
         entry = self._new_entry("the release", rho, curve, relation, group_size,
-                                False)
+                                False, gaussian if from_plan is None else from_plan)
         return self._transact(
             lambda e: (self._refusal(e, self._resolve(e, entry)) is not None, None))
 
     def check(self, plan=None, *, rho=None, curve=None, relation=None,
-              group_size=None, label="the release"):
+              group_size=None, label="the release", gaussian=False):
         """Raise :class:`~skforget.accounting.PrivacyBudgetExceeded` if a
         release with this figure would be refused (see :meth:`would_exceed`)."""
-        rho, curve = self._figure(plan, rho, curve)
-        entry = self._new_entry(label, rho, curve, relation, group_size, False)
+        rho, curve, from_plan = self._figure(plan, rho, curve)
+        entry = self._new_entry(label, rho, curve, relation, group_size, False,
+                                gaussian if from_plan is None else from_plan)
         reason = self._transact(
             lambda e: (self._refusal(e, self._resolve(e, entry)), None))
         if reason is not None:
@@ -573,7 +597,7 @@ class PrivacyLedger:
                 "is now the account (the original is gone), call ledger.resume().")
 
     def reserve(self, label, *, rho=None, curve=None, relation=None,
-                group_size=None):
+                group_size=None, gaussian=False):
         """Check a planned release and count it, in one atomic step.
 
         Returns the entry's id for :meth:`settle` or :meth:`cancel`.
@@ -581,7 +605,8 @@ class PrivacyLedger:
         recorded) if it would exceed the budget.
         """
         self._check_reachable(label)
-        entry = self._new_entry(label, rho, curve, relation, group_size, True)
+        entry = self._new_entry(label, rho, curve, relation, group_size, True,
+                                gaussian)
 
         def step(entries):
             resolved = self._resolve(entries, entry)
@@ -621,14 +646,14 @@ class PrivacyLedger:
 
     @contextlib.contextmanager
     def spending(self, label, *, rho=None, curve=None, relation=None,
-                 group_size=None):
+                 group_size=None, gaussian=False):
         """Reserve on entry, record on success, cancel on an exception.
 
         Yields a dict; setting ``"rho"`` / ``"curve"`` in it records that final
         figure instead of the planned one.
         """
         entry_id = self.reserve(label, rho=rho, curve=curve, relation=relation,
-                                group_size=group_size)
+                                group_size=group_size, gaussian=gaussian)
         final = {}
         try:
             yield final
@@ -637,12 +662,13 @@ class PrivacyLedger:
             raise
         self.settle(entry_id, **final)
 
-    def spend(self, label, *, rho=None, curve=None, relation=None, group_size=None):
+    def spend(self, label, *, rho=None, curve=None, relation=None, group_size=None,
+              gaussian=False):
         """Check and record a release made elsewhere (a mechanism skforget
         does not run). Raises :class:`PrivacyBudgetExceeded` if it would not
         fit, and records nothing then."""
         self.settle(self.reserve(label, rho=rho, curve=curve, relation=relation,
-                                 group_size=group_size))
+                                 group_size=group_size, gaussian=gaussian))
 
     def record(self, label, model):
         """Record the latest release of a fitted skforget model or search
@@ -653,7 +679,8 @@ class PrivacyLedger:
                        group_size=g.group_size)
             return
         self.spend(label, rho=release_rho(g, getattr(model, "_plan", None)),
-                   relation=g.relation, group_size=g.group_size)
+                   relation=g.relation, group_size=g.group_size,
+                   gaussian=getattr(g, "conversion", "") == "gaussian")
 
     def to_dict(self):
         """The budget, the total and every entry as a JSON-ready ``dict``

@@ -39,7 +39,11 @@ from skforget.accounting._conversions import (
     optimal_order,
     rho_to_epsilon,
 )
-from skforget.accounting._guarantee import EditCertificate, PrivacyGuarantee
+from skforget.accounting._guarantee import (
+    CONVERSION_NOTES,
+    EditCertificate,
+    PrivacyGuarantee,
+)
 from skforget.accounting._noisy_gd import (
     gradient_bound,
     rho_adaptive,
@@ -324,10 +328,12 @@ class OutputPerturbationPlan:
 def plan_output_perturbation(*, loss, n_samples, n_params, lam, row_norm, clip_norm,
                              epsilon, delta, tol=1e-3, relation="replace",
                              group_size=1, n_classes=2, max_edit_size=1,
-                             conversion="improved"):
+                             conversion="gaussian"):
     """Plan one output-perturbation release from public numbers (Section 15).
 
-    The (epsilon, delta) target becomes ``rho`` (Section 6.4); ``G`` and ``S``
+    The (epsilon, delta) target becomes ``rho`` by the exact Gaussian profile
+    (the release is a Gaussian mechanism, so ``sqrt(2 rho)``-GDP: Sections 15.4
+    and 21.4); ``G`` and ``S``
     are noisy GD's (Sections 4.1-4.3); the noise is
     :func:`output_perturbation_noise` at the database size ``N = n_samples``.
 
@@ -354,7 +360,10 @@ def plan_output_perturbation(*, loss, n_samples, n_params, lam, row_norm, clip_n
         For the one-vs-rest sensitivity.
     max_edit_size : int, default=1
         Rows an edit request may name (checked by the estimator).
-    conversion : {"improved", "classic"}, default="improved"
+    conversion : {"gaussian", "improved", "classic"}, default="gaussian"
+        Conversion of the release's figure and of the adaptive figure of later
+        refits (both ``sqrt(2 rho)``-GDP: Gaussian mechanisms composed, Section
+        21.5's Corollary 21.5).
 
     Returns
     -------
@@ -367,7 +376,7 @@ def plan_output_perturbation(*, loss, n_samples, n_params, lam, row_norm, clip_n
     ...     loss="logistic", n_samples=10000, n_params=21, lam=0.01,
     ...     row_norm=2 ** 0.5, clip_norm=1.0, epsilon=1.0, delta=1e-5)
     >>> round(plan.sigma, 9), plan.tolerance
-    (0.081064412, 2e-07)
+    (0.074761858, 2e-07)
     """
     check_choice(conversion, "conversion", CONVERSIONS)
     N = check_int(n_samples, "n_samples", low=1)
@@ -461,7 +470,8 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         n_samples=plan.normaliser, edits=(), seeded=bool(seeded),
         label_set_public=bool(label_set_public),
         target_scale_public=bool(target_scale_public), mechanism="output_perturbation",
-        tol=plan.tol, rho_counts=float(rho_counts), count_noise=float(count_noise))
+        tol=plan.tol, rho_counts=float(rho_counts), count_noise=float(count_noise),
+        conversion_note=CONVERSION_NOTES[plan.conversion])
     if previous is None:
         return PrivacyGuarantee(**fields)
     n_del = check_int(n_deleted, "n_deleted")

@@ -68,6 +68,33 @@ from skforget.accounting._recipes import (
 )
 
 RECIPES = ("tight", "cs23")
+
+
+def dp_conversion(*, recipe):
+    """The conversion of the DP figure of the records present for a recipe.
+
+    ``"gaussian"`` for ``recipe="tight"``: its figures are ``sqrt(2 rho)``-GDP
+    (privacy-accounting.md, Section 21, Corollaries 21.4 and 21.5), so the exact
+    Gaussian profile converts them and calibrates the noise and the edits.
+    ``"improved"`` for ``recipe="cs23"``, planned by the source paper's Rényi
+    theorem (21.4).
+
+    Parameters
+    ----------
+    recipe : {"tight", "cs23"}
+
+    Returns
+    -------
+    conversion : str
+
+    Examples
+    --------
+    >>> from skforget.accounting import dp_conversion
+    >>> dp_conversion(recipe="tight")
+    'gaussian'
+    """
+    check_choice(recipe, "recipe", RECIPES)
+    return "gaussian" if recipe == "tight" else "improved"
 FIT_RECIPES = ("typical", "worst_case")
 
 #: An edit runs at least this many relaxation times when there are several
@@ -306,13 +333,15 @@ def _tight_run(*, learning_rate, n_batches, fit_steps, fit_recipe, loss, n_class
 def plan_training(*, loss, n_samples, n_params, lam, row_norm, clip_norm, epsilon,
                   delta, deletion_epsilon, max_edit_size=1, relation="replace",
                   group_size=1, learning_rate=None, recipe="tight",
-                  conversion="improved", fit_steps=None, n_classes=2, n_batches=1,
+                  conversion="auto", fit_steps=None, n_classes=2, n_batches=1,
                   fit_recipe="worst_case", n_features=None, data_norm=None,
                   target_bound=1.0):
     """Plan a private training run from public numbers and privacy targets.
 
     privacy-accounting.md, Sections 7 and 12: the (epsilon, delta) targets become
-    rho-coefficients (Section 6.4, improved conversion by default); then
+    rho-coefficients (by the exact Gaussian profile for ``recipe="tight"``,
+    privacy-accounting.md, Section 21; by the improved Rényi conversion of
+    Section 6.4 for ``recipe="cs23"``); then
     ``beta = beta_phi R^2``, the step size (``2 / (2 lam + 1.1 beta)``, the
     largest Lemma 3.1 allows with 10% headroom for batches that grow, unless
     given), the batches per pass ``E`` (given, or :func:`auto_batches` when
@@ -351,7 +380,10 @@ def plan_training(*, loss, n_samples, n_params, lam, row_norm, clip_norm, epsilo
     learning_rate : float or None, default=None
         Step size (the constant-phase one with several batches).
     recipe : {"tight", "cs23"}, default="tight"
-    conversion : {"improved", "classic"}, default="improved"
+    conversion : {"auto", "gaussian", "improved", "classic"}, default="auto"
+        Conversion of both targets and of every figure of the model.
+        ``"auto"`` is :func:`dp_conversion` of the recipe. ``"gaussian"`` is
+        refused with ``recipe="cs23"`` (Section 21.4).
     fit_steps : int or None, default=None
         Override of the fit's length, in passes over the data (epochs); with one
         batch a pass is one step. Privacy holds for any length.
@@ -379,10 +411,16 @@ def plan_training(*, loss, n_samples, n_params, lam, row_norm, clip_norm, epsilo
     ...                      epsilon=1.0, delta=1e-5, deletion_epsilon=0.1,
     ...                      learning_rate=1 / 0.51)
     >>> plan.fit_steps, plan.unlearn_steps
-    (531, 108)
+    (539, 107)
     """
     check_choice(recipe, "recipe", RECIPES)
-    check_choice(conversion, "conversion", CONVERSIONS)
+    check_choice(conversion, "conversion", ("auto",) + CONVERSIONS)
+    if conversion == "auto":
+        conversion = dp_conversion(recipe=recipe)
+    if conversion == "gaussian" and recipe == "cs23":
+        raise ValueError(
+            "conversion='gaussian' needs recipe='tight': the cs23 recipe is "
+            "planned by a Rényi theorem (privacy-accounting.md, Section 21.4).")
     check_choice(fit_recipe, "fit_recipe", FIT_RECIPES)
     N = check_int(n_samples, "n_samples", low=1)
     p = check_int(n_params, "n_params", low=1)
@@ -403,6 +441,7 @@ def plan_training(*, loss, n_samples, n_params, lam, row_norm, clip_norm, epsilo
     S = sensitivity(gradient_bound=G, relation=relation, group_size=g)
     beta = smoothness(loss=loss, row_norm=row_norm)
     rho_target = epsilon_to_rho(epsilon=epsilon, delta=delta, method=conversion)
+    # Deletion figures are sqrt(2 rho)-GDP too (Corollary 21.5).
     rho_dd = epsilon_to_rho(epsilon=deletion_epsilon, delta=delta, method=conversion)
     h_typ = 0.0
     if fit_recipe == "typical":

@@ -350,7 +350,7 @@ class PipelineBudget:
 
 
 def split_private_pipeline(*, epsilon, delta, preprocessing_share=0.25,
-                           selection_share=0.1):
+                           selection_share=0.1, estimator_conversion="improved"):
     """Split one ``(epsilon, delta)`` between private preprocessing and the estimator.
 
     ``delta_S = selection_share * delta`` for the partition selections,
@@ -370,6 +370,11 @@ def split_private_pipeline(*, epsilon, delta, preprocessing_share=0.25,
         Share of ``rho`` for the preprocessing, in (0, 1).
     selection_share : float, default=0.1
         Share of ``delta`` for the partition selections, in [0, 1).
+    estimator_conversion : {"improved", "classic", "gaussian"}, default="improved"
+        The conversion the estimator calibrates its target with: its epsilon
+        is the reading of its share of ``rho`` by that conversion, so that the
+        estimator's own inverse gives it at most that share (the Gaussian
+        inverse gives the largest rho of every conversion, Section 21.5).
 
     Returns
     -------
@@ -395,7 +400,8 @@ def split_private_pipeline(*, epsilon, delta, preprocessing_share=0.25,
     rho = epsilon_to_rho(epsilon=eps_c, delta=delta_c)
     rho_pre = share * rho
     # Shaded: epsilon_to_rho inverts rho_to_epsilon by bisection.
-    eps_est = rho_to_epsilon(rho=(1.0 - share) * rho, delta=delta_c) * (1 - 1e-9)
+    eps_est = rho_to_epsilon(rho=(1.0 - share) * rho, delta=delta_c,
+                             method=estimator_conversion) * (1 - 1e-9)
     return PipelineBudget(epsilon=epsilon, delta=delta, rho=rho,
                           rho_preprocessing=rho_pre, delta_conversion=delta_c,
                           delta_selection=delta_s, estimator_epsilon=eps_est,

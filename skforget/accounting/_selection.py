@@ -249,10 +249,18 @@ _TARGET_MARGIN = 1e-9
 def _target_within(rho, delta):
     """An epsilon target whose rho-coefficient is at most ``rho (1 - 1e-9)``: a
     run planned for it is covered by the analysis at ``rho`` even after the
-    estimator's rounding."""
+    estimator's rounding. The estimators calibrate a target by the Gaussian
+    inverse (privacy-accounting.md, 21.5), which gives the largest rho of every
+    conversion, so the target is found with it: a run with a Rényi conversion
+    (``recipe="cs23"``) then gets at most ``rho`` too."""
     rho = rho * (1.0 - _TARGET_MARGIN)
-    eps = rho_to_epsilon(rho=rho, delta=delta)
-    while epsilon_to_rho(epsilon=eps, delta=delta) > rho:
+    eps = rho_to_epsilon(rho=rho, delta=delta, method="gaussian")
+    if eps == 0.0:
+        raise ValueError(
+            f"A run's share rho={rho:.3g} is too small for a search: it is "
+            f"(0, {delta:.3g})-DP already, so no epsilon target > 0 plans it. "
+            "Raise epsilon or lower the mean number of runs.")
+    while epsilon_to_rho(epsilon=eps, delta=delta, method="gaussian") > rho:
         eps *= 1.0 - 1e-12
     return eps
 
@@ -296,7 +304,7 @@ def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5,
     >>> from skforget.accounting import plan_search
     >>> b = plan_search(epsilon=1.0, delta=1e-5, mean=10, refit_share=0.0)
     >>> round(b.run_epsilon, 2), b.epsilon <= 1.0
-    (0.55, True)
+    (0.5, True)
     """
     epsilon = check_positive(epsilon, "epsilon")
     delta = check_probability(delta, "delta")
@@ -308,7 +316,6 @@ def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5,
                              low_open=False)
     refit_rho = (epsilon_to_rho(epsilon=refit_share * epsilon, delta=delta)
                  if refit_share > 0 else 0.0)
-    refit_epsilon = _target_within(refit_rho, delta) if refit_rho else 0.0
 
     def total(run_rho):
         return rdp_curve_epsilon(orders=_ORDERS, rdp=_total_rdp(
@@ -320,6 +327,7 @@ def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5,
             f"runs and refit_share={refit_share!r}: the selection's fixed cost "
             "(log E[K] and the law's tail) alone exceeds it. Lower the mean number "
             "of runs or the refit's share, or raise epsilon.")
+    refit_epsilon = _target_within(refit_rho, delta) if refit_rho else 0.0
     hi = epsilon_to_rho(epsilon=epsilon, delta=delta)
     run_rho = brentq(lambda r: total(r) - epsilon, 1e-300, hi, xtol=1e-300,
                      rtol=1e-12, maxiter=500)

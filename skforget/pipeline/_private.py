@@ -102,11 +102,12 @@ class PrivatePipeline(ForgetPipeline):
         n = unwrap_database(X, y)[0].shape[0]
         delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
                  else self.delta)
+        est = self._final_estimator
+        conversion = getattr(est, "_dp_conversion", lambda: "improved")()
         budget = accounting.split_private_pipeline(
             epsilon=self.epsilon, delta=delta,
             preprocessing_share=self.preprocessing_share,
-            selection_share=self.selection_share)
-        est = self._final_estimator
+            selection_share=self.selection_share, estimator_conversion=conversion)
         unit = {k: v for k, v in est.get_params().items()
                 if k in ("relation", "group_size")}
         with _atomic_tree(self):

@@ -51,12 +51,15 @@ def plain(value):
 
 
 def _figure(rho, epsilon, delta, method):
-    from skforget.accounting import optimal_order
+    from skforget.accounting import gdp_mu, optimal_order
 
     order = (optimal_order(rho=rho, delta=delta, method=method)
              if 0 < rho < math.inf else None)
     return {"rho": rho, "epsilon": epsilon, "delta": delta,
-            "tightest_renyi_order": order}
+            "tightest_renyi_order": order,
+            # Corollary 21.5: mu-GDP with mu = sqrt(2 rho) under "gaussian".
+            "mu": gdp_mu(rho=rho) if method == "gaussian" and rho < math.inf
+            else None}
 
 
 def certificate_section(certificate, guarantee):
@@ -74,9 +77,14 @@ def certificate_section(certificate, guarantee):
         "delta": delta,
         "conversion": method,
         "renyi_orders": "every order q > 1: Renyi divergence R_q <= q * rho",
-        "mu": None,
-        "mu_note": "not reported: the certificate bounds the Renyi curve by "
-                   "q * rho, which does not imply mu-Gaussian DP",
+        # Corollary 21.5 (privacy-accounting.md): each figure is
+        # sqrt(2 rho)-GDP when the guarantee's conversion is "gaussian".
+        "mu": _figure(certificate.rho_deletion, certificate.epsilon_deletion,
+                      delta, method)["mu"],
+        "mu_note": (getattr(guarantee, "conversion_note", "")
+                    if method == "gaussian" else
+                    "not reported: the certificate bounds the Renyi curve by "
+                    "q * rho, which does not imply mu-Gaussian DP"),
         "per_unit": _figure(certificate.rho_deletion, certificate.epsilon_deletion,
                             delta, method),
         "whole_edit": {"units_removed": max(1, removed),
@@ -97,6 +105,8 @@ def certificate_section(certificate, guarantee):
 def _guarantee_section(guarantee):
     return {"epsilon": guarantee.epsilon, "delta": guarantee.delta,
             "rho": guarantee.rho, "relation": guarantee.relation,
+            "conversion": guarantee.conversion,
+            "conversion_note": getattr(guarantee, "conversion_note", ""),
             "group_size": guarantee.group_size,
             "statement": str(guarantee).split("\n", 1)[0],
             "references": list(guarantee.references)}
