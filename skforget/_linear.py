@@ -387,14 +387,16 @@ class _BasePrivateLinear(BaseEstimator):
         return {"sample_weight_bound": sample_weight_bound,
                 "class_weights": class_weights, "weight_bound": bound}
 
-    def _edited_database(self, edits):
+    def _edited_database(self, edits, *, checked=False):
         """Validate an edit request against the current model and apply it.
 
-        Shared by every solver's ``partial_unlearn`` (:meth:`_check_edit_request`).
-        Returns the edited rows (validated like ``fit``'s), their encoded
-        targets, the loss and the row weights of the fit's public weighting.
+        Shared by every solver's ``partial_unlearn`` (:meth:`_check_edit_request`,
+        skipped when the caller has ``checked`` it). Returns the edited rows
+        (validated like ``fit``'s), their encoded targets, the loss and the row
+        weights of the fit's public weighting.
         """
-        self._check_edit_request(edits)
+        if not checked:
+            self._check_edit_request(edits)
         X_new, y_new = edits.apply()
         X_new, y_new = self._validate_rows(X_new, y_new, reset=False,
                                            y_numeric=self._y_numeric,

@@ -56,6 +56,8 @@ from skforget.accounting._output_perturbation import (
 )
 from skforget.accounting._plan import (
     TrainingPlan,
+    lazy_deletion_rho,
+    pending_removals,
     plan_training,
     plan_unlearning,
 )
@@ -110,6 +112,8 @@ __all__ = [
     "plan_search",
     "plan_training",
     "plan_unlearning",
+    "lazy_deletion_rho",
+    "pending_removals",
     "repetition_gamma",
     "rho_adaptive",
     "rho_adaptive_release",

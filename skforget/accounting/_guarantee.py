@@ -19,6 +19,18 @@ REFERENCES = (
 )
 
 
+def _set_state(obj, state):
+    """Restore a frozen slotted dataclass from a state that may lack the
+    fields appended since it was pickled (they get their defaults)."""
+    fields = dataclasses.fields(obj)
+    for f, value in zip(fields[:len(state)], state, strict=True):
+        object.__setattr__(obj, f.name, value)
+    for f in fields[len(state):]:
+        default = f.default if f.default is not dataclasses.MISSING \
+            else f.default_factory()
+        object.__setattr__(obj, f.name, default)
+
+
 def _fmt(x):
     if x == 0:
         return "0"
@@ -63,6 +75,14 @@ class EditCertificate:
     n_batches : int
         Batches per pass of the edit's steps (the fit's, or more when the edited
         database would make a batch outgrow the step size's headroom).
+    n_pending : int
+        For an edit served without a pass over the data (``steps == 0``, not
+        retrained: the release already met the deletion target, Theorem
+        12.9): records removed without a pass since the last one, this edit's
+        included; 0 otherwise.
+    rho_pending_group, epsilon_pending_group : float
+        Those ``n_pending`` records together, as one unit (``n_pending**2``
+        times the per-unit figure); 0 when ``n_pending`` is 0.
     """
 
     index: int
@@ -81,6 +101,21 @@ class EditCertificate:
     retrained: bool = False
     data_weight: float = 1.0
     n_batches: int = 1
+    n_pending: int = 0
+    rho_pending_group: float = 0.0
+    epsilon_pending_group: float = 0.0
+
+    def __setstate__(self, state):
+        # A certificate pickled before a field was added lacks it (fields are
+        # only ever appended): it gets the field's default.
+        _set_state(self, state)
+
+    @property
+    def without_pass(self):
+        """True when the edit ran no step: the release already certified the
+        removed records (Theorem 12.9) and no row was read."""
+        return self.steps == 0 and not self.retrained \
+            and self.n_deleted + self.n_replaced > 0
 
     @property
     def n_edited(self):
@@ -103,6 +138,19 @@ class EditCertificate:
                 f"now), {self.steps} noisy steps"
                 + (" from a fresh start" if self.retrained else "")
                 + "; no record removed, so no deletion to certify."
+            )
+        if self.without_pass:
+            return (
+                f"Edit {self.index}: {self.n_deleted} deleted ({self.n_samples} rows "
+                "now), served without a pass over the data: the model already "
+                "certifies the removed records (Theorem 12.9). Each removed "
+                f"record: epsilon {_fmt(self.epsilon_deletion)} from never having "
+                f"been seen; the edit's {self.n_deleted} record(s) together: "
+                f"epsilon {_fmt(self.epsilon_deletion_batch)}; the "
+                f"{self.n_pending} record(s) removed since the last pass, "
+                f"together: epsilon {_fmt(self.epsilon_pending_group)}; against "
+                f"requests adapted to {self.releases_seen} earlier release(s): "
+                f"epsilon {_fmt(self.epsilon_adaptive)}."
             )
         if self.retrained:
             # Output perturbation runs no noisy steps: its edits are refits.
@@ -251,13 +299,7 @@ class PrivacyGuarantee:
         # A guarantee pickled before a field was added (fields are only ever
         # appended) lacks it: it gets the field's default, which describes the
         # older models (e.g. mechanism="noisy_gd").
-        fields = dataclasses.fields(self)
-        for f, value in zip(fields[:len(state)], state, strict=True):
-            object.__setattr__(self, f.name, value)
-        for f in fields[len(state):]:
-            default = f.default if f.default is not dataclasses.MISSING \
-                else f.default_factory()
-            object.__setattr__(self, f.name, default)
+        _set_state(self, state)
 
     @property
     def deletion(self):
@@ -301,6 +343,20 @@ class PrivacyGuarantee:
                 f"deleted records at ({_fmt(self.target_deletion_epsilon)}, "
                 f"{self.delta:.3g})."
             )
+        elif cert.without_pass:
+            lines.append(
+                f"Deleted records (edit {cert.index}: {cert.n_deleted} deleted, "
+                "no pass over the data: the model already certifies them, Theorem "
+                f"12.9): ({_fmt(cert.epsilon_deletion)}, {self.delta:.3g})-"
+                "indistinguishable from never having been seen (Rényi: "
+                f"q*{_fmt(cert.rho_deletion)}); the {cert.n_deleted} removed "
+                f"record{'s' if cert.n_deleted > 1 else ''} together, as one unit: "
+                f"({_fmt(cert.epsilon_deletion_batch)}, {self.delta:.3g}); the "
+                f"{cert.n_pending} record(s) removed since the last pass over the "
+                "data, together: "
+                f"({_fmt(cert.epsilon_pending_group)}, {self.delta:.3g}); against "
+                f"requests adapted to {cert.releases_seen} earlier release(s): "
+                f"({_fmt(cert.epsilon_adaptive)}, {self.delta:.3g}).")
         elif cert.retrained:
             how = ("refitted from scratch with fresh noise" if cert.steps == 0 else
                    f"retrained from a fresh start in {cert.steps} steps")
