@@ -268,6 +268,16 @@ class EditRequest(_EditCounts):
     sample_weight_replace, sample_weight_insert : array-like, default=None
         Weights of the replacing and inserted records; required when the
         database has weights.
+    in_place : bool, default=False
+        Let :meth:`apply` edit ``X`` and ``y`` in place instead of copying
+        them: the replacing records are written over the replaced rows, the
+        last kept rows move into the deleted rows' places, and ``apply``
+        returns views of the first ``n_samples_after`` rows (``O(r d)`` work
+        for ``r`` edited rows, no copy of the database; the kept rows' order
+        changes). For NumPy arrays (writeable ``X`` of 2 dimensions, ``y`` of
+        one) without insertions or sample weights. A ``partial_unlearn`` that
+        passes over the data applies the request this way and, if it fails,
+        puts every row back: the caller's arrays end as they were.
 
     Attributes
     ----------
@@ -302,7 +312,7 @@ class EditRequest(_EditCounts):
     def __init__(self, X, y=None, *, delete=None, replace=None, X_replace=None,
                  y_replace=None, X_insert=None, y_insert=None, by="position",
                  insert_ids=None, sample_weight=None, sample_weight_replace=None,
-                 sample_weight_insert=None):
+                 sample_weight_insert=None, in_place=False):
         database = None
         if isinstance(X, Database):
             if y is not None:
@@ -371,6 +381,9 @@ class EditRequest(_EditCounts):
         self._version_after = None if database is None else database.version.successor()
         self._ids = ids
         self._result = None
+        self._in_place = _check_in_place(in_place, X, y, database, ids,
+                                         self.n_inserted, self._weights)
+        self._undo = None
 
     @property
     def delete(self):
@@ -440,6 +453,8 @@ class EditRequest(_EditCounts):
         return self._result
 
     def _compute(self):
+        if self._in_place:
+            return self._apply_in_place()
         X, y = self.X, self.y
         n = X.shape[0]
         keep = np.ones(n, dtype=bool)
@@ -471,11 +486,68 @@ class EditRequest(_EditCounts):
                         version=self._version_after,
                         sample_weight=self.sample_weight_after)
 
+    def _apply_in_place(self):
+        """Replace, then move the last kept rows into the deleted rows' places;
+        the rows overwritten are kept until :meth:`_forget_undo` so that
+        :meth:`_restore` can put them back."""
+        X, y = self.X, self.y
+        n, m = X.shape[0], self.n_samples_after
+        deleted = np.sort(self._delete)
+        holes = deleted[deleted < m]
+        dead_tail = np.zeros(n - m, dtype=bool)
+        dead_tail[deleted[deleted >= m] - m] = True
+        movers = m + np.flatnonzero(~dead_tail)
+        touched = np.concatenate([self._replace, holes])
+        self._undo = (touched, X[touched].copy(), y[touched].copy())
+        if len(self._replace):
+            X[self._replace] = np.asarray(self.X_replace, dtype=X.dtype)
+            y[self._replace] = np.asarray(self.y_replace, dtype=y.dtype)
+        X[holes] = X[movers]
+        y[holes] = y[movers]
+        return X[:m], y[:m]
+
+    def _restore(self):
+        """Undo an in-place :meth:`apply` (a failed edit changes nothing): the
+        movers were copied, so their rows at the tail are intact; only the
+        replaced rows and the holes were overwritten."""
+        if self._undo is None:
+            return
+        touched, X_old, y_old = self._undo
+        self.X[touched] = X_old
+        self.y[touched] = y_old
+        self._undo, self._result = None, None
+
+    def _forget_undo(self):
+        """Drop the copies of the overwritten rows once the edit is served."""
+        self._undo = None
+
     def __repr__(self):
         version = "" if self.version is None else f", version={self.version.number}"
         return (f"EditRequest(n_samples={self.n_samples_before}, "
                 f"delete={self.n_deleted}, replace={self.n_replaced}, "
                 f"insert={self.n_inserted}{version})")
+
+
+def _check_in_place(in_place, X, y, database, ids, n_insert, weights):
+    """Whether :meth:`EditRequest.apply` may edit ``X`` and ``y`` in place."""
+    if not isinstance(in_place, bool | np.bool_):
+        raise UnlearningError(f"in_place must be True or False, got {in_place!r}.")
+    if not in_place:
+        return False
+    if database is not None or ids is not None:
+        why = "a Database or DataFrame keeps record IDs"
+    elif not (isinstance(X, np.ndarray) and isinstance(y, np.ndarray)):
+        why = "X and y must be NumPy arrays"
+    elif not (X.flags.writeable and y.flags.writeable):
+        why = "X and y must be writeable"
+    elif n_insert:
+        why = "an insertion grows the database"
+    elif weights is not None:
+        why = "sample weights move with their records"
+    else:
+        return True
+    raise UnlearningError(f"in_place=True is not possible here: {why}; build the "
+                          "request with in_place=False (apply() then copies).")
 
 
 def _check_weights(weights, replace, insert, n, n_replace, n_insert):

@@ -470,9 +470,21 @@ class _BaseNoisyGD(_BasePrivateLinear):
         # Planned before any row is read: an edit served without a pass never
         # applies the request (issue 25: no copy of the database per request).
         self._check_edit_request(edits)
-        return self._unlearn_rows(edits, self._plan, self.privacy_guarantee_,
-                                  lambda: self._edited_database(edits, checked=True),
-                                  deletion_epsilon)
+        # A request built with in_place=True edits the caller's arrays when it
+        # is applied; if this call applies it and then fails, the rows go back.
+        applied_here = edits._result is None
+        try:
+            out = self._unlearn_rows(
+                edits, self._plan, self.privacy_guarantee_,
+                lambda: self._edited_database(edits, checked=True),
+                deletion_epsilon)
+        except BaseException:
+            if applied_here:
+                edits._restore()
+            raise
+        if applied_here:
+            edits._forget_undo()
+        return out
 
     def plan_unlearn(self, edits, *, deletion_epsilon=None):
         """How :meth:`partial_unlearn` would serve ``edits``, before any data pass.

@@ -19,6 +19,7 @@ bound of Section 12 (:mod:`skforget.accounting._cyclic`).
 """
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -774,7 +775,15 @@ def _cyclic_unlearn_epochs(plan, previous, E, weight, removed, n_replaced):
 
 
 def _rho_present(plan, chain, c_bar):
-    """DP figure of the units present after ``chain`` (Sections 6.1 and 12.4)."""
+    """DP figure of the units present after ``chain`` (Sections 6.1 and 12.4).
+
+    A pure function of public numbers, remembered: a stream of edits served
+    without a pass asks for the same history's figure at every request."""
+    return _rho_present_cached(plan, tuple(chain), c_bar)
+
+
+@functools.lru_cache(maxsize=256)
+def _rho_present_cached(plan, chain, c_bar):
     if plan.n_batches == 1:
         r_inf = rho_inf(sensitivity=plan.sensitivity, normaliser=plan.normaliser,
                         learning_rate=plan.learning_rate, sigma=plan.sigma,

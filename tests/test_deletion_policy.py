@@ -1,0 +1,376 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Deletions served without a pass and the default deletion target (issue 25).
+
+privacy-accounting.md, Sections 12.9 (Theorem 12.9, eq. 12.5') and 12.10.
+"""
+
+import dataclasses
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skforget import EditRequest, NoisyGDClassifier, NoisyGDRegressor
+from skforget import accounting as acc
+from skforget._solver import initial_draw, run_noisy_gd
+from skforget.accounting._calibration import lazy_records_limit
+from skforget.exceptions import UnlearningError
+
+
+def _data(n=2000, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = (X @ np.arange(1, d + 1) + rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def data():
+    return _data()
+
+
+def _fit(X, y, **params):
+    return NoisyGDClassifier(classes=[0, 1], random_state=0, **params).fit(X, y)
+
+
+# --- the accountant -------------------------------------------------------------
+
+@pytest.mark.parametrize("batch_size", [None, "auto"])
+def test_a_deletion_the_release_certifies_runs_no_step(data, batch_size):
+    X, y = data
+    clf = _fit(X, y, batch_size=batch_size)
+    plan, g = clf._plan, clf.privacy_guarantee_
+    assert plan.deletion_epsilon == plan.epsilon  # the default target (12.10)
+    edit = acc.plan_unlearning(plan, g, n_samples=len(y) - 1, n_deleted=1)
+    assert edit.steps == 0 and not edit.retrained
+    after = acc.guarantee_after_edit(plan, g, steps=0, n_samples=len(y) - 1,
+                                     n_deleted=1, n_replaced=0, n_inserted=0,
+                                     seeded=True)
+    cert = after.deletion
+    # Theorem 12.9: the history's figure at the deletion sensitivity, a quarter
+    # of the replace-one figure; the records present keep theirs.
+    assert cert.without_pass
+    assert cert.rho_deletion == pytest.approx(g.rho / 4, rel=1e-12)
+    assert after.rho == pytest.approx(g.rho, rel=1e-12)
+    assert after.total_steps == g.total_steps
+    # One release seen (the fit's), at the deletion sensitivity (Theorem 6.3).
+    assert cert.releases_seen == 1
+    assert cert.rho_adaptive == pytest.approx(g.rho / 4 + g.rho / 4, rel=1e-12)
+    assert cert.n_pending == 1 and cert.rho_pending_group == cert.rho_deletion
+
+
+def test_a_release_without_a_pass_adds_nothing_to_the_adaptive_sum(data):
+    X, y = data
+    clf = _fit(X, y, batch_size=None)
+    plan, g = clf._plan, clf.privacy_guarantee_
+    for k in range(1, 4):
+        g = acc.guarantee_after_edit(plan, g, steps=0, n_samples=len(y) - k,
+                                     n_deleted=1, n_replaced=0, n_inserted=0,
+                                     seeded=True)
+        assert g.deletion.releases_seen == 1
+        assert g.deletion.n_pending == k
+        # k records pending, as one unit: k^2 times the per-unit figure.
+        assert g.deletion.rho_pending_group == pytest.approx(
+            k * k * g.deletion.rho_deletion, rel=1e-12)
+    # A pass after them is a new release; the pending count starts again.
+    edit = acc.plan_unlearning(plan, g, n_samples=len(y) - 4, n_deleted=1,
+                               max_lazy_records=0)
+    assert edit.steps > 0
+    g = acc.guarantee_after_edit(plan, g, steps=edit.steps, n_samples=len(y) - 4,
+                                 n_deleted=1, n_replaced=0, n_inserted=0,
+                                 seeded=True, retrained=edit.retrained)
+    assert g.deletion.releases_seen == 1 and g.deletion.n_pending == 0
+    assert acc.pending_removals(g) == 0
+    g = acc.guarantee_after_edit(plan, g, steps=0, n_samples=len(y) - 5,
+                                 n_deleted=1, n_replaced=0, n_inserted=0,
+                                 seeded=True)
+    assert g.deletion.releases_seen == 2 and g.deletion.n_pending == 1
+
+
+def test_the_lazy_figure_is_attained_by_the_exact_gaussian_process():
+    # O5's process (1-D linear loss, full batch) with K_R = 0: from a point
+    # start the exact divergence equals rho_dp(K_A) (Section 5.4), and Theorem
+    # 12.9 reports exactly that at the deletion sensitivity (S_del = S / 2).
+    lam, eta, sigma, S, n = 0.2, 0.5, 1.0, 2.0, 1
+    c = 1 - eta * lam
+    s_del = S / 2
+    b, s2 = eta * s_del / n, 2 * eta * sigma**2
+    r_inf = acc.rho_inf(sensitivity=S, normaliser=n, learning_rate=eta, sigma=sigma,
+                        contraction=c)
+    for k_a in (1, 10, 100, 1000):
+        m = b * (1 - c**k_a) / (1 - c)
+        V = s2 * (1 - c ** (2 * k_a)) / (1 - c**2)
+        exact = m * m / (2 * V)
+        lazy = acc.rho_dp(rho_inf=r_inf, contraction=c, steps=k_a) * \
+            acc.deletion_factor(plan_relation="replace", n_replaced=0)
+        assert exact == pytest.approx(lazy, rel=1e-12)
+
+
+def test_same_noise_coupling_stays_within_the_deletion_sensitivity_drift():
+    # Deterministic bound behind Theorem 12.9 (full batch): with the same noise,
+    # the run holding the record and the run holding the null record in its
+    # slot (a zero row, no intercept: zero gradient) end at most
+    # eta S_del / N * (1 - c^T) / (1 - c) apart, S_del = G, half the
+    # replace-one drift; a deletion served without a pass releases these same
+    # two models again.
+    X, y = _data(300, 4, seed=3)
+    clf = NoisyGDClassifier(classes=[0, 1], batch_size=None, fit_intercept=False,
+                            clip_norm=0.5, max_iter=60, random_state=0).fit(X, y)
+    plan = clf._plan
+    X0 = X.copy()
+    X0[7] = 0.0
+    outs = []
+    for rows in (X, X0):
+        rng = np.random.default_rng(11)
+        W, b = initial_draw(rng, (1, X.shape[1]), fit_intercept=False,
+                            init_variance=plan.init_variance)
+        design = clf._design(rows, y, "logistic", where="X")
+        W, b = run_noisy_gd(design, W, b, steps=plan.fit_steps, lam=plan.lam,
+                            sigma=plan.sigma, learning_rate=plan.learning_rate,
+                            normaliser=plan.normaliser, rng=rng,
+                            fit_intercept=False)
+        outs.append(W.ravel())
+    c = plan.contraction
+    bound = plan.learning_rate * plan.gradient_bound / plan.normaliser \
+        * (1 - c**plan.fit_steps) / (1 - c)
+    dist = np.linalg.norm(outs[0] - outs[1])
+    assert 0 < dist <= bound * (1 + 1e-9)
+
+
+def test_a_stronger_target_costs_passes_and_is_met(data):
+    X, y = data
+    clf = _fit(X, y)
+    plan, g = clf._plan, clf.privacy_guarantee_
+    edit = acc.plan_unlearning(plan, g, n_samples=len(y) - 1, n_deleted=1,
+                               deletion_epsilon=plan.epsilon / 10)
+    assert edit.steps > 0
+    with pytest.raises(ValueError, match="deletion_epsilon=2.0 must be <= epsilon"):
+        acc.plan_unlearning(plan, g, n_samples=len(y) - 1, n_deleted=1,
+                            deletion_epsilon=2.0)
+    with pytest.raises(ValueError, match="deletion_epsilon"):
+        acc.plan_unlearning(plan, g, n_samples=len(y) - 1, n_deleted=1,
+                            deletion_epsilon=-1.0)
+
+
+def test_replacements_insertions_and_the_papers_recipe_always_pass(data):
+    X, y = data
+    clf = _fit(X, y)
+    plan, g = clf._plan, clf.privacy_guarantee_
+    n = len(y)
+    for kw in (dict(n_samples=n, n_deleted=0, n_replaced=1),
+               dict(n_samples=n + 1, n_deleted=0, n_inserted=1),
+               dict(n_samples=n, n_deleted=1, n_inserted=1)):
+        assert acc.plan_unlearning(plan, g, **kw).steps > 0
+    cs23 = NoisyGDClassifier(classes=[0, 1], recipe="cs23", max_iter=5,
+                             random_state=0).fit(X[:300], y[:300])
+    assert acc.plan_unlearning(cs23._plan, cs23.privacy_guarantee_,
+                               n_samples=299, n_deleted=1).steps > 0
+
+
+def test_lazy_limit_oracle():
+    # eq. 12.5': floor(N lam sqrt(p v0) / G), and at most 1 % of N.
+    assert lazy_records_limit(normaliser=200_000, lam=1e-4, n_params=101,
+                              init_variance=1.4e-2, gradient_bound=0.5) == 47
+    assert lazy_records_limit(normaliser=1000, lam=1e-2, n_params=10,
+                              init_variance=1.0, gradient_bound=0.5) == 10
+    assert lazy_records_limit(normaliser=99, lam=1.0, n_params=10,
+                              init_variance=1.0, gradient_bound=0.5) == 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(200, 5000), eps=st.floats(0.2, 8.0),
+       frac=st.floats(0.05, 1.0), batches=st.sampled_from([1, "auto"]),
+       relation=st.sampled_from(["replace", "zero_out"]),
+       k=st.integers(1, 4))
+def test_every_deletion_meets_its_target(n, eps, frac, batches, relation, k):
+    # Whatever the plan, a deletion is served without a pass only when the
+    # release meets the target, and every certificate meets it.
+    plan = acc.plan_training(
+        loss="logistic", n_samples=n, n_params=6, lam=1.0 / n, row_norm=2**0.5,
+        clip_norm=0.5, epsilon=eps, delta=1e-5, deletion_epsilon=eps * frac,
+        relation=relation, n_batches=batches, fit_recipe="typical", n_features=5,
+        data_norm=1.0)
+    g = acc.guarantee_after_fit(plan, steps=plan.fit_steps, seeded=False)
+    for j in range(k):
+        m = n - j - 1
+        edit = acc.plan_unlearning(plan, g, n_samples=m, n_deleted=1)
+        if edit.steps == 0 and not edit.retrained:
+            assert acc.lazy_deletion_rho(plan, g) <= plan.rho_deletion_target
+            assert acc.pending_removals(g) + 1 <= plan.lazy_records
+        g = acc.guarantee_after_edit(plan, g, steps=edit.steps, n_samples=m,
+                                     n_deleted=1, n_replaced=0, n_inserted=0,
+                                     seeded=False, retrained=edit.retrained,
+                                     data_weight=edit.data_weight,
+                                     n_batches=edit.n_batches)
+        assert g.deletion.rho_deletion <= plan.rho_deletion_target * (1 + 1e-9)
+        assert g.rho <= plan.rho_target * (1 + 1e-9)
+
+
+def test_certificates_pickled_before_the_new_fields_load(data):
+    X, y = data
+    clf = _fit(X, y)
+    clf.partial_unlearn(EditRequest(X, y, delete=[0]))
+    cert = clf.privacy_guarantee_.deletion
+    fields = dataclasses.fields(cert)
+    old = object.__new__(type(cert))
+    old.__setstate__(tuple(getattr(cert, f.name) for f in fields[:-3]))
+    assert old.n_pending == 0 and old.epsilon_pending_group == 0.0
+    assert pickle.loads(pickle.dumps(cert)) == cert
+
+
+# --- the estimators ----------------------------------------------------------------
+
+def test_partial_unlearn_without_a_pass_reads_no_row(data, monkeypatch):
+    X, y = data
+    clf = _fit(X, y)
+    coef, before = clf.coef_.copy(), clf.privacy_guarantee_
+    request = EditRequest(X, y, delete=[3, 4])
+
+    def no_apply(self):
+        raise AssertionError("the request was applied")
+
+    monkeypatch.setattr(EditRequest, "apply", no_apply)
+    clf.partial_unlearn(request)
+    np.testing.assert_array_equal(clf.coef_, coef)
+    cert = clf.privacy_guarantee_.deletion
+    assert cert.without_pass and clf.n_unlearn_iter_ == 0
+    assert cert.epsilon_deletion <= clf._plan.deletion_epsilon
+    assert clf.privacy_guarantee_.epsilon == before.epsilon
+    text = str(clf.privacy_guarantee_)
+    assert "no pass over the data" in text
+    assert "2 removed records together, as one unit" in text
+    assert "removed since the last pass over the data, together" in text
+
+
+def test_plan_unlearn_says_what_partial_unlearn_does(data):
+    X, y = data
+    clf = _fit(X, y)
+    before = pickle.dumps(clf)
+    for eps_dd, how in ((None, "without_pass"), (0.05, None)):
+        request = EditRequest(X, y, delete=[5])
+        plan = clf.plan_unlearn(request, deletion_epsilon=eps_dd)
+        assert pickle.dumps(clf) == before  # planning changes nothing
+        assert how is None or plan.how == how
+        assert plan.fit_passes == clf._plan.fit_epochs
+        model = pickle.loads(before)
+        model.partial_unlearn(request, deletion_epsilon=eps_dd)
+        assert model.privacy_guarantee_.deletion == plan.certificate
+        assert model.privacy_guarantee_.deletion.passes == plan.passes
+        if eps_dd is not None:
+            assert plan.how in ("continue", "retrain") and plan.passes > 0
+            assert plan.certificate.epsilon_deletion <= eps_dd
+        assert "a refit takes" in str(plan)
+
+
+def test_pending_records_past_the_limit_pass_over_the_data(data):
+    X, y = data
+    clf = _fit(X, y, max_lazy_records=3)
+    hows = []
+    for _ in range(5):
+        request = EditRequest(X, y, delete=[0])
+        clf.partial_unlearn(request)
+        hows.append(clf.privacy_guarantee_.deletion.without_pass)
+        X, y = request.apply()
+    assert hows == [True, True, True, False, True]
+    clf0 = _fit(*data, max_lazy_records=0)
+    clf0.partial_unlearn(EditRequest(*data, delete=[0]))
+    assert not clf0.privacy_guarantee_.deletion.without_pass
+
+
+def test_a_bad_request_target_changes_nothing(data):
+    X, y = data
+    clf = _fit(X, y)
+    before = pickle.dumps(clf)
+    for bad in (2.0, 0.0, -1.0, float("nan")):
+        with pytest.raises(UnlearningError, match="deletion_epsilon"):
+            clf.partial_unlearn(EditRequest(X, y, delete=[0]), deletion_epsilon=bad)
+        assert pickle.dumps(clf) == before
+
+
+def test_a_request_on_other_features_is_refused_without_a_pass(data):
+    X, y = data
+    clf = _fit(X, y)
+    before = pickle.dumps(clf)
+    with pytest.raises(ValueError, match="features"):
+        clf.partial_unlearn(EditRequest(X[:, :3], y, delete=[0]))
+    assert pickle.dumps(clf) == before
+
+
+def test_the_regressor_serves_deletions_without_a_pass_too():
+    X, y = _data(2000, 5, seed=1)
+    yr = X @ np.arange(1, 6) * 0.3
+    reg = NoisyGDRegressor(random_state=0, target_scale=2.0).fit(X, yr)
+    coef = reg.coef_.copy()
+    reg.partial_unlearn(EditRequest(X, yr, delete=[1]))
+    assert reg.privacy_guarantee_.deletion.without_pass
+    np.testing.assert_array_equal(reg.coef_, coef)
+
+
+def test_prediction_certificates_after_a_deletion_without_a_pass(data):
+    X, y = data
+    clf = _fit(X, y, batch_size=None, clip_norm=0.5)
+    r0 = clf.certified_radius(1)
+    clf.partial_unlearn(EditRequest(X, y, delete=[0]))
+    # The same model, one more record forgotten: the public radius covering
+    # the forgotten record cannot shrink.
+    assert clf.certified_radius(1) >= r0
+    assert clf.certify(X[:50], 0).dtype == bool
+
+
+# --- in-place requests (the owner's side, no copy of the database) -------------
+
+def test_in_place_apply_equals_the_copy_up_to_row_order():
+    X, y = _data(50, 3, seed=4)
+    Xc, yc = X.copy(), y.copy()
+    delete, replace = [0, 7, 48, 49, 20], [3, 47]
+    X_rep, y_rep = np.ones((2, 3)), np.array([1, 0])
+    ref = EditRequest(Xc.copy(), yc.copy(), delete=delete, replace=replace,
+                      X_replace=X_rep, y_replace=y_rep).apply()
+    req = EditRequest(Xc, yc, delete=delete, replace=replace, X_replace=X_rep,
+                      y_replace=y_rep, in_place=True)
+    X_new, y_new = req.apply()
+    assert X_new.base is Xc or np.shares_memory(X_new, Xc)  # a view, no copy
+    assert X_new.shape == ref[0].shape
+    key = np.c_[X_new, y_new]
+    want = np.c_[ref[0], ref[1]]
+    np.testing.assert_array_equal(key[np.lexsort(key.T)], want[np.lexsort(want.T)])
+
+
+def test_a_failed_in_place_edit_puts_every_row_back(data, monkeypatch):
+    X, y = data
+    clf = _fit(X, y, max_lazy_records=0)
+    Xc, yc = X.copy(), y.copy()
+    before = pickle.dumps(clf)
+    request = EditRequest(Xc, yc, delete=[0, 1999, 500], in_place=True)
+    from skforget import _kernels
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(_kernels, "run_steps_dense", boom)
+    with pytest.raises(RuntimeError, match="boom"):
+        clf.partial_unlearn(request)
+    np.testing.assert_array_equal(Xc, X)
+    np.testing.assert_array_equal(yc, y)
+    assert pickle.dumps(clf) == before
+    monkeypatch.undo()
+    clf.partial_unlearn(request)           # served, on the in-place edited rows
+    X_new, y_new = request.apply()
+    assert X_new.shape[0] == len(y) - 3 and np.shares_memory(X_new, Xc)
+    assert clf.privacy_guarantee_.n_samples == len(y) - 3
+
+
+@pytest.mark.parametrize("kwargs,why", [
+    (dict(X_insert=np.zeros((1, 5)), y_insert=[0]), "insertion"),
+    (dict(sample_weight=np.ones(2000)), "sample weights"),
+    (dict(in_place="yes"), "True or False"),
+])
+def test_in_place_is_refused_where_the_api_cannot_keep_it(data, kwargs, why):
+    X, y = data
+    kwargs = {"in_place": True, **kwargs}
+    with pytest.raises(UnlearningError, match=why):
+        EditRequest(X, y, delete=[0], **kwargs)
