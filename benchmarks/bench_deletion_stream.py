@@ -177,8 +177,8 @@ def run(*, smoke=False, out_dir=None, log=print):
         "request; ratios = median refit / partial_unlearn; target >= "
         f"{TARGET:g}x on the median for r = 1. 'apply' = the owner's in-place edit "
         "of its arrays per request (request.apply() after partial_unlearn: O(r d), "
-        "or nothing left to do when the model applied it during a pass). Scores on held-out rows after the stream / of the refit "
-        "on the final database. Certificates: largest per-record deletion "
+        "or nothing left to do when the model applied it during a pass). Scores "
+        "on held-out rows after the stream / of the refit on the final database. Certificates: largest per-record deletion "
         "epsilon, largest group epsilon of one request, largest group epsilon of "
         "the records pending a pass, and the final adaptive epsilon (releases "
         "seen).",

@@ -13,7 +13,8 @@ Scenarios (one module each): kernel (issue 2), fit, privacy_utility, unlearn
 (issue 4), audit, imbalanced (issue 14), scale (issue 16: n_jobs, memmap,
 Dask), output_perturbation (issue 17), decisions (issue 23: real tables at
 defaults and prototypes of the levers; also writes decisions.md/.json), search
-(issue 26: PrivateSearchCV against the untuned defaults). The
+(issue 26: PrivateSearchCV against the untuned defaults), deletion_stream
+(issue 25: streams of deletion requests against refits). The
 exit status is non-zero if any scenario failed, including a full run that could
 not set up diffprivlib.
 """
@@ -31,7 +32,7 @@ from _common import RESULTS, ROOT, Section, machine_info, write_json  # noqa: E4
 
 SCENARIOS = (
     "kernel", "fit", "privacy_utility", "unlearn", "audit", "imbalanced", "scale",
-    "output_perturbation", "decisions", "search",
+    "output_perturbation", "decisions", "search", "deletion_stream",
 )
 
 

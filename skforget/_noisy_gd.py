@@ -427,7 +427,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
         edited database (the removed records then have no influence at all),
         or, for a deletion the current model already certifies at the target
         (privacy-accounting.md, Theorem 12.9), runs nothing and reads no row
-        until ``max_lazy_records`` records await a pass; then swaps in the new coefficients and a new ``privacy_guarantee_``
+        until ``max_lazy_records`` records await a pass; then swaps in the new
+        coefficients and a new ``privacy_guarantee_``
         whose last :class:`~skforget.accounting.EditCertificate` certifies the
         removed records. The estimator keeps no training row and no other
         data-dependent state, so nothing about a deleted record can leak through
