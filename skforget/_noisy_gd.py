@@ -448,8 +448,9 @@ class _BaseNoisyGD(_BasePrivateLinear):
             ``ShardedDatabase.edit``) is applied to the shards on the workers,
             and only if the call succeeds.
         deletion_epsilon : float, default=None
-            This request's deletion target, at the model's ``delta`` (at most
-            its ``epsilon``); None: the model's ``deletion_epsilon``. A smaller
+            This request's deletion target, at the model's ``delta``: at most
+            the model's ``deletion_epsilon`` (a request may only ask for a
+            stronger target; a weaker one is refused); None: the model's. A smaller
             target costs passes; :meth:`plan_unlearn` says how many.
 
         Returns

@@ -148,7 +148,7 @@ def test_a_stronger_target_costs_passes_and_is_met(data):
     edit = acc.plan_unlearning(plan, g, n_samples=len(y) - 1, n_deleted=1,
                                deletion_epsilon=plan.epsilon / 10)
     assert edit.steps > 0
-    with pytest.raises(ValueError, match="deletion_epsilon=2.0 must be <= epsilon"):
+    with pytest.raises(ValueError, match="deletion_epsilon=2.0 must be <= the model's deletion_epsilon"):
         acc.plan_unlearning(plan, g, n_samples=len(y) - 1, n_deleted=1,
                             deletion_epsilon=2.0)
     with pytest.raises(ValueError, match="deletion_epsilon"):
@@ -374,3 +374,25 @@ def test_in_place_is_refused_where_the_api_cannot_keep_it(data, kwargs, why):
     kwargs = {"in_place": True, **kwargs}
     with pytest.raises(UnlearningError, match=why):
         EditRequest(X, y, delete=[0], **kwargs)
+
+
+def test_a_request_cannot_weaken_the_models_deletion_target(data):
+    # Review finding 1: a per-request target may only be stronger than the
+    # target frozen at fit (Sections 12.10, 16.1); a weaker one is refused and
+    # the estimator is left as it was.
+    X, y = data
+    clf = _fit(X, y, deletion_epsilon=0.1)
+    assert clf._plan.deletion_epsilon == pytest.approx(0.1)
+    before = pickle.dumps(clf)
+    for weaker in (0.5, 1.0):
+        with pytest.raises(UnlearningError,
+                           match=r"deletion_epsilon=.* only a stronger target"):
+            clf.partial_unlearn(EditRequest(X, y, delete=[0]),
+                                deletion_epsilon=weaker)
+        assert pickle.dumps(clf) == before
+        with pytest.raises(UnlearningError, match="only a stronger target"):
+            clf.plan_unlearn(EditRequest(X, y, delete=[0]), deletion_epsilon=weaker)
+    # The model's own target and a stronger one are served.
+    clf.partial_unlearn(EditRequest(X, y, delete=[0]), deletion_epsilon=0.1)
+    cert = clf.privacy_guarantee_.deletion
+    assert cert.epsilon_deletion <= 0.1 * (1 + 1e-9)
