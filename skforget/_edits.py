@@ -14,7 +14,7 @@ from skforget._database import (
     check_unique_ids,
     ids_to_positions,
 )
-from skforget._utils import check_weights
+from skforget._utils import check_weights, no_interrupts
 from skforget.exceptions import UnlearningError
 
 
@@ -275,9 +275,16 @@ class EditRequest(_EditCounts):
         returns views of the first ``n_samples_after`` rows (``O(r d)`` work
         for ``r`` edited rows, no copy of the database; the kept rows' order
         changes). For NumPy arrays (writeable ``X`` of 2 dimensions, ``y`` of
-        one) without insertions or sample weights. A ``partial_unlearn`` that
-        passes over the data applies the request this way and, if it fails,
-        puts every row back: the caller's arrays end as they were.
+        one) without insertions or sample weights, and replacements whose
+        values ``X``'s and ``y``'s dtypes keep exactly. A ``partial_unlearn``
+        that passes over the data applies the request this way and, if it
+        fails or is interrupted, puts every row back with the model: the
+        caller's arrays end as they were. Once the edit is served (or
+        ``apply`` is called by the owner), the rows past ``n_samples_after``,
+        which held the deleted records and stale copies of the moved ones, are
+        overwritten with zeros and the request keeps no copy of any row. The
+        returned views keep the whole original buffer alive: ``X_new.copy()``
+        frees it.
 
     Attributes
     ----------
@@ -382,7 +389,8 @@ class EditRequest(_EditCounts):
         self._ids = ids
         self._result = None
         self._in_place = _check_in_place(in_place, X, y, database, ids,
-                                         self.n_inserted, self._weights)
+                                         self.n_inserted, self._weights,
+                                         X_replace, y_replace)
         self._undo = None
 
     @property
@@ -446,8 +454,22 @@ class EditRequest(_EditCounts):
             unpacks as ``X_new, y_new``.
         X_new, y_new : same container types as ``X`` and ``y``
             Otherwise. A DataFrame (and a Series ``y``) keeps the IDs in its
-            index.
+            index. With ``in_place=True``: views of the first
+            ``n_samples_after`` rows of ``X`` and ``y``, whose remaining rows
+            (those that held deleted or moved records) are overwritten with
+            zeros.
         """
+        if self._result is None:
+            self._result = self._compute()
+            # Called by the owner, not from inside partial_unlearn: nothing
+            # will restore the rows, so the copies of the overwritten rows are
+            # dropped and the dead tail is zeroed now (review finding 2).
+            self._commit_in_place()
+        return self._result
+
+    def _apply_uncommitted(self):
+        """:meth:`apply` for ``partial_unlearn``: an in-place edit stays
+        undoable (:meth:`_restore`) until :meth:`_commit_in_place`."""
         if self._result is None:
             self._result = self._compute()
         return self._result
@@ -488,8 +510,9 @@ class EditRequest(_EditCounts):
 
     def _apply_in_place(self):
         """Replace, then move the last kept rows into the deleted rows' places;
-        the rows overwritten are kept until :meth:`_forget_undo` so that
-        :meth:`_restore` can put them back."""
+        the rows overwritten (the replaced rows, the holes) and the tail rows
+        past ``n_samples_after`` are kept until :meth:`_commit_in_place` so
+        that :meth:`_restore` can put them back."""
         X, y = self.X, self.y
         n, m = X.shape[0], self.n_samples_after
         deleted = np.sort(self._delete)
@@ -498,27 +521,40 @@ class EditRequest(_EditCounts):
         dead_tail[deleted[deleted >= m] - m] = True
         movers = m + np.flatnonzero(~dead_tail)
         touched = np.concatenate([self._replace, holes])
-        self._undo = (touched, X[touched].copy(), y[touched].copy())
+        self._undo = (touched, X[touched].copy(), y[touched].copy(),
+                      X[m:].copy(), y[m:].copy())
         if len(self._replace):
-            X[self._replace] = np.asarray(self.X_replace, dtype=X.dtype)
-            y[self._replace] = np.asarray(self.y_replace, dtype=y.dtype)
+            X[self._replace] = _dense(self.X_replace)
+            y[self._replace] = np.asarray(self.y_replace)
         X[holes] = X[movers]
         y[holes] = y[movers]
         return X[:m], y[:m]
 
     def _restore(self):
-        """Undo an in-place :meth:`apply` (a failed edit changes nothing): the
-        movers were copied, so their rows at the tail are intact; only the
-        replaced rows and the holes were overwritten."""
+        """Undo an in-place edit not yet committed (a failed edit changes
+        nothing). Ctrl-C cannot leave it half done."""
+        with no_interrupts():
+            if self._undo is None:
+                return
+            touched, X_old, y_old, X_tail, y_tail = self._undo
+            m = self.X.shape[0] - len(X_tail)
+            self.X[touched] = X_old
+            self.y[touched] = y_old
+            self.X[m:] = X_tail
+            self.y[m:] = y_tail
+            self._undo, self._result = None, None
+
+    def _commit_in_place(self):
+        """Once an in-place edit is served: overwrite the rows past
+        ``n_samples_after`` (the deleted records at the tail, and the stale
+        copies of the rows moved into the holes) with zeros, and drop the
+        copies of the overwritten rows, so that neither the owner's buffer nor
+        this request keeps a deleted record (review finding 2)."""
         if self._undo is None:
             return
-        touched, X_old, y_old = self._undo
-        self.X[touched] = X_old
-        self.y[touched] = y_old
-        self._undo, self._result = None, None
-
-    def _forget_undo(self):
-        """Drop the copies of the overwritten rows once the edit is served."""
+        m = self.n_samples_after
+        self.X[m:] = 0
+        self.y[m:] = 0
         self._undo = None
 
     def __repr__(self):
@@ -528,7 +564,24 @@ class EditRequest(_EditCounts):
                 f"insert={self.n_inserted}{version})")
 
 
-def _check_in_place(in_place, X, y, database, ids, n_insert, weights):
+def _dense(block):
+    return np.asarray(block.toarray() if sp.issparse(block) else block)
+
+
+def _fits(values, dtype):
+    """Whether ``values`` can be written into an array of ``dtype`` unchanged."""
+    values = _dense(values)
+    if np.can_cast(values.dtype, dtype, "safe"):
+        return True
+    try:
+        with np.errstate(all="ignore"):
+            return bool(np.array_equal(values.astype(dtype), values))
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _check_in_place(in_place, X, y, database, ids, n_insert, weights,
+                    X_replace=None, y_replace=None):
     """Whether :meth:`EditRequest.apply` may edit ``X`` and ``y`` in place."""
     if not isinstance(in_place, bool | np.bool_):
         raise UnlearningError(f"in_place must be True or False, got {in_place!r}.")
@@ -544,6 +597,14 @@ def _check_in_place(in_place, X, y, database, ids, n_insert, weights):
         why = "an insertion grows the database"
     elif weights is not None:
         why = "sample weights move with their records"
+    elif X_replace is not None and not _fits(X_replace, X.dtype):
+        # Written into X as they are: a cast that changes values would make
+        # the rows trained on depend on in_place (review finding 4).
+        why = (f"X_replace's values (dtype {_dense(X_replace).dtype}) would be "
+               f"changed by X's dtype {X.dtype}")
+    elif y_replace is not None and not _fits(y_replace, y.dtype):
+        why = (f"y_replace's values (dtype {np.asarray(y_replace).dtype}) would "
+               f"be changed by y's dtype {y.dtype}")
     else:
         return True
     raise UnlearningError(f"in_place=True is not possible here: {why}; build the "

@@ -17,6 +17,7 @@ from skforget._edits import EditRequest
 from skforget._fit_plan import FitPlan, UnlearnPlan
 from skforget._linear import (
     _atomic,
+    _atomic_edit,
     _BasePrivateLinear,
     check_edit_weighting,
 )
@@ -465,28 +466,19 @@ class _BaseNoisyGD(_BasePrivateLinear):
         with self._fit_hyperparameters(), fixed_errstate():
             if isinstance(edits, ShardedEditRequest):
                 return self._partial_unlearn_sharded(edits, deletion_epsilon)
-            with _atomic(self):
+            # A request built with in_place=True edits the caller's arrays when
+            # it is applied; if this call applies it and then fails or is
+            # interrupted, the rows go back with the model (_atomic_edit).
+            with _atomic_edit(self, edits):
                 return self._partial_unlearn(edits, deletion_epsilon)
 
     def _partial_unlearn(self, edits, deletion_epsilon=None):
         # Planned before any row is read: an edit served without a pass never
         # applies the request (issue 25: no copy of the database per request).
         self._check_edit_request(edits)
-        # A request built with in_place=True edits the caller's arrays when it
-        # is applied; if this call applies it and then fails, the rows go back.
-        applied_here = edits._result is None
-        try:
-            out = self._unlearn_rows(
-                edits, self._plan, self.privacy_guarantee_,
-                lambda: self._edited_database(edits, checked=True),
-                deletion_epsilon)
-        except BaseException:
-            if applied_here:
-                edits._restore()
-            raise
-        if applied_here:
-            edits._forget_undo()
-        return out
+        return self._unlearn_rows(
+            edits, self._plan, self.privacy_guarantee_,
+            lambda: self._edited_database(edits, checked=True), deletion_epsilon)
 
     def plan_unlearn(self, edits, *, deletion_epsilon=None):
         """How :meth:`partial_unlearn` would serve ``edits``, before any data pass.

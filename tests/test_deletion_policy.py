@@ -396,3 +396,100 @@ def test_a_request_cannot_weaken_the_models_deletion_target(data):
     clf.partial_unlearn(EditRequest(X, y, delete=[0]), deletion_epsilon=0.1)
     cert = clf.privacy_guarantee_.deletion
     assert cert.epsilon_deletion <= 0.1 * (1 + 1e-9)
+
+
+def _holds_row(A, row):
+    return bool(np.any(np.all(A == row, axis=1)))
+
+
+@pytest.mark.parametrize("lazy", [True, False])
+def test_an_in_place_edit_leaves_no_deleted_row_in_memory(data, lazy):
+    # Review finding 2: after a served in-place edit, neither the owner's
+    # buffer (the tail past n_samples_after) nor the request keeps a deleted
+    # record; with or without a pass, and whoever applies the request.
+    X, y = data
+    n = len(y)
+    clf = _fit(X, y, max_lazy_records="auto" if lazy else 0)
+    Xc, yc = X.copy(), y.copy()
+    deleted = [3, n - 1, n - 2, 700]
+    request = EditRequest(Xc, yc, delete=deleted, in_place=True)
+    clf.partial_unlearn(request)
+    assert clf.privacy_guarantee_.deletion.without_pass == lazy
+    X_new, y_new = request.apply()      # the user guide's loop
+    assert request._undo is None
+    for i in deleted:
+        assert not _holds_row(Xc, X[i])  # the whole buffer, not only the view
+    np.testing.assert_array_equal(Xc[n - len(deleted):], 0)
+    np.testing.assert_array_equal(yc[n - len(deleted):], 0)
+    kept = np.delete(X, deleted, axis=0)
+    key = np.c_[X_new, y_new]
+    want = np.c_[kept, np.delete(y, deleted)]
+    np.testing.assert_array_equal(key[np.lexsort(key.T)], want[np.lexsort(want.T)])
+
+
+def test_a_user_apply_of_an_in_place_request_keeps_no_copy():
+    X, y = _data(30, 3, seed=5)
+    Xc, yc = X.copy(), y.copy()
+    request = EditRequest(Xc, yc, delete=[2, 29], replace=[4],
+                          X_replace=np.ones((1, 3)), y_replace=[1], in_place=True)
+    X_new, y_new = request.apply()
+    assert request._undo is None
+    for i in (2, 4, 29):
+        assert not _holds_row(Xc, X[i])
+    np.testing.assert_array_equal(Xc[28:], 0)
+    assert X_new.shape == (28, 3) and np.shares_memory(X_new, Xc)
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_ctrl_c_at_the_commit_keeps_model_and_arrays_together(data, monkeypatch,
+                                                              when):
+    # Review finding 3: an interrupt as an in-place edit is committed leaves
+    # the model and the owner's arrays both edited or both as they were.
+    import signal
+    X, y = data
+    n = len(y)
+    clf = _fit(X, y, max_lazy_records=0)
+    before = pickle.dumps(clf)
+    Xc, yc = X.copy(), y.copy()
+    request = EditRequest(Xc, yc, delete=[0, 5, n - 1], in_place=True)
+    real = EditRequest._commit_in_place
+
+    def commit_with_ctrl_c(self):
+        if when == "before":
+            raise KeyboardInterrupt
+        real(self)
+        signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(EditRequest, "_commit_in_place", commit_with_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        clf.partial_unlearn(request)
+    monkeypatch.undo()
+    if when == "before":
+        assert pickle.dumps(clf) == before
+        np.testing.assert_array_equal(Xc, X)
+        np.testing.assert_array_equal(yc, y)
+        assert request._undo is None and request._result is None
+    else:
+        assert clf.privacy_guarantee_.n_samples == n - 3
+        assert request._undo is None
+        for i in (0, 5, n - 1):
+            assert not _holds_row(Xc, X[i])
+
+
+def test_in_place_refuses_replacements_its_dtype_would_change():
+    # Review finding 4: written into an int array, 0.5 would become 0 while
+    # the copying path keeps 0.5; the rows trained on must not depend on
+    # in_place.
+    Xi = np.arange(20).reshape(10, 2)
+    yi = np.arange(10) % 2
+    with pytest.raises(UnlearningError, match="X_replace's values .* X's dtype int"):
+        EditRequest(Xi.copy(), yi.copy(), replace=[1], X_replace=[[0.5, 0.7]],
+                    y_replace=[1], in_place=True)
+    yr = np.arange(10)                   # an integer regression target
+    with pytest.raises(UnlearningError, match="y_replace's values"):
+        EditRequest(Xi.astype(float), yr, replace=[1], X_replace=[[0.5, 0.7]],
+                    y_replace=[2.5], in_place=True)
+    # Values the dtype keeps exactly are written as the copy path has them.
+    X_new, _ = EditRequest(Xi.copy(), yi.copy(), replace=[1], X_replace=[[7.0, 8.0]],
+                           y_replace=[1], in_place=True).apply()
+    np.testing.assert_array_equal(X_new[1], [7, 8])
