@@ -542,8 +542,7 @@ def plan_unlearning(plan, previous, *, n_samples, edit_size=None, n_deleted=None
         continuation; the guarantee is then computed from what is run.
     deletion_epsilon : float or None, default=None
         This edit's deletion target at the plan's delta, at most the plan's
-        ``deletion_epsilon`` (only a stronger target per request); None: the
-        plan's.
+        ``deletion_epsilon`` (only stronger per request); None: the plan's.
     max_lazy_records : "auto" or int, default="auto"
         Records that may be removed without a pass since the last one:
         ``plan.lazy_records`` (eq. 12.5'), or a count (0: every edit passes
@@ -608,14 +607,11 @@ def _with_deletion_target(plan, deletion_epsilon):
     if deletion_epsilon is None:
         return plan
     eps = check_positive(deletion_epsilon, "deletion_epsilon")
-    if eps > plan.deletion_epsilon:
-        # Review finding 1: the target is frozen at fit (Section 16.1); a
-        # request may ask for only a stronger one (12.10), never a weaker one.
+    if eps > plan.deletion_epsilon:  # frozen at fit (16.1): only stronger (12.10)
         raise ValueError(
             f"deletion_epsilon={deletion_epsilon!r} must be <= the model's "
-            f"deletion_epsilon={plan.deletion_epsilon!r} (itself <= epsilon="
-            f"{plan.epsilon!r}): a request may ask for only a stronger target "
-            "than the one frozen at fit, not a weaker one.")
+            f"deletion_epsilon={plan.deletion_epsilon!r}: a request may ask for "
+            "only a stronger target than the one frozen at fit.")
     return dataclasses.replace(
         plan, deletion_epsilon=eps,
         rho_deletion_target=epsilon_to_rho(epsilon=eps, delta=plan.delta,
