@@ -71,7 +71,12 @@ print(history)
 # 400 rows the saving is modest. At the default target (``deletion_epsilon =
 # epsilon``) a deletion the model already certifies runs no pass at all, until
 # a few records (1 % of the rows here) await one; the next pass takes them all
-# in. Where a fit costs no more passes than the unlearning steps (large
+# in. Such a deletion leaves the coefficients identical to those before the
+# request: the record's protection is then the fit's differential privacy,
+# measured against a model trained with an empty record in its place, and its
+# influence stays in the model until the next pass (set
+# ``max_lazy_records=0`` where every erasure must change the model at once).
+# Where a fit costs no more passes than the unlearning steps (large
 # databases, where few passes suffice), ``partial_unlearn`` retrains from a
 # fresh start instead: the certificate then says so (``retrained=True``) and
 # the removed rows have no influence at all.
@@ -109,7 +114,9 @@ print(f"passes per request: unlearning {passes_unlearn.mean():.0f}, "
 #   ``deletion_epsilon`` target (``epsilon`` by default: no more exposed than
 #   a record still present) every time;
 # * the certificate against an *adaptive* requester who saw every model
-#   released so far. It grows by one release per edit: a requester who
+#   released so far. It grows by one release per edit that passed over the
+#   data (an edit served without a pass releases the same model again and
+#   adds nothing): a requester who
 #   watches many versions of the model learns more about the records present,
 #   and can copy it back into the database before a deletion (see
 #   :ref:`sphx_glr_auto_examples_plot_unsound_adaptive.py`). Quote this figure
