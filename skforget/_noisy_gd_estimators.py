@@ -36,8 +36,10 @@ _SHARED_PARAMETERS = {
         ``deletion_epsilon`` (privacy-accounting.md, 12.9): "auto" is the
         public rule ``N lambda sqrt(p v_0) / G`` (the removals move the
         optimum by at most the privacy noise the model already carries); 0
-        makes every deletion pass over the data. Replacements and insertions
-        always do.""",
+        makes every deletion pass over the data (for regulated or coordinated
+        deletions, where every erasure must change the model at once or the
+        pending records need protection as a group). Replacements and
+        insertions always do.""",
     "max_sample_weight": """\
     max_sample_weight : float, default=1.0
         Public bound on ``sample_weight``: larger weights count as the bound.
@@ -145,8 +147,11 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         one never seen. None means ``epsilon``: a deleted record is certified
         no more exposed than a record still present (privacy-accounting.md,
         12.10; the certificate states the figure reached, often about
-        ``epsilon / 2``). Must not exceed ``epsilon``; a request may ask for
-        less (``partial_unlearn(edits, deletion_epsilon=...)``).
+        ``epsilon / 2``). At this default a deletion may leave the model
+        unchanged (``max_lazy_records``): its guarantee then rests on the DP of
+        the fit, and the record's influence stays until the next pass. Must not
+        exceed ``epsilon``; a request may ask for less, never more
+        (``partial_unlearn(edits, deletion_epsilon=...)``).
     {max_edit_size}
     {max_lazy_records}
     {max_sample_weight}
@@ -357,7 +362,8 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
     {delta}
     deletion_epsilon : float, default=None
         Deletion target at the same ``delta``; None means ``epsilon``
-        (privacy-accounting.md, 12.10).
+        (privacy-accounting.md, 12.10). At this default a deletion may leave
+        the model unchanged: its guarantee then rests on the DP of the fit.
     {max_edit_size}
     {max_lazy_records}
     {max_sample_weight}

@@ -24,7 +24,7 @@ def test_demo_runs_without_privacy_warnings_and_reports_passes(capsys):
     # (privacy-accounting.md, 12.9-12.10); a stronger target costs passes,
     # shown before any pass.
     assert unlearn == 0 < retrain
-    assert "no pass over the data: the model already certifies them" in out
+    assert "served without computation: the coefficients are identical" in out
     strong = int(re.search(r"partial_unlearn: (\d+) unlearning pass", out).group(1))
     assert 0 < strong
     assert "label set was read" not in out

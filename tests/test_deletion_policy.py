@@ -233,7 +233,8 @@ def test_partial_unlearn_without_a_pass_reads_no_row(data, monkeypatch):
     def no_apply(self):
         raise AssertionError("the request was applied")
 
-    monkeypatch.setattr(EditRequest, "apply", no_apply)
+    for name in ("apply", "_apply_uncommitted", "_compute"):
+        monkeypatch.setattr(EditRequest, name, no_apply)
     clf.partial_unlearn(request)
     np.testing.assert_array_equal(clf.coef_, coef)
     cert = clf.privacy_guarantee_.deletion
@@ -241,9 +242,30 @@ def test_partial_unlearn_without_a_pass_reads_no_row(data, monkeypatch):
     assert cert.epsilon_deletion <= clf._plan.deletion_epsilon
     assert clf.privacy_guarantee_.epsilon == before.epsilon
     text = str(clf.privacy_guarantee_)
-    assert "no pass over the data" in text
     assert "2 removed records together, as one unit" in text
-    assert "removed since the last pass over the data, together" in text
+    # Review findings 6-7: what such a deletion leaves, in plain words.
+    assert "the coefficients are identical to those before this request" in text
+    assert "measured against a model trained with an empty record in its place" \
+        in text
+    assert "influence stays in the coefficients until the next pass" in text
+    assert "2 records awaiting a pass, together" in text
+    assert str(cert).count("coefficients are identical") == 1
+
+
+def test_the_guarantee_flags_pending_records_unprotected_as_a_group(data):
+    # Review finding 6: once the records awaiting a pass exceed the model's
+    # epsilon as a group, the printed guarantee says so.
+    X, y = data
+    clf = _fit(X, y, batch_size=None)
+    n = len(y)
+    for k in range(8):
+        clf.partial_unlearn(EditRequest(X[: n - k], y[: n - k], delete=[n - k - 1]))
+        cert = clf.privacy_guarantee_.deletion
+        assert cert.without_pass
+        text = str(clf.privacy_guarantee_)
+        flagged = "not protected as a group" in text
+        assert flagged == (cert.epsilon_pending_group > clf.privacy_guarantee_.epsilon)
+    assert flagged  # 8 records: 64 times the per-record Renyi figure
 
 
 def test_plan_unlearn_says_what_partial_unlearn_does(data):

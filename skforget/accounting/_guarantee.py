@@ -31,6 +31,16 @@ def _set_state(obj, state):
         object.__setattr__(obj, f.name, default)
 
 
+# What a deletion served without a pass leaves (review findings 6-7).
+_NO_PASS = (
+    "served without computation: the coefficients are identical to those before "
+    "this request. The removed records' protection is the fit's differential "
+    "privacy, measured against a model trained with an empty record in its place; "
+    "their influence stays in the coefficients until the next pass over the data "
+    "(a replacement, an insertion, a stronger target, or more records awaiting a "
+    "pass than max_lazy_records allows).")
+
+
 def _fmt(x):
     if x == 0:
         return "0"
@@ -142,13 +152,12 @@ class EditCertificate:
         if self.without_pass:
             return (
                 f"Edit {self.index}: {self.n_deleted} deleted ({self.n_samples} rows "
-                "now), served without a pass over the data: the model already "
-                "certifies the removed records (Theorem 12.9). Each removed "
-                f"record: epsilon {_fmt(self.epsilon_deletion)} from never having "
-                f"been seen; the edit's {self.n_deleted} record(s) together: "
-                f"epsilon {_fmt(self.epsilon_deletion_batch)}; the "
-                f"{self.n_pending} record(s) removed since the last pass, "
-                f"together: epsilon {_fmt(self.epsilon_pending_group)}; against "
+                f"now), {_NO_PASS} Each removed record: epsilon "
+                f"{_fmt(self.epsilon_deletion)} (Theorem 12.9); the edit's "
+                f"{self.n_deleted} record(s) together: epsilon "
+                f"{_fmt(self.epsilon_deletion_batch)}; the {self.n_pending} "
+                "record(s) awaiting a pass, together: epsilon "
+                f"{_fmt(self.epsilon_pending_group)}; against "
                 f"requests adapted to {self.releases_seen} earlier release(s): "
                 f"epsilon {_fmt(self.epsilon_adaptive)}."
             )
@@ -344,19 +353,21 @@ class PrivacyGuarantee:
                 f"{self.delta:.3g})."
             )
         elif cert.without_pass:
+            alone = cert.epsilon_pending_group > self.epsilon
             lines.append(
-                f"Deleted records (edit {cert.index}: {cert.n_deleted} deleted, "
-                "no pass over the data: the model already certifies them, Theorem "
-                f"12.9): ({_fmt(cert.epsilon_deletion)}, {self.delta:.3g})-"
-                "indistinguishable from never having been seen (Rényi: "
-                f"q*{_fmt(cert.rho_deletion)}); the {cert.n_deleted} removed "
+                f"Deleted records (edit {cert.index}: {cert.n_deleted} deleted), "
+                f"{_NO_PASS} Each removed record: ({_fmt(cert.epsilon_deletion)}, "
+                f"{self.delta:.3g}) (Rényi: q*{_fmt(cert.rho_deletion)}; Theorem "
+                f"12.9); the {cert.n_deleted} removed "
                 f"record{'s' if cert.n_deleted > 1 else ''} together, as one unit: "
                 f"({_fmt(cert.epsilon_deletion_batch)}, {self.delta:.3g}); the "
-                f"{cert.n_pending} record(s) removed since the last pass over the "
-                "data, together: "
-                f"({_fmt(cert.epsilon_pending_group)}, {self.delta:.3g}); against "
-                f"requests adapted to {cert.releases_seen} earlier release(s): "
-                f"({_fmt(cert.epsilon_adaptive)}, {self.delta:.3g}).")
+                f"{cert.n_pending} record{'s' if cert.n_pending > 1 else ''} "
+                "awaiting a pass, together: "
+                f"({_fmt(cert.epsilon_pending_group)}, {self.delta:.3g})"
+                + (", above the model's epsilon: records awaiting a pass are not "
+                   "protected as a group" if alone else "")
+                + f"; against requests adapted to {cert.releases_seen} earlier "
+                f"release(s): ({_fmt(cert.epsilon_adaptive)}, {self.delta:.3g}).")
         elif cert.retrained:
             how = ("refitted from scratch with fresh noise" if cert.steps == 0 else
                    f"retrained from a fresh start in {cert.steps} steps")
