@@ -732,3 +732,22 @@ def test_output_perturbation_refuses_a_sharded_database(sharded):
     with pytest.raises(TypeError, match="ShardedDatabase"):
         OutputPerturbationClassifier(classes=[0, 1]).fit(db)
 
+
+
+def test_a_sharded_request_is_never_served_without_a_pass(sharded):
+    # Review finding 9: the staged shards must take the edit, so a sharded
+    # request always passes over the data, even where the same model on
+    # arrays would serve the deletion by its DP alone (Theorem 12.9).
+    X, y = _data()
+    params = dict(classes=[0, 1], random_state=0, batch_size=None, max_iter=3)
+    local = NoisyGDClassifier(**params).fit(X, y)
+    local.partial_unlearn(EditRequest(X, y, delete=[5]))
+    assert local.privacy_guarantee_.deletion.without_pass
+    db = sharded(X, y)
+    clf = NoisyGDClassifier(**params).fit(db)
+    request = db.edit(delete=[5])
+    assert clf.plan_unlearn(request).steps > 0
+    clf.partial_unlearn(request)
+    cert = clf.privacy_guarantee_.deletion
+    assert not cert.without_pass and cert.steps > 0
+    assert db.n_samples == len(y) - 1
