@@ -624,3 +624,31 @@ def test_the_one_percent_cap_through_the_estimator():
         cert = clf.privacy_guarantee_.deletion
         pending.append(cert.n_pending if cert.without_pass else 0)
     assert pending == [1, 2, 3, 0, 1, 2, 3, 0]
+
+
+def test_output_perturbation_edits_in_place_all_or_nothing(data, monkeypatch):
+    # The same contract for the refitting mechanism (_atomic_edit): a failed
+    # refit puts the rows back with the model; a served one zeroes the tail.
+    from skforget import OutputPerturbationClassifier
+
+    X, y = data
+    n = len(y)
+    clf = OutputPerturbationClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    before = pickle.dumps(clf)
+    Xc, yc = X.copy(), y.copy()
+    request = EditRequest(Xc, yc, delete=[1, n - 1], in_place=True)
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(OutputPerturbationClassifier, "_release", boom)
+        with pytest.raises(RuntimeError, match="boom"):
+            clf.partial_unlearn(request)
+    assert pickle.dumps(clf) == before
+    np.testing.assert_array_equal(Xc, X)
+    np.testing.assert_array_equal(yc, y)
+    clf.partial_unlearn(request)
+    assert request._undo is None
+    np.testing.assert_array_equal(Xc[n - 2:], 0)
+    assert not _holds_row(Xc, X[1]) and not _holds_row(Xc, X[n - 1])
