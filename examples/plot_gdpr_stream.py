@@ -68,10 +68,18 @@ print(history)
 # ---------------------------
 # Accuracy stays at the level of retraining. Both costs are counted in passes
 # over the data (``n_iter_`` for a fit, ``n_unlearn_iter_`` for an edit). On
-# 400 rows the saving is modest. Where a fit costs no more passes than the
-# unlearning steps (large databases, where few passes suffice),
-# ``partial_unlearn`` retrains from a fresh start instead: the certificate then
-# says so (``retrained=True``) and the removed rows have no influence at all.
+# 400 rows the saving is modest. At the default target (``deletion_epsilon =
+# epsilon``) a deletion the model already certifies runs no pass at all, until
+# a few records (1 % of the rows here) await one; the next pass takes them all
+# in. Such a deletion leaves the coefficients identical to those before the
+# request: the record's protection is then the fit's differential privacy,
+# measured against a model trained with an empty record in its place, and its
+# influence stays in the model until the next pass (set
+# ``max_lazy_records=0`` where every erasure must change the model at once).
+# Where a fit costs no more passes than the unlearning steps (large
+# databases, where few passes suffice), ``partial_unlearn`` retrains from a
+# fresh start instead: the certificate then says so (``retrained=True``) and
+# the removed rows have no influence at all.
 requests = np.arange(n_requests + 1)
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
 for acc, label in ((acc_unlearn, "partial_unlearn"), (acc_retrain, "retrain")):
@@ -103,9 +111,12 @@ print(f"passes per request: unlearning {passes_unlearn.mean():.0f}, "
 # * the DP of the records still present, which never exceeds its target
 #   however many edits follow;
 # * the deletion certificate of the records the edit removed, at the
-#   ``deletion_epsilon`` target (``epsilon / 10``) every time;
+#   ``deletion_epsilon`` target (``epsilon`` by default: no more exposed than
+#   a record still present) every time;
 # * the certificate against an *adaptive* requester who saw every model
-#   released so far. It grows by one release per edit: a requester who
+#   released so far. It grows by one release per edit that passed over the
+#   data (an edit served without a pass releases the same model again and
+#   adds nothing): a requester who
 #   watches many versions of the model learns more about the records present,
 #   and can copy it back into the database before a deletion (see
 #   :ref:`sphx_glr_auto_examples_plot_unsound_adaptive.py`). Quote this figure

@@ -74,7 +74,7 @@ print(f"advantage after 1 release: {advantage_stateful[0]:.3f}; after "
 # target's label moved. Models use the defaults ``epsilon = 1`` and
 # ``deletion_epsilon = 0.1``, the same per-release level as the toy above.
 n_rows, n_after, n_trials = 100, 10, 500
-params = dict(C=0.3, clip_norm=0.5, epsilon=1.0, classes=[0, 1])
+params = dict(C=0.3, clip_norm=0.5, epsilon=1.0, deletion_epsilon=0.1, classes=[0, 1])
 
 
 def make_data(rng):

@@ -9,7 +9,7 @@ the result is indistinguishable from a model that never saw the removed records.
 
 from skforget._database import Database, DatabaseVersion
 from skforget._edits import EditRequest
-from skforget._fit_plan import FitPlan
+from skforget._fit_plan import FitPlan, UnlearnPlan
 from skforget._legacy import install as _install_legacy_paths
 from skforget._noisy_gd_estimators import NoisyGDClassifier, NoisyGDRegressor
 from skforget._output_perturbation_estimators import (
@@ -43,6 +43,7 @@ __all__ = [
     "EditRequest",
     "FitPlan",
     "LedgerUnreachableError",
+    "UnlearnPlan",
     "NoisyGDClassifier",
     "NoisyGDRegressor",
     "NotCertifiableError",

@@ -52,7 +52,7 @@ def demo(seed=None):
     print("  " + str(model.privacy_guarantee_).replace("\n", "\n  ") + "\n")
 
     rng = np.random.default_rng(seed)
-    forget = rng.choice(len(X_train), size=5, replace=False)
+    forget = rng.choice(len(X_train), size=3, replace=False)
     request = EditRequest(database, delete=forget)
     X_left, y_left = request.apply()
     # Medians of five runs each (copies of the fitted model): on a few hundred
@@ -73,6 +73,12 @@ def demo(seed=None):
           f"after retraining {retrained.score(X_test, y_test):.3f}")
     print("  Updated guarantee:")
     print("    " + str(model.privacy_guarantee_).replace("\n", "\n    "))
+    # A request may ask for a stronger deletion than the model's default
+    # (deletion_epsilon = epsilon); its cost is shown before any pass.
+    strong = EditRequest(request.apply(), delete=[0])
+    print("\nA request asking for deletion_epsilon=0.1, planned before any pass:")
+    print("  " + str(model.plan_unlearn(strong, deletion_epsilon=0.1)).replace(
+        "\n", "\n  "))
     print("\nThe model kept no training row: only its coefficients and public "
           "metadata (sizes, step counts, noise scale).")
 

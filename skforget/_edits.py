@@ -14,7 +14,7 @@ from skforget._database import (
     check_unique_ids,
     ids_to_positions,
 )
-from skforget._utils import check_weights
+from skforget._utils import check_weights, no_interrupts
 from skforget.exceptions import UnlearningError
 
 
@@ -268,6 +268,23 @@ class EditRequest(_EditCounts):
     sample_weight_replace, sample_weight_insert : array-like, default=None
         Weights of the replacing and inserted records; required when the
         database has weights.
+    in_place : bool, default=False
+        Let :meth:`apply` edit ``X`` and ``y`` in place instead of copying
+        them: the replacing records are written over the replaced rows, the
+        last kept rows move into the deleted rows' places, and ``apply``
+        returns views of the first ``n_samples_after`` rows (``O(r d)`` work
+        for ``r`` edited rows, no copy of the database; the kept rows' order
+        changes). For NumPy arrays (writeable ``X`` of 2 dimensions, ``y`` of
+        one) without insertions or sample weights, and replacements whose
+        values ``X``'s and ``y``'s dtypes keep exactly. A ``partial_unlearn``
+        that passes over the data applies the request this way and, if it
+        fails or is interrupted, puts every row back with the model: the
+        caller's arrays end as they were. Once the edit is served (or
+        ``apply`` is called by the owner), the rows past ``n_samples_after``,
+        which held the deleted records and stale copies of the moved ones, are
+        overwritten with zeros and the request keeps no copy of any row. The
+        returned views keep the whole original buffer alive: ``X_new.copy()``
+        frees it.
 
     Attributes
     ----------
@@ -302,7 +319,7 @@ class EditRequest(_EditCounts):
     def __init__(self, X, y=None, *, delete=None, replace=None, X_replace=None,
                  y_replace=None, X_insert=None, y_insert=None, by="position",
                  insert_ids=None, sample_weight=None, sample_weight_replace=None,
-                 sample_weight_insert=None):
+                 sample_weight_insert=None, in_place=False):
         database = None
         if isinstance(X, Database):
             if y is not None:
@@ -371,6 +388,10 @@ class EditRequest(_EditCounts):
         self._version_after = None if database is None else database.version.successor()
         self._ids = ids
         self._result = None
+        self._in_place = _check_in_place(in_place, X, y, database, ids,
+                                         self.n_inserted, self._weights,
+                                         X_replace, y_replace)
+        self._undo = None
 
     @property
     def delete(self):
@@ -433,13 +454,29 @@ class EditRequest(_EditCounts):
             unpacks as ``X_new, y_new``.
         X_new, y_new : same container types as ``X`` and ``y``
             Otherwise. A DataFrame (and a Series ``y``) keeps the IDs in its
-            index.
+            index. With ``in_place=True``: views of the first
+            ``n_samples_after`` rows of ``X`` and ``y``, whose remaining rows
+            (those that held deleted or moved records) are overwritten with
+            zeros.
         """
+        if self._result is None:
+            self._result = self._compute()
+            # Called by the owner, not from inside partial_unlearn: nothing
+            # will restore the rows, so the copies of the overwritten rows are
+            # dropped and the dead tail is zeroed now (review finding 2).
+            self._commit_in_place()
+        return self._result
+
+    def _apply_uncommitted(self):
+        """:meth:`apply` for ``partial_unlearn``: an in-place edit stays
+        undoable (:meth:`_restore`) until :meth:`_commit_in_place`."""
         if self._result is None:
             self._result = self._compute()
         return self._result
 
     def _compute(self):
+        if self._in_place:
+            return self._apply_in_place()
         X, y = self.X, self.y
         n = X.shape[0]
         keep = np.ones(n, dtype=bool)
@@ -471,11 +508,107 @@ class EditRequest(_EditCounts):
                         version=self._version_after,
                         sample_weight=self.sample_weight_after)
 
+    def _apply_in_place(self):
+        """Replace, then move the last kept rows into the deleted rows' places;
+        the rows overwritten (the replaced rows, the holes) and the tail rows
+        past ``n_samples_after`` are kept until :meth:`_commit_in_place` so
+        that :meth:`_restore` can put them back."""
+        X, y = self.X, self.y
+        n, m = X.shape[0], self.n_samples_after
+        deleted = np.sort(self._delete)
+        holes = deleted[deleted < m]
+        dead_tail = np.zeros(n - m, dtype=bool)
+        dead_tail[deleted[deleted >= m] - m] = True
+        movers = m + np.flatnonzero(~dead_tail)
+        touched = np.concatenate([self._replace, holes])
+        self._undo = (touched, X[touched].copy(), y[touched].copy(),
+                      X[m:].copy(), y[m:].copy())
+        if len(self._replace):
+            X[self._replace] = _dense(self.X_replace)
+            y[self._replace] = np.asarray(self.y_replace)
+        X[holes] = X[movers]
+        y[holes] = y[movers]
+        return X[:m], y[:m]
+
+    def _restore(self):
+        """Undo an in-place edit not yet committed (a failed edit changes
+        nothing). Ctrl-C cannot leave it half done."""
+        with no_interrupts():
+            if self._undo is None:
+                return
+            touched, X_old, y_old, X_tail, y_tail = self._undo
+            m = self.X.shape[0] - len(X_tail)
+            self.X[touched] = X_old
+            self.y[touched] = y_old
+            self.X[m:] = X_tail
+            self.y[m:] = y_tail
+            self._undo, self._result = None, None
+
+    def _commit_in_place(self):
+        """Once an in-place edit is served: overwrite the rows past
+        ``n_samples_after`` (the deleted records at the tail, and the stale
+        copies of the rows moved into the holes) with zeros, and drop the
+        copies of the overwritten rows, so that neither the owner's buffer nor
+        this request keeps a deleted record (review finding 2)."""
+        if self._undo is None:
+            return
+        m = self.n_samples_after
+        self.X[m:] = 0
+        self.y[m:] = 0
+        self._undo = None
+
     def __repr__(self):
         version = "" if self.version is None else f", version={self.version.number}"
         return (f"EditRequest(n_samples={self.n_samples_before}, "
                 f"delete={self.n_deleted}, replace={self.n_replaced}, "
                 f"insert={self.n_inserted}{version})")
+
+
+def _dense(block):
+    return np.asarray(block.toarray() if sp.issparse(block) else block)
+
+
+def _fits(values, dtype):
+    """Whether ``values`` can be written into an array of ``dtype`` unchanged."""
+    values = _dense(values)
+    if np.can_cast(values.dtype, dtype, "safe"):
+        return True
+    try:
+        with np.errstate(all="ignore"):
+            return bool(np.array_equal(values.astype(dtype), values))
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _check_in_place(in_place, X, y, database, ids, n_insert, weights,
+                    X_replace=None, y_replace=None):
+    """Whether :meth:`EditRequest.apply` may edit ``X`` and ``y`` in place."""
+    if not isinstance(in_place, bool | np.bool_):
+        raise UnlearningError(f"in_place must be True or False, got {in_place!r}.")
+    if not in_place:
+        return False
+    if database is not None or ids is not None:
+        why = "a Database or DataFrame keeps record IDs"
+    elif not (isinstance(X, np.ndarray) and isinstance(y, np.ndarray)):
+        why = "X and y must be NumPy arrays"
+    elif not (X.flags.writeable and y.flags.writeable):
+        why = "X and y must be writeable"
+    elif n_insert:
+        why = "an insertion grows the database"
+    elif weights is not None:
+        why = "sample weights move with their records"
+    elif X_replace is not None and not _fits(X_replace, X.dtype):
+        # Written into X as they are: a cast that changes values would make
+        # the rows trained on depend on in_place (review finding 4).
+        why = (f"X_replace's values (dtype {_dense(X_replace).dtype}) would be "
+               f"changed by X's dtype {X.dtype}")
+    elif y_replace is not None and not _fits(y_replace, y.dtype):
+        why = (f"y_replace's values (dtype {np.asarray(y_replace).dtype}) would "
+               f"be changed by y's dtype {y.dtype}")
+    else:
+        return True
+    raise UnlearningError(f"in_place=True is not possible here: {why}; build the "
+                          "request with in_place=False (apply() then copies).")
 
 
 def _check_weights(weights, replace, insert, n, n_replace, n_insert):

@@ -77,3 +77,55 @@ class FitPlan:
             f"lambda={self.regularization:.4g}, learning_rate="
             f"{self.learning_rate:.4g}; {edits}."
         )
+
+
+@dataclass(frozen=True, slots=True)
+class UnlearnPlan:
+    """How ``partial_unlearn(edits)`` would serve a request, said before it runs.
+
+    Returned by :meth:`NoisyGDClassifier.plan_unlearn` and
+    :meth:`NoisyGDRegressor.plan_unlearn`, from public numbers only (the
+    request's counts, the model's plan and history); no row is read. The
+    certificate is the one ``partial_unlearn`` issues when it serves the same
+    request on the same model (privacy-accounting.md, Sections 12.5, 12.7, 12.9).
+
+    Attributes
+    ----------
+    how : {"without_pass", "continue", "retrain"}
+        ``"without_pass"``: the model already certifies the removed records at
+        the deletion target (Theorem 12.9), nothing is computed on the rows;
+        ``"continue"``: noisy passes from the current model; ``"retrain"``: a
+        fresh start on the edited data.
+    passes, steps : int
+        Passes over the edited data and noisy steps (0 without a pass).
+    fit_passes : int
+        Passes of the model's ``fit``, for comparison (a refit's cost).
+    n_batches : int
+        Batches per pass of the edit's steps.
+    deletion_epsilon : float
+        The deletion target the request is served at.
+    pending_records, lazy_records : int
+        Records removed without a pass since the last one (this request's
+        included, when it is served without a pass), and how many may be
+        (eq. 12.5'); the next request past it passes over the data.
+    certificate : EditCertificate
+        The certificate ``partial_unlearn`` would attach.
+    """
+
+    how: str
+    passes: int
+    steps: int
+    fit_passes: int
+    n_batches: int
+    deletion_epsilon: float
+    pending_records: int
+    lazy_records: int
+    certificate: object
+
+    def __str__(self):
+        cost = {"without_pass": "no pass over the data",
+                "continue": f"{self.passes} unlearning pass(es)",
+                "retrain": f"retraining from a fresh start, {self.passes} pass(es)"}
+        return (f"partial_unlearn: {cost[self.how]} (a refit takes "
+                f"{self.fit_passes}); deletion target epsilon "
+                f"{self.deletion_epsilon:.4g}.\n{self.certificate}")

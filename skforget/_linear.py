@@ -34,6 +34,7 @@ from skforget._rows import (
     project_rows,
     row_weights,
 )
+from skforget._utils import no_interrupts
 from skforget._validation import (
     ENCLOSING_PIPELINE_CHECKS,
     enclosing_pipeline,
@@ -74,6 +75,36 @@ def _atomic(estimator):
     except BaseException:
         estimator.__dict__.clear()
         estimator.__dict__.update(snapshot)
+        raise
+
+
+@contextmanager
+def _atomic_edit(estimator, edits):
+    """``_atomic`` for ``partial_unlearn``: the estimator and the caller's
+    arrays of an in-place request change together or not at all.
+
+    An in-place request applied inside the block is committed (its dead rows
+    zeroed, its undo copies dropped) in the same step, that Ctrl-C cannot
+    split, as the block's success; on any error or interrupt before it, the
+    estimator's attributes and the caller's rows are both put back (review
+    findings 2 and 3).
+    """
+    snapshot = dict(estimator.__dict__)
+    applied_here = edits._result is None
+    committed = False
+    try:
+        yield
+        with no_interrupts():
+            if applied_here:
+                edits._commit_in_place()
+            committed = True
+    except BaseException:
+        if not committed:
+            with no_interrupts():
+                estimator.__dict__.clear()
+                estimator.__dict__.update(snapshot)
+                if applied_here:
+                    edits._restore()
         raise
 
 
@@ -431,15 +462,18 @@ class _BasePrivateLinear(BaseEstimator):
         return {"sample_weight_bound": sample_weight_bound,
                 "class_weights": class_weights, "weight_bound": bound}
 
-    def _edited_database(self, edits):
+    def _edited_database(self, edits, *, checked=False):
         """Validate an edit request against the current model and apply it.
 
-        Shared by every solver's ``partial_unlearn`` (:meth:`_check_edit_request`).
-        Returns the edited rows (validated like ``fit``'s), their encoded
-        targets, the loss and the row weights of the fit's public weighting.
+        Shared by every solver's ``partial_unlearn`` (:meth:`_check_edit_request`,
+        skipped when the caller has ``checked`` it). Returns the edited rows
+        (validated like ``fit``'s), their encoded targets, the loss and the row
+        weights of the fit's public weighting.
         """
-        self._check_edit_request(edits)
-        X_new, y_new = edits.apply()
+        if not checked:
+            self._check_edit_request(edits)
+        # Undoable until the caller's _atomic_edit commits (in-place requests).
+        X_new, y_new = edits._apply_uncommitted()
         X_new, y_new = self._validate_rows(X_new, y_new, reset=False,
                                            y_numeric=self._y_numeric,
                                            ensure_min_samples=0)

@@ -14,9 +14,10 @@ from sklearn.utils.validation import check_is_fitted
 from skforget import accounting
 from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
-from skforget._fit_plan import FitPlan
+from skforget._fit_plan import FitPlan, UnlearnPlan
 from skforget._linear import (
     _atomic,
+    _atomic_edit,
     _BasePrivateLinear,
     check_edit_weighting,
 )
@@ -24,6 +25,7 @@ from skforget._rows import plan_weighting, row_weights
 from skforget._solver import effective_n_jobs, initial_draw, run_segment
 from skforget._utils import check_sample_weight, no_interrupts
 from skforget._validation import (
+    LAZY_CONSTRAINTS,
     PRIVACY_CONSTRAINTS,
     check_delta,
     check_finite_params,
@@ -47,7 +49,14 @@ _LONG_SECONDS = 60.0
 class _BaseNoisyGD(_BasePrivateLinear):
     """Noisy gradient descent: fit, partial_unlearn and their shared segment."""
 
-    _parameter_constraints: dict = dict(PRIVACY_CONSTRAINTS)
+    _parameter_constraints: dict = {**PRIVACY_CONSTRAINTS, **LAZY_CONSTRAINTS}
+
+    def __setstate__(self, state):
+        # Models pickled before max_lazy_records existed read "auto" (their
+        # plan keeps the deletion target they were fitted with).
+        if "max_lazy_records" not in state:
+            state = {**state, "max_lazy_records": "auto"}
+        super().__setstate__(state)
 
     def _start_tracking(self, design, plan, *, segment):
         """Optional per-step bookkeeping for one segment (fit is segment 0).
@@ -450,14 +459,17 @@ class _BaseNoisyGD(_BasePrivateLinear):
         return self
 
     # --- partial_unlearn -------------------------------------------------------
-    def partial_unlearn(self, edits):
+    def partial_unlearn(self, edits, *, deletion_epsilon=None):
         """Serve an edit request with certified, stateless unlearning.
 
         Runs ``K_R`` noisy gradient steps on the edited database, starting from
         the current coefficients (Chourasia and Shah 2023, Def. 5.1), or, when
         the accountant finds it no dearer, retrains from a fresh start on the
-        edited database (the removed records then have no influence at all);
-        then swaps in the new coefficients and a new ``privacy_guarantee_``
+        edited database (the removed records then have no influence at all),
+        or, for a deletion the current model already certifies at the target
+        (privacy-accounting.md, Theorem 12.9), runs nothing and reads no row
+        until ``max_lazy_records`` records await a pass; then swaps in the new
+        coefficients and a new ``privacy_guarantee_``
         whose last :class:`~skforget.accounting.EditCertificate` certifies the
         removed records. The estimator keeps no training row and no other
         data-dependent state, so nothing about a deleted record can leak through
@@ -476,6 +488,11 @@ class _BaseNoisyGD(_BasePrivateLinear):
             :class:`~skforget.distributed.ShardedEditRequest` (from
             ``ShardedDatabase.edit``) is applied to the shards on the workers,
             and only if the call succeeds.
+        deletion_epsilon : float, default=None
+            This request's deletion target, at the model's ``delta``: at most
+            the model's ``deletion_epsilon`` (a request may only ask for a
+            stronger target; a weaker one is refused); None: the model's. A smaller
+            target costs passes; :meth:`plan_unlearn` says how many.
 
         Returns
         -------
@@ -488,15 +505,108 @@ class _BaseNoisyGD(_BasePrivateLinear):
                             f"{type(edits).__name__}.")
         with self._fit_hyperparameters(), fixed_errstate():
             if isinstance(edits, ShardedEditRequest):
-                return self._partial_unlearn_sharded(edits)
-            with _atomic(self):
-                return self._partial_unlearn(edits)
+                return self._partial_unlearn_sharded(edits, deletion_epsilon)
+            # A request built with in_place=True edits the caller's arrays when
+            # it is applied; if this call applies it and then fails or is
+            # interrupted, the rows go back with the model (_atomic_edit).
+            with _atomic_edit(self, edits):
+                return self._partial_unlearn(edits, deletion_epsilon)
 
-    def _partial_unlearn(self, edits):
-        return self._unlearn_rows(edits, self._plan, self.privacy_guarantee_,
-                                  self._edited_database(edits))
+    def _partial_unlearn(self, edits, deletion_epsilon=None):
+        # Planned before any row is read: an edit served without a pass never
+        # applies the request (issue 25: no copy of the database per request).
+        self._check_edit_request(edits)
+        return self._unlearn_rows(
+            edits, self._plan, self.privacy_guarantee_,
+            lambda: self._edited_database(edits, checked=True), deletion_epsilon)
 
-    def _partial_unlearn_sharded(self, edits):
+    def plan_unlearn(self, edits, *, deletion_epsilon=None):
+        """How :meth:`partial_unlearn` would serve ``edits``, before any data pass.
+
+        Checks the request against the model as ``partial_unlearn`` does and
+        plans it from public numbers only (no row is read, the estimator is
+        not changed).
+
+        Parameters
+        ----------
+        edits : EditRequest or ShardedEditRequest
+        deletion_epsilon : float, default=None
+            As for :meth:`partial_unlearn`.
+
+        Returns
+        -------
+        plan : UnlearnPlan
+            Passes and steps, whether it retrains or needs no pass, and the
+            certificate it will give.
+
+        Examples
+        --------
+        >>> from skforget import EditRequest, NoisyGDClassifier
+        >>> from skforget.datasets import load_dataset
+        >>> d = load_dataset("breast_cancer")
+        >>> clf = NoisyGDClassifier(classes=[0, 1], random_state=0)
+        >>> clf = clf.fit(d.data, d.target)
+        >>> p = clf.plan_unlearn(EditRequest(d.data, d.target, delete=[3]))
+        >>> p.how in ("without_pass", "continue", "retrain")
+        True
+        """
+        check_is_fitted(self)
+        if not isinstance(edits, EditRequest | ShardedEditRequest):
+            raise TypeError("edits must be a skforget.EditRequest (or a "
+                            f"ShardedEditRequest), got {type(edits).__name__}.")
+        with self._fit_hyperparameters(), fixed_errstate():
+            self._check_edit_request(edits)
+            plan, previous = self._plan, self.privacy_guarantee_
+            edit = self._plan_edit(
+                edits, plan, previous, deletion_epsilon,
+                lazy=not isinstance(edits, ShardedEditRequest))
+            guarantee = self._edit_guarantee(edits, plan, previous, edit)
+        cert = guarantee.deletion
+        how = ("without_pass" if cert.without_pass else
+               "retrain" if edit.retrained else "continue")
+        return UnlearnPlan(
+            how=how, passes=edit.steps // edit.n_batches, steps=edit.steps,
+            fit_passes=plan.fit_epochs, n_batches=edit.n_batches,
+            deletion_epsilon=float(plan.deletion_epsilon if deletion_epsilon is None
+                                   else deletion_epsilon),
+            pending_records=cert.n_pending if cert.without_pass else
+            accounting.pending_removals(previous),
+            lazy_records=self._lazy_limit(plan), certificate=cert)
+
+    def _lazy_limit(self, plan):
+        """Records that may be removed without a pass (Section 12.9): none
+        while data-dependent prediction certificates are tracked or held (they
+        follow every segment's rows; the next pass clears stale ones)."""
+        if getattr(self, "certify_k_max", 0) or getattr(self, "certified_radii_",
+                                                         None):
+            return 0
+        # Inside _fit_hyperparameters: the value frozen at fit ("auto" for a
+        # model pickled before the parameter existed).
+        value = getattr(self, "max_lazy_records", "auto")
+        return plan.lazy_records if isinstance(value, str) else int(value)
+
+    def _plan_edit(self, edits, plan, previous, deletion_epsilon, lazy=True):
+        """The accountant's plan for ``edits`` (public numbers only). A sharded
+        request is staged on the workers before it is planned, so it always
+        passes over the data (``lazy=False``)."""
+        try:
+            return accounting.plan_unlearning(
+                plan, previous, n_samples=edits.n_samples_after,
+                n_deleted=edits.n_deleted, n_replaced=edits.n_replaced,
+                n_inserted=edits.n_inserted, deletion_epsilon=deletion_epsilon,
+                max_lazy_records=self._lazy_limit(plan) if lazy else 0)
+        except (TypeError, ValueError) as exc:
+            raise UnlearningError(str(exc)) from exc
+
+    def _edit_guarantee(self, edits, plan, previous, edit):
+        return accounting.guarantee_after_edit(
+            plan, previous, steps=edit.steps, n_samples=edits.n_samples_after,
+            n_deleted=edits.n_deleted, n_replaced=edits.n_replaced,
+            n_inserted=edits.n_inserted, seeded=self.random_state is not None,
+            retrained=edit.retrained, data_weight=edit.data_weight,
+            n_batches=edit.n_batches)
+
+    def _partial_unlearn_sharded(self, edits, deletion_epsilon=None):
         """``partial_unlearn`` on a sharded database: the edit is staged on the
         shards, the model unlearns, and then the model's new state and the
         database's new version are taken in one step that Ctrl-C cannot split;
@@ -507,7 +617,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
         try:
             self._check_edit_request(edits)
             edits._stage()
-            self._unlearn_rows(edits, self._plan, self.privacy_guarantee_, None)
+            self._unlearn_rows(edits, self._plan, self.privacy_guarantee_, None,
+                               deletion_epsilon)
             with no_interrupts():
                 edits._commit()
                 committed = True
@@ -523,23 +634,24 @@ class _BaseNoisyGD(_BasePrivateLinear):
                 edits._release()
         return self
 
-    def _unlearn_rows(self, edits, plan, previous, edited):
+    def _unlearn_rows(self, edits, plan, previous, edited, deletion_epsilon=None):
         """The unlearning segment on the edited rows: in memory (``edited``,
-        from ``_edited_database``), or staged on the shards of a sharded
+        a callable returning ``_edited_database``'s tuple, called only when the
+        edit passes over the data), or staged on the shards of a sharded
         database (None)."""
         sharded = edited is None
+        n_new = edits.n_samples_after
+        check_edit_weighting(plan, edits.database.weighted if sharded
+                             else edits.sample_weight is not None)
+        edit = self._plan_edit(edits, plan, previous, deletion_epsilon,
+                               lazy=not sharded)
+        if edit.steps == 0 and not edit.retrained:
+            return self._certify_without_pass(edits, plan, previous, edit)
         if sharded:
-            check_edit_weighting(plan, edits.database.weighted)
-            loss, n_new, weights = plan.loss, edits.n_samples_after, None
+            loss, weights, rows = plan.loss, None, None
         else:
-            X_new, y_enc, loss, weights = edited
-            n_new = X_new.shape[0]
-        try:
-            edit = accounting.plan_unlearning(
-                plan, previous, n_samples=n_new, n_deleted=edits.n_deleted,
-                n_replaced=edits.n_replaced, n_inserted=edits.n_inserted)
-        except ValueError as exc:
-            raise UnlearningError(str(exc)) from exc
+            rows = edited()
+            loss, weights = rows[2], rows[3]
         ratio = n_new / plan.normaliser
         if not 0.5 <= ratio <= 2.0:
             warnings.warn(
@@ -559,16 +671,18 @@ class _BaseNoisyGD(_BasePrivateLinear):
             n_batches=edit.n_batches)
         with self._ledger_spending("partial_unlearn",
                                    accounting.release_rho(planned, plan)) as spent:
-            self._unlearn_pass(edits, plan, previous, edit, edited, n_new, loss,
+            self._unlearn_pass(edits, plan, previous, edit, rows, n_new, loss,
                                weights)
             spent["rho"] = accounting.release_rho(self.privacy_guarantee_, plan)
         return self
 
-    def _unlearn_pass(self, edits, plan, previous, edit, edited, n_new, loss,
+    def _unlearn_pass(self, edits, plan, previous, edit, rows, n_new, loss,
                       weights):
-        sharded = edited is None
+        """The edit's pass over its rows: ``rows`` is ``_edited_database``'s
+        tuple in memory, None for rows staged on the shards."""
+        sharded = rows is None
         if not sharded:
-            X_new, y_enc, _, _ = edited
+            X_new, y_enc, _, _ = rows
         if sharded:
             design = edits.database._row_source(
                 self._row_map_spec(loss, getattr(self, "classes_", None), "unlearn",
@@ -605,11 +719,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
                                           segment=segment, rng=rng,
                                           label="partial_unlearn",
                                           n_batches=edit.n_batches, weight=weights)
-        guarantee = accounting.guarantee_after_edit(
-            plan, previous, steps=steps, n_samples=n_new, n_deleted=edits.n_deleted,
-            n_replaced=edits.n_replaced, n_inserted=edits.n_inserted,
-            seeded=self.random_state is not None, retrained=edit.retrained,
-            data_weight=edit.data_weight, n_batches=edit.n_batches)
+        guarantee = self._edit_guarantee(edits, plan, previous, edit)
         for name, value in tracked.items():
             setattr(self, name, value)
         # Fresh counts of the edited database, or none: the fit's counts must
@@ -625,3 +735,41 @@ class _BaseNoisyGD(_BasePrivateLinear):
         self._warn_if_adaptive_exceeds(guarantee)
         self._warn_if_constant()
         return self
+
+    def _certify_without_pass(self, edits, plan, previous, edit):
+        """A deletion the current model already certifies (Theorem 12.9): the
+        coefficients stay, a new certificate and database version are taken.
+        No row is read; the request's layout (features, their names) is
+        checked on a zero-row view, as a pass would check it."""
+        X = edits.X
+        self._validate_rows(X.iloc[:0] if hasattr(X, "iloc") else X[:0],
+                            reset=False, ensure_min_samples=0)
+        guarantee = self._edit_guarantee(edits, plan, previous, edit)
+        if self.verbose:
+            print("[skforget] partial_unlearn: no pass over the data (the model "
+                  "already certifies the removed records)")
+        if previous.rho_counts > 0:
+            # The coefficients stay, but the class counts are released afresh
+            # on the edited database (labels only): the previous counts held
+            # the removed records and must not survive the edit (18.3, 18.10).
+            # That fresh release is all this edit spends.
+            with self._ledger_spending("partial_unlearn", previous.rho_counts):
+                self._refresh_counts(self._edited_class_counts(edits),
+                                     previous.count_noise,
+                                     segment=len(previous.edits) + 1)
+        self.n_unlearn_iter_ = 0
+        self.privacy_guarantee_ = guarantee
+        self.database_version_ = edits.version_after
+        self._warn_if_adaptive_exceeds(guarantee)
+        self._warn_if_constant()
+        return self
+
+    def _edited_class_counts(self, edits):
+        """Class counts of the database a pure deletion leaves, from the
+        request's labels alone (no feature row is read)."""
+        codes = self._encode_targets(np.asarray(edits.y), fit=False)[0]
+        codes = codes.astype(np.int64)
+        K = len(self.classes_)
+        removed = codes[np.asarray(edits.delete, dtype=np.int64)]
+        return (np.bincount(codes, minlength=K)[:K]
+                - np.bincount(removed, minlength=K)[:K]).astype(np.float64)

@@ -24,8 +24,22 @@ _SHARED_PARAMETERS = {
     delta : float or "auto", default="auto"
         DP failure probability; "auto" is ``min(1e-5, n_samples ** -1.1)``.""",
     "max_edit_size": """\
-    max_edit_size : int, default=10
-        Largest number of rows one edit request may name.""",
+    max_edit_size : int, default=100
+        Largest number of rows one edit request may name. The number of
+        deletion passes does not depend on it (privacy-accounting.md, 6.2); the
+        certificate shows the request's records together as a group, whose
+        figure grows as the square of their number.""",
+    "max_lazy_records": """\
+    max_lazy_records : "auto" or int, default="auto"
+        Records that may be deleted without a pass over the data since the
+        last one, when the model already certifies them at
+        ``deletion_epsilon`` (privacy-accounting.md, 12.9): "auto" is the
+        public rule ``N lambda sqrt(p v_0) / G`` (the removals move the
+        optimum by at most the privacy noise the model already carries); 0
+        makes every deletion pass over the data (for regulated or coordinated
+        deletions, where every erasure must change the model at once or the
+        pending records need protection as a group). Replacements and
+        insertions always do.""",
     "max_sample_weight": """\
     max_sample_weight : float, default=1.0
         Public bound on ``sample_weight``: larger weights count as the bound.
@@ -163,8 +177,16 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
     deletion_epsilon : float, default=None
         Deletion target at the same ``delta``: after :meth:`partial_unlearn`, a
         removed record is ``(deletion_epsilon, delta)``-indistinguishable from
-        one never seen. None means ``epsilon / 10``. Must not exceed ``epsilon``.
+        one never seen. None means ``epsilon``: a deleted record is certified
+        no more exposed than a record still present (privacy-accounting.md,
+        12.10; the certificate states the figure reached, often about
+        ``epsilon / 2``). At this default a deletion may leave the model
+        unchanged (``max_lazy_records``): its guarantee then rests on the DP of
+        the fit, and the record's influence stays until the next pass. Must not
+        exceed ``epsilon``; a request may ask for less, never more
+        (``partial_unlearn(edits, deletion_epsilon=...)``).
     {max_edit_size}
+    {max_lazy_records}
     {max_sample_weight}
     group_size : int, default=1
         Records per privacy unit (e.g. the rows one person owns).
@@ -323,7 +345,8 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
                  prevalence_share="auto",
                  multi_class="multinomial", epsilon=1.0, delta="auto",
                  deletion_epsilon=None,
-                 max_edit_size=10, max_sample_weight=1.0, group_size=1,
+                 max_edit_size=100, max_lazy_records="auto",
+                 max_sample_weight=1.0, group_size=1,
                  relation="replace", data_norm=1.0,
                  clip_rows=True, clip_norm="auto", fit_intercept=True,
                  intercept_scaling="auto", learning_rate=None, max_iter=None,
@@ -339,6 +362,7 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         self.delta = delta
         self.deletion_epsilon = deletion_epsilon
         self.max_edit_size = max_edit_size
+        self.max_lazy_records = max_lazy_records
         self.max_sample_weight = max_sample_weight
         self.group_size = group_size
         self.relation = relation
@@ -391,8 +415,11 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         DP target for every record present.
     {delta}
     deletion_epsilon : float, default=None
-        Deletion target at the same ``delta``; None means ``epsilon / 10``.
+        Deletion target at the same ``delta``; None means ``epsilon``
+        (privacy-accounting.md, 12.10). At this default a deletion may leave
+        the model unchanged: its guarantee then rests on the DP of the fit.
     {max_edit_size}
+    {max_lazy_records}
     {max_sample_weight}
     group_size : int, default=1
         Records per privacy unit.
@@ -508,7 +535,8 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
     _finite_extra = ("alpha", "target_scale")
 
     def __init__(self, alpha=10.0, *, epsilon=1.0, delta="auto", deletion_epsilon=None,
-                 max_edit_size=10, max_sample_weight=1.0, group_size=1,
+                 max_edit_size=100, max_lazy_records="auto",
+                 max_sample_weight=1.0, group_size=1,
                  relation="replace", data_norm=1.0, clip_rows=True, clip_norm=1.0,
                  target_scale=None, fit_intercept=True, intercept_scaling=1.0,
                  learning_rate=None, max_iter=None, batch_size="auto", recipe="tight",
@@ -519,6 +547,7 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         self.delta = delta
         self.deletion_epsilon = deletion_epsilon
         self.max_edit_size = max_edit_size
+        self.max_lazy_records = max_lazy_records
         self.max_sample_weight = max_sample_weight
         self.group_size = group_size
         self.relation = relation

@@ -23,7 +23,7 @@ from skforget import accounting
 from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
 from skforget._erm import solve_certified
-from skforget._linear import _atomic, _BasePrivateLinear
+from skforget._linear import _atomic, _atomic_edit, _BasePrivateLinear
 from skforget._rows import plan_weighting, row_weights
 from skforget._utils import check_sample_weight
 from skforget._validation import (
@@ -244,7 +244,8 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
         if not isinstance(edits, EditRequest):
             raise TypeError("edits must be a skforget.EditRequest, got "
                             f"{type(edits).__name__}.")
-        with self._fit_hyperparameters(), _atomic(self), fixed_errstate():
+        with self._fit_hyperparameters(), _atomic_edit(self, edits), \
+                fixed_errstate():
             plan = self._plan
             previous = self.privacy_guarantee_
             X_new, y_enc, loss, weights = self._edited_database(edits)

@@ -134,6 +134,16 @@ class _PrivateClassifierMixin:
         self.noisy_class_count_ = counts
         self.intercept_offset_ = prevalence_offset(counts)
 
+    def _refresh_counts(self, exact, noise_scale, *, segment):
+        """New noisy counts for unchanged coefficients: the trained intercept
+        is kept exactly (no rounding through the offset, G4 of 18.9) and the
+        released one carries the new offset."""
+        trained = self.__dict__["_trained_intercept"]
+        self._drop_counts()
+        self._release_counts(exact, noise_scale, segment=segment)
+        self._trained_intercept = trained
+        self.intercept_ = trained + self._intercept_offset()
+
     def _drop_counts(self):
         for name in ("noisy_class_count_", "intercept_offset_", "_trained_intercept"):
             self.__dict__.pop(name, None)

@@ -24,6 +24,12 @@ warnings.simplefilter("always", PrivacyLeakWarning)
 # figure for every one of its fits.
 warnings.simplefilter("once", PrivacyBudgetWarning)
 
+#: Noisy GD only: deletions served without a pass (privacy-accounting.md, 12.9).
+LAZY_CONSTRAINTS = {
+    "max_lazy_records": [Interval(Integral, 0, None, closed="left"),
+                         StrOptions({"auto"})],
+}
+
 PRIVACY_CONSTRAINTS = {
     "epsilon": [Interval(Real, 0, None, closed="neither")],
     "delta": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
@@ -182,8 +188,9 @@ def fixed_errstate(func=None):
 
 
 def resolve_deletion_epsilon(epsilon, deletion_epsilon):
-    """``deletion_epsilon=None`` means a tenth of ``epsilon``."""
-    return epsilon / 10.0 if deletion_epsilon is None else deletion_epsilon
+    """``deletion_epsilon=None`` means ``epsilon`` (privacy-accounting.md,
+    Section 12.10: a deleted record no more exposed than a present one)."""
+    return epsilon if deletion_epsilon is None else deletion_epsilon
 
 
 def check_delta(delta, n_samples):

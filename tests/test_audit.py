@@ -11,7 +11,12 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.preprocessing import normalize
 
-from skforget import NoisyGDClassifier, NoisyGDRegressor, OutputPerturbationClassifier
+from skforget import (
+    EditRequest,
+    NoisyGDClassifier,
+    NoisyGDRegressor,
+    OutputPerturbationClassifier,
+)
 from skforget.accounting import gaussian_epsilon
 from skforget.audit import (
     Canary,
@@ -153,8 +158,9 @@ def test_audits_stay_below_the_certified_bounds(audit_data):
     X, y = audit_data
     # A long full-batch fit: its certified figure is at the stationary level,
     # the regime in which the earlier builds were audited.
-    clf = NoisyGDClassifier(C=0.5, epsilon=8.0, clip_norm=0.5, max_edit_size=1,
-                            batch_size=None, max_iter=400)
+    clf = NoisyGDClassifier(C=0.5, epsilon=8.0, deletion_epsilon=0.8,
+                            clip_norm=0.5, max_edit_size=1, batch_size=None,
+                            max_iter=400)
     dp = audit_dp(clf, X, y, n_trials=300, random_state=0)
     deletion = audit_deletion(clf, X, y, n_trials=300, random_state=1)
     for res in (dp, deletion):
@@ -185,6 +191,27 @@ def test_audit_with_private_class_counts_stays_below_the_certificate(audit_data)
         assert 0.0 <= res.epsilon_lower <= res.epsilon_certified
     assert dp.epsilon_certified == pytest.approx(8.0, rel=0.01)
     assert deletion.epsilon_certified < 8.0
+
+
+def test_audit_of_a_deletion_served_without_a_pass(audit_data):
+    # At the default target (deletion_epsilon = epsilon) the model already
+    # certifies a deleted record (Theorem 12.9): the edit runs nothing, and the
+    # audit of the canary against the null record (the certificate's
+    # reference) must stay below the certified figure, about a quarter of the
+    # DP figure in Renyi terms.
+    X, y = audit_data
+    # Without an intercept the null record (a zero row) has zero gradient.
+    clf = NoisyGDClassifier(C=0.5, epsilon=8.0, clip_norm=0.5, max_edit_size=1,
+                            batch_size=None, max_iter=400, fit_intercept=False)
+    fitted = clone(clf).fit(X, y)
+    fitted.partial_unlearn(EditRequest(X, y, delete=[0]))
+    cert = fitted.privacy_guarantee_.deletion
+    assert cert.without_pass and fitted.n_unlearn_iter_ == 0
+    assert cert.rho_deletion == pytest.approx(fitted.privacy_guarantee_.rho / 4)
+    deletion = audit_deletion(clf, X, y, reference="null", n_trials=300,
+                              random_state=1)
+    assert not deletion.violated
+    assert 0.0 <= deletion.epsilon_lower <= deletion.epsilon_certified < 8.0
 
 
 def test_audit_of_output_perturbation_stays_below_its_certificate(audit_data):

@@ -474,7 +474,10 @@ def test_calls_straight_to_the_workers_or_through_the_scheduler(cluster, direct)
     # A client made with direct_to_workers=False cannot reach the workers: the
     # shards' calls are relayed by the scheduler, with the same results.
     X, y = _data()
-    kw = dict(classes=[0, 1], random_state=0, batch_size=100, max_iter=4)
+    # A sharded edit always passes over the rows (privacy-accounting.md
+    # 12.9): the in-memory one must too, to be compared.
+    kw = dict(classes=[0, 1], random_state=0, batch_size=100, max_iter=4,
+              max_lazy_records=0)
     in_memory = NoisyGDClassifier(**kw).fit(X, y)
     with distributed.Client(cluster.scheduler_address, direct_to_workers=direct,
                             set_as_default=False) as c:
@@ -500,7 +503,8 @@ def test_an_in_process_cluster():
         assert lc.scheduler_address.startswith("inproc")
         db = ShardedDatabase(X, y, client=c)
         try:
-            kw = dict(classes=[0, 1], random_state=0, batch_size=100, max_iter=4)
+            kw = dict(classes=[0, 1], random_state=0, batch_size=100, max_iter=4,
+                      max_lazy_records=0)
             on_cluster = NoisyGDClassifier(**kw).fit(db)
             in_memory = NoisyGDClassifier(**kw).fit(X, y)
             assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
@@ -757,3 +761,22 @@ def test_a_ledger_on_a_cluster_records_what_in_memory_records(sharded):
         model.partial_unlearn(db.edit(delete=[5]))
     assert db.version == version and db.n_samples == 598
     np.testing.assert_array_equal(model.coef_, coef)
+
+
+def test_a_sharded_request_is_never_served_without_a_pass(sharded):
+    # Review finding 9: the staged shards must take the edit, so a sharded
+    # request always passes over the data, even where the same model on
+    # arrays would serve the deletion by its DP alone (Theorem 12.9).
+    X, y = _data()
+    params = dict(classes=[0, 1], random_state=0, batch_size=None, max_iter=3)
+    local = NoisyGDClassifier(**params).fit(X, y)
+    local.partial_unlearn(EditRequest(X, y, delete=[5]))
+    assert local.privacy_guarantee_.deletion.without_pass
+    db = sharded(X, y)
+    clf = NoisyGDClassifier(**params).fit(db)
+    request = db.edit(delete=[5])
+    assert clf.plan_unlearn(request).steps > 0
+    clf.partial_unlearn(request)
+    cert = clf.privacy_guarantee_.deletion
+    assert not cert.without_pass and cert.steps > 0
+    assert db.n_samples == len(y) - 1

@@ -347,7 +347,7 @@ def test_guarantee_is_computed_by_the_accountant(binary_data):
     plan = acc.plan_training(
         loss="logistic", n_samples=300, n_params=9, lam=1 / (0.1 * 300),
         row_norm=np.sqrt(2), clip_norm=0.7, epsilon=0.5, delta=1e-5,
-        deletion_epsilon=0.05, max_edit_size=10, n_batches="auto",
+        deletion_epsilon=0.5, max_edit_size=100, n_batches="auto",
         fit_recipe="typical", n_features=8, data_norm=1.0)
     assert clf._plan == plan
     assert clf.privacy_guarantee_ == acc.guarantee_after_fit(

@@ -193,7 +193,8 @@ def test_deletion_coupling_counts_equal_reference(retrain):
 
 def test_adaptive_figure_adds_one_count_term_per_release():
     X, y = _rare_table(n=3000)
-    kw = dict(classes=[0, 1], random_state=0)
+    # Passes over the data (a certificate-only edit is tested below).
+    kw = dict(classes=[0, 1], random_state=0, max_lazy_records=0)
     clf = NoisyGDClassifier(**kw).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -217,6 +218,33 @@ def test_adaptive_figure_adds_one_count_term_per_release():
     assert cert.rho_adaptive - bare.rho_adaptive == pytest.approx(
         3 * 0.5 * g.rho_counts, rel=1e-9)
     assert cert.rho_deletion == bare.rho_deletion
+
+
+def test_a_deletion_without_a_pass_redraws_the_counts():
+    """Theorem 12.9 keeps the coefficients, but the counts held the removed
+    record: they are released afresh on the edited database (labels only),
+    from the edit's own stream, the trained intercept stays bitwise, the
+    ledger is charged the counts alone and the adaptive figure counts them."""
+    from skforget import PrivacyLedger
+
+    X, y = _rare_table(n=3000)
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=4, delta=1e-5,
+                            ledger=ledger).fit(X, y)
+    coef, trained = clf.coef_.copy(), clf._trained_intercept.copy()
+    i = int(np.flatnonzero(y == 1)[0])
+    clf.partial_unlearn(EditRequest(X, y, delete=[i]))
+    g = clf.privacy_guarantee_
+    assert g.deletion.without_pass and clf.n_unlearn_iter_ == 0
+    np.testing.assert_array_equal(clf.coef_, coef)
+    np.testing.assert_array_equal(clf._trained_intercept, trained)
+    noise = segment_rng(4, 1, stream=1).normal(0.0, g.count_noise, size=2)
+    exact = np.bincount(np.delete(y, i), minlength=2)
+    np.testing.assert_allclose(clf.noisy_class_count_, exact + noise, rtol=1e-15)
+    assert clf.intercept_[0] == trained[0] + clf.intercept_offset_
+    assert ledger.entries[-1].rho == pytest.approx(g.rho_counts)
+    # One count term per release seen (the fit), at the deletion factor 1/2.
+    assert g.deletion.rho_adaptive >= g.deletion.rho_deletion + 0.5 * g.rho_counts
 
 
 def test_offset_fixes_the_one_class_model():

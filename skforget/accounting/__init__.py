@@ -81,6 +81,8 @@ from skforget.accounting._prevalence import (
 from skforget.accounting._plan import (
     TrainingPlan,
     dp_conversion,
+    lazy_deletion_rho,
+    pending_removals,
     plan_training,
     plan_unlearning,
 )
@@ -183,6 +185,8 @@ __all__ = [
     "prevalence_budget",
     "prevalence_offset",
     "release_guarantee",
+    "lazy_deletion_rho",
+    "pending_removals",
     "repetition_gamma",
     "release_rho",
     "rho_adaptive",

@@ -36,6 +36,10 @@ MIN_BATCH = 64
 #: The default step size leaves this much room for batches to grow (insertions,
 #: rounding of batch sizes) before the contraction factor exceeds ``1 - eta lam``.
 GROWTH_HEADROOM = 1.1
+#: Largest share of the database that may be deleted without a pass over the
+#: data (Section 12.9): on small databases the noise rule alone would let a
+#: large part of the rows go without the model seeing the change.
+LAZY_SHARE = 0.01
 
 
 def default_delta(*, n_samples):
@@ -346,3 +350,32 @@ def deletion_factor(*, plan_relation, n_replaced):
     del_factor = 2.0 if n_replaced > 0 else 1.0
     dp_factor = 2.0 if plan_relation == "replace" else 1.0
     return (del_factor / dp_factor) ** 2
+
+
+def lazy_records_limit(*, normaliser, lam, n_params, init_variance, gradient_bound):
+    """Records an estimator may remove without a pass over the data (Section 12.9).
+
+    Removing ``r`` records of clipped gradient at most ``G`` moves the
+    regularised minimiser by at most ``r G / (N lam)`` (Lemma 8.3); the model
+    already carries privacy noise of norm about ``sqrt(p v_0)``. Deletions are
+    served without a pass while the records removed since the last pass stay
+    within ``r_lazy = floor(N lam sqrt(p v_0) / G)`` and 1% of ``N`` (eq.
+    12.5'): a sizing rule from public numbers, not a certified statement.
+
+    Examples
+    --------
+    >>> from skforget.accounting._calibration import lazy_records_limit
+    >>> lazy_records_limit(normaliser=200_000, lam=1e-4, n_params=101,
+    ...                    init_variance=1.4e-2, gradient_bound=0.5)
+    47
+    >>> lazy_records_limit(normaliser=60, lam=0.1, n_params=5,
+    ...                    init_variance=1.0, gradient_bound=0.5)
+    0
+    """
+    N = check_positive(normaliser, "normaliser")
+    lam = check_positive(lam, "lam")
+    p = check_int(n_params, "n_params", low=1)
+    v0 = check_positive(init_variance, "init_variance")
+    G = check_positive(gradient_bound, "gradient_bound")
+    return int(min(math.floor(N * lam * math.sqrt(p * v0) / G),
+                   math.floor(LAZY_SHARE * N)))

@@ -34,6 +34,28 @@ CONVERSION_NOTES = {
 }
 
 
+def _set_state(obj, state):
+    """Restore a frozen slotted dataclass from a state that may lack the
+    fields appended since it was pickled (they get their defaults)."""
+    fields = dataclasses.fields(obj)
+    for f, value in zip(fields[:len(state)], state, strict=True):
+        object.__setattr__(obj, f.name, value)
+    for f in fields[len(state):]:
+        default = f.default if f.default is not dataclasses.MISSING \
+            else f.default_factory()
+        object.__setattr__(obj, f.name, default)
+
+
+# What a deletion served without a pass leaves (review findings 6-7).
+_NO_PASS = (
+    "served without computation: the coefficients are identical to those before "
+    "this request. The removed records' protection is the fit's differential "
+    "privacy, measured against a model trained with an empty record in its place; "
+    "their influence stays in the coefficients until the next pass over the data "
+    "(a replacement, an insertion, a stronger target, or more records awaiting a "
+    "pass than max_lazy_records allows).")
+
+
 def _fmt(x):
     if x == 0:
         return "0"
@@ -78,6 +100,14 @@ class EditCertificate:
     n_batches : int
         Batches per pass of the edit's steps (the fit's, or more when the edited
         database would make a batch outgrow the step size's headroom).
+    n_pending : int
+        For an edit served without a pass over the data (``steps == 0``, not
+        retrained: the release already met the deletion target, Theorem
+        12.9): records removed without a pass since the last one, this edit's
+        included; 0 otherwise.
+    rho_pending_group, epsilon_pending_group : float
+        Those ``n_pending`` records together, as one unit (``n_pending**2``
+        times the per-unit figure); 0 when ``n_pending`` is 0.
     """
 
     index: int
@@ -96,6 +126,21 @@ class EditCertificate:
     retrained: bool = False
     data_weight: float = 1.0
     n_batches: int = 1
+    n_pending: int = 0
+    rho_pending_group: float = 0.0
+    epsilon_pending_group: float = 0.0
+
+    def __setstate__(self, state):
+        # A certificate pickled before a field was added lacks it (fields are
+        # only ever appended): it gets the field's default.
+        _set_state(self, state)
+
+    @property
+    def without_pass(self):
+        """True when the edit ran no step: the release already certified the
+        removed records (Theorem 12.9) and no row was read."""
+        return self.steps == 0 and not self.retrained \
+            and self.n_deleted + self.n_replaced > 0
 
     @property
     def n_edited(self):
@@ -118,6 +163,18 @@ class EditCertificate:
                 f"now), {self.steps} noisy steps"
                 + (" from a fresh start" if self.retrained else "")
                 + "; no record removed, so no deletion to certify."
+            )
+        if self.without_pass:
+            return (
+                f"Edit {self.index}: {self.n_deleted} deleted ({self.n_samples} rows "
+                f"now), {_NO_PASS} Each removed record: epsilon "
+                f"{_fmt(self.epsilon_deletion)} (Theorem 12.9); the edit's "
+                f"{self.n_deleted} record(s) together: epsilon "
+                f"{_fmt(self.epsilon_deletion_batch)}; the {self.n_pending} "
+                "record(s) awaiting a pass, together: epsilon "
+                f"{_fmt(self.epsilon_pending_group)}; against "
+                f"requests adapted to {self.releases_seen} earlier release(s): "
+                f"epsilon {_fmt(self.epsilon_adaptive)}."
             )
         if self.retrained:
             # Output perturbation runs no noisy steps: its edits are refits.
@@ -279,13 +336,7 @@ class PrivacyGuarantee:
         # A guarantee pickled before a field was added (fields are only ever
         # appended) lacks it: it gets the field's default, which describes the
         # older models (e.g. mechanism="noisy_gd").
-        fields = dataclasses.fields(self)
-        for f, value in zip(fields[:len(state)], state, strict=True):
-            object.__setattr__(self, f.name, value)
-        for f in fields[len(state):]:
-            default = f.default if f.default is not dataclasses.MISSING \
-                else f.default_factory()
-            object.__setattr__(self, f.name, default)
+        _set_state(self, state)
 
     @property
     def deletion(self):
@@ -339,6 +390,22 @@ class PrivacyGuarantee:
                 f"deleted records at ({_fmt(self.target_deletion_epsilon)}, "
                 f"{self.delta:.3g})."
             )
+        elif cert.without_pass:
+            alone = cert.epsilon_pending_group > self.epsilon
+            lines.append(
+                f"Deleted records (edit {cert.index}: {cert.n_deleted} deleted), "
+                f"{_NO_PASS} Each removed record: ({_fmt(cert.epsilon_deletion)}, "
+                f"{self.delta:.3g}) (Rényi: q*{_fmt(cert.rho_deletion)}; Theorem "
+                f"12.9); the {cert.n_deleted} removed "
+                f"record{'s' if cert.n_deleted > 1 else ''} together, as one unit: "
+                f"({_fmt(cert.epsilon_deletion_batch)}, {self.delta:.3g}); the "
+                f"{cert.n_pending} record{'s' if cert.n_pending > 1 else ''} "
+                "awaiting a pass, together: "
+                f"({_fmt(cert.epsilon_pending_group)}, {self.delta:.3g})"
+                + (", above the model's epsilon: records awaiting a pass are not "
+                   "protected as a group" if alone else "")
+                + f"; against requests adapted to {cert.releases_seen} earlier "
+                f"release(s): ({_fmt(cert.epsilon_adaptive)}, {self.delta:.3g}).")
         elif cert.retrained:
             how = ("refitted from scratch with fresh noise" if cert.steps == 0 else
                    f"retrained from a fresh start in {cert.steps} steps")

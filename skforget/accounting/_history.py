@@ -33,6 +33,8 @@ from skforget.accounting._plan import (
     _check_contracts,
     _history_after,
     _rho_present,
+    lazy_deletion_rho,
+    pending_removals,
 )
 
 
@@ -121,7 +123,10 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
       or Section 12.5, per unit, with the deletion sensitivity of
       :func:`deletion_factor` (a deleted unit against the null record, a replaced
       one against its replacement); 0 when the edit retrained from a fresh
-      start. The whole edit as one unit costs ``(r/g)^2`` times more (6.2).
+      start; with no step (a certificate-only edit), the history's figure at
+      the deletion sensitivity (Theorem 12.9). The whole edit as one unit
+      costs ``(r/g)^2`` times more (6.2); so do the records removed without a
+      pass since the last one, as one unit (12.9).
     * Against a requester that adapted to the ``s`` releases before the edit:
       ``rho_del + sum_t rho_dp(T_t)`` (Theorem 6.3; CS23 Theorem 4.3), the
       releases' figures at the deletion sensitivity, plus one count term per
@@ -179,10 +184,14 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
     rho, r_inf = _rho_present(plan, chain, c_bar)
     factor = deletion_factor(plan_relation=plan.relation, n_replaced=n_rep)
     removed = n_del + n_rep
+    lazy = K == 0 and not retrained
     if retrained or removed == 0:
         # Retrained: the new model's law depends on the edited data only. Nothing
         # removed: there is no deletion to certify.
         r_del = 0.0
+    elif lazy:
+        # No step: the release is the previous one (Theorem 12.9).
+        r_del = lazy_deletion_rho(plan, previous, n_rep)
     elif E == 1:
         r_del = rho_deletion(rho_inf=r_inf * factor, contraction=c_bar, steps=K)
     else:
@@ -192,20 +201,29 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
             chain, len(chain) - 1, lam=plan.lam, beta=plan.beta,
             sigma=plan.sigma, sensitivity=plan.sensitivity * math.sqrt(factor),
             normaliser=plan.normaliser)
-    batch = r_del * group_factor(group_size=max(removed, plan.group_size)) \
-        / group_factor(group_size=plan.group_size)
+    def as_group(records):
+        return r_del * group_factor(group_size=max(records, plan.group_size)) \
+            / group_factor(group_size=plan.group_size)
+
+    batch = as_group(removed)
+    pending = pending_removals(previous) + removed if lazy else 0
     # Each release the requester saw is, given the one before it, a run from a
     # common start on databases differing in the unit (Theorem 6.3).
     history = [plan.segment(plan.n_batches, previous.fit_steps,
                             previous.fit_data_weight)]
-    history += [_cert_segment(plan, e) for e in previous.edits]
+    # A certificate-only edit re-releases the previous model: it adds nothing.
+    history += [_cert_segment(plan, e) for e in previous.edits
+                if e.steps or e.retrained]
     releases = [_rho_present(plan, [s], c_bar)[0] * factor for s in history]
     r_adapt = rho_adaptive(rho_deletion=r_del, rho_releases=releases) if removed \
         else 0.0
     if removed:
+        # Every release drew fresh counts, certificate-only edits included
+        # (they re-release the coefficients, not the counts): one count term
+        # per release seen (eq. 18.3).
         r_adapt += rho_counts_adaptive(
             rho_counts=previous.rho_counts, relation=plan.relation,
-            n_replaced=n_rep, releases_seen=len(history))
+            n_replaced=n_rep, releases_seen=1 + len(previous.edits))
 
     def eps(value):
         # Corollary 21.5: sqrt(2 rho)-GDP too under conversion "gaussian".
@@ -218,6 +236,8 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
         epsilon_deletion_batch=eps(batch), releases_seen=len(history),
         rho_adaptive=r_adapt, epsilon_adaptive=eps(r_adapt),
         retrained=bool(retrained), data_weight=weight, n_batches=E,
+        n_pending=pending, rho_pending_group=as_group(pending) if pending else 0.0,
+        epsilon_pending_group=eps(as_group(pending)) if pending else 0.0,
     )
     fields = {f: getattr(previous, f) for f in PrivacyGuarantee.__dataclass_fields__}
     fields.update(_dp_fields(plan, rho + previous.rho_counts,

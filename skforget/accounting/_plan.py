@@ -18,6 +18,8 @@ full-batch noisy gradient descent and every figure has the closed forms
 bound of Section 12 (:mod:`skforget.accounting._cyclic`).
 """
 
+import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -32,6 +34,7 @@ from skforget.accounting._calibration import (
     batch_data_weight,
     deletion_factor,
     edit_batches,
+    lazy_records_limit,
     typical_curvature,
 )
 from skforget.accounting._checks import (
@@ -159,6 +162,14 @@ class TrainingPlan:
     def unlearn_steps(self):
         """``K_R = max(K_R^priv, K_R^util)`` for an edit of ``max_edit_size``."""
         return max(self.unlearn_steps_privacy, self.unlearn_steps_utility)
+
+    @property
+    def lazy_records(self):
+        """Records the model may remove without a pass (eq. 12.5')."""
+        return lazy_records_limit(normaliser=self.normaliser, lam=self.lam,
+                                  n_params=self.n_params,
+                                  init_variance=self.init_variance,
+                                  gradient_bound=self.gradient_bound)
 
     @property
     def batch_size(self):
@@ -481,7 +492,10 @@ def plan_training(*, loss, n_samples, n_params, lam, row_norm, clip_norm, epsilo
 @dataclass(frozen=True, slots=True)
 class EditPlan:
     """How one edit is served: ``steps`` noisy steps from the current model, or
-    (``retrained``) a fresh start on the edited data. Public numbers only."""
+    (``retrained``) a fresh start on the edited data. Public numbers only.
+
+    ``steps == 0`` without retraining is a certificate-only edit (Section 12.9):
+    the release already meets the deletion target and no row is read."""
 
     steps: int
     retrained: bool
@@ -495,9 +509,22 @@ def _segments(plan, guarantee):
     chain = [plan.segment(plan.n_batches, guarantee.fit_steps,
                           guarantee.fit_data_weight)]
     for cert in guarantee.edits:
+        if cert.steps == 0 and not cert.retrained:
+            continue  # certificate-only: the release did not change (12.9)
         chain = [_cert_segment(plan, cert)] if cert.retrained else \
             chain + [_cert_segment(plan, cert)]
     return chain
+
+
+def pending_removals(guarantee):
+    """Records removed by the certificate-only edits since the last pass over
+    the data (Section 12.9), from the public history."""
+    pending = 0
+    for cert in reversed(guarantee.edits):
+        if cert.steps or cert.retrained:
+            break
+        pending += cert.n_deleted + cert.n_replaced
+    return pending
 
 
 def _cert_segment(plan, cert):
@@ -519,7 +546,8 @@ def _check_contracts(plan, data_weight):
 
 
 def plan_unlearning(plan, previous, *, n_samples, edit_size=None, n_deleted=None,
-                    n_replaced=0, n_inserted=0, steps=None):
+                    n_replaced=0, n_inserted=0, steps=None, deletion_epsilon=None,
+                    max_lazy_records="auto"):
     """How to serve one edit (privacy-accounting.md, Sections 7 and 12.5).
 
     The continuation runs the fewest noisy steps (whole passes with several
@@ -530,6 +558,11 @@ def plan_unlearning(plan, previous, *, n_samples, edit_size=None, n_deleted=None
     data takes no more passes than that, or the plan's ``edit_mode`` is
     ``"retrain"`` (its noise covers the fit alone), the edit is served by
     retraining instead: the removed units then have no influence at all.
+
+    Before either, a pure deletion is served without any pass (``steps=0``,
+    Section 12.9) when the current release already meets the deletion target
+    for the removed units (Theorem 12.9) and the records removed without a pass
+    since the last one stay within ``max_lazy_records`` (eq. 12.5').
 
     Parameters
     ----------
@@ -546,6 +579,13 @@ def plan_unlearning(plan, previous, *, n_samples, edit_size=None, n_deleted=None
     steps : int or None
         Override: run exactly this many steps (passes with several batches) of
         continuation; the guarantee is then computed from what is run.
+    deletion_epsilon : float or None, default=None
+        This edit's deletion target at the plan's delta, at most the plan's
+        ``deletion_epsilon`` (only stronger per request); None: the plan's.
+    max_lazy_records : "auto" or int, default="auto"
+        Records that may be removed without a pass since the last one:
+        ``plan.lazy_records`` (eq. 12.5'), or a count (0: every edit passes
+        over the data).
 
     Returns
     -------
@@ -557,7 +597,8 @@ def plan_unlearning(plan, previous, *, n_samples, edit_size=None, n_deleted=None
                               "edit_size", low=0)
     n_del = check_int(n_deleted, "n_deleted", low=0)
     n_rep = check_int(n_replaced, "n_replaced", low=0)
-    check_int(n_inserted, "n_inserted", low=0)
+    n_ins = check_int(n_inserted, "n_inserted", low=0)
+    plan = _with_deletion_target(plan, deletion_epsilon)
     E = edit_batches(n, plan.n_batches, plan.normaliser)
     weight = plan.data_weight(n, E)
     if not _check_contracts(plan, weight):
@@ -570,11 +611,15 @@ def plan_unlearning(plan, previous, *, n_samples, edit_size=None, n_deleted=None
     if steps is not None:
         return EditPlan(steps=check_int(steps, "steps", low=0) * E, retrained=False,
                         data_weight=weight, n_batches=E)
+    removed = n_del + n_rep
+    lazy = _lazy_plan(plan, previous, E, weight, n_del, n_rep, n_ins,
+                      max_lazy_records)
+    if lazy is not None:
+        return lazy
     if plan.edit_mode == "retrain":
         # The noise was calibrated for the fit alone (Section 12.6): every edit
         # trains afresh, which also costs no more passes than unlearning would.
         return _retrain_plan(plan, previous, n, E, weight)
-    removed = n_del + n_rep
     try:
         if E == 1:
             k = _full_batch_unlearn_steps(plan, previous, n, weight, removed, n_rep)
@@ -594,6 +639,49 @@ def plan_unlearning(plan, previous, *, n_samples, edit_size=None, n_deleted=None
     if _rho_after(plan, previous, edit)[0] > plan.rho_target * (1 + 1e-9):
         return _retrain_plan(plan, previous, n, E, weight)
     return edit
+
+
+def _with_deletion_target(plan, deletion_epsilon):
+    """The plan with one edit's deletion target (Section 12.10), checked."""
+    if deletion_epsilon is None:
+        return plan
+    eps = check_positive(deletion_epsilon, "deletion_epsilon")
+    if eps > plan.deletion_epsilon:  # frozen at fit (16.1): only stronger (12.10)
+        raise ValueError(
+            f"deletion_epsilon={deletion_epsilon!r} must be <= the model's "
+            f"deletion_epsilon={plan.deletion_epsilon!r}: a request may ask for "
+            "only a stronger target than the one frozen at fit.")
+    return dataclasses.replace(
+        plan, deletion_epsilon=eps,
+        rho_deletion_target=epsilon_to_rho(epsilon=eps, delta=plan.delta,
+                                           method=plan.conversion))
+
+
+def lazy_deletion_rho(plan, previous, n_replaced=0):
+    """Deletion figure of a unit removed now without a pass (eq. 12.4):
+    the present units' figure of the history at the deletion sensitivity."""
+    chain = _segments(plan, previous)
+    c_bar = plan.contraction if plan.n_batches != 1 else \
+        _full_batch_contraction(plan, previous, previous.fit_data_weight)
+    factor = deletion_factor(plan_relation=plan.relation, n_replaced=n_replaced)
+    return _rho_present(plan, chain, c_bar)[0] * factor
+
+
+def _lazy_plan(plan, previous, E, weight, n_del, n_rep, n_ins, max_lazy_records):
+    """A certificate-only plan (Section 12.9), or None when the edit must pass
+    over the data: it replaces or inserts records, the paper's recipe is in
+    use, too many records would then await a pass, or the release does not
+    meet the deletion target."""
+    if n_rep or n_ins or not n_del or plan.recipe == "cs23":
+        return None
+    limit = plan.lazy_records if isinstance(max_lazy_records, str) and \
+        max_lazy_records == "auto" else check_int(max_lazy_records,
+                                                  "max_lazy_records", low=0)
+    if pending_removals(previous) + n_del > limit:
+        return None
+    if lazy_deletion_rho(plan, previous) > plan.rho_deletion_target:
+        return None
+    return EditPlan(steps=0, retrained=False, data_weight=weight, n_batches=E)
 
 
 def _retrain_plan(plan, previous, n, E, weight):
@@ -656,7 +744,11 @@ def _history_after(plan, previous, edit):
     """The public history after serving ``edit`` (the segments since the last
     (re)training) and the contraction the accountant uses for it."""
     segment = plan.segment(edit.n_batches, edit.steps, edit.data_weight)
-    chain = [segment] if edit.retrained else _segments(plan, previous) + [segment]
+    if edit.steps == 0 and not edit.retrained:
+        chain = _segments(plan, previous)  # certificate-only (12.9)
+    else:
+        chain = [segment] if edit.retrained else \
+            _segments(plan, previous) + [segment]
     c_bar = _edit_contraction(plan, previous, edit.data_weight, edit.retrained,
                               edit.n_batches)
     return chain, c_bar
@@ -722,7 +814,15 @@ def _cyclic_unlearn_epochs(plan, previous, E, weight, removed, n_replaced):
 
 
 def _rho_present(plan, chain, c_bar):
-    """DP figure of the units present after ``chain`` (Sections 6.1 and 12.4)."""
+    """DP figure of the units present after ``chain`` (Sections 6.1 and 12.4).
+
+    A pure function of public numbers, remembered: a stream of edits served
+    without a pass asks for the same history's figure at every request."""
+    return _rho_present_cached(plan, tuple(chain), c_bar)
+
+
+@functools.lru_cache(maxsize=256)
+def _rho_present_cached(plan, chain, c_bar):
     if plan.n_batches == 1:
         r_inf = rho_inf(sensitivity=plan.sensitivity, normaliser=plan.normaliser,
                         learning_rate=plan.learning_rate, sigma=plan.sigma,

@@ -442,8 +442,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         return self.best_estimator_.score(X, y)
 
     @available_if(_best_has("partial_unlearn"))
-    def partial_unlearn(self, edits):
+    def partial_unlearn(self, edits, **unlearn_params):
         """Serve an edit request on ``best_estimator_`` (refit=True).
+
+        ``unlearn_params`` (for instance ``deletion_epsilon``) go to the
+        estimator's ``partial_unlearn``.
 
         The model is certified against a run with the same hyper-parameters;
         the choice of those hyper-parameters keeps what the selection saw of
@@ -455,7 +458,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                              "search's training part only; fit with refit=True "
                              "(or without a validation_fraction) to serve "
                              "deletions on the whole database.")
-        self.best_estimator_.partial_unlearn(edits)
+        self.best_estimator_.partial_unlearn(edits, **unlearn_params)
         warnings.warn(
             "The model now certifies the deleted records; the choice of its "
             "hyper-parameters (best_params_, best_score_) was made with them "

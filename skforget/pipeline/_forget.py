@@ -338,7 +338,7 @@ class ForgetPipeline(Pipeline):
 
     @available_if(_final_estimator_has("partial_unlearn"))
     @fixed_errstate
-    def partial_unlearn(self, edits):
+    def partial_unlearn(self, edits, **unlearn_params):
         """Serve an edit request on raw records.
 
         The database, the replacing and the inserted records are mapped
@@ -352,6 +352,9 @@ class ForgetPipeline(Pipeline):
         edits : EditRequest
             A request on the raw records the pipeline was fitted on (or those
             returned by the previous request's ``apply()``).
+        **unlearn_params : dict
+            Passed to the final estimator's ``partial_unlearn`` (for instance
+            ``deletion_epsilon``).
 
         Returns
         -------
@@ -384,7 +387,7 @@ class ForgetPipeline(Pipeline):
                             sample_weight_replace=edits._weights_replace,
                             sample_weight_insert=edits._weights_insert)
         inner._version_checked = True  # checked above, on the raw records
-        self._final_estimator.partial_unlearn(inner)
+        self._final_estimator.partial_unlearn(inner, **unlearn_params)
         self.database_version_ = edits.version_after
         return self
 
