@@ -236,8 +236,11 @@ def test_mini_batch_audits_stay_below_the_certified_bounds(audit_data):
     # order is random per model, and the audit must still stay below what the
     # exact hull bound certifies, with power to see the canary when present.
     X, y = audit_data
+    # An explicit deletion target below epsilon: the edit passes over the data
+    # (at the default target the model already certifies the deletion and
+    # runs none, Theorem 12.9, audited on its own below).
     clf = NoisyGDClassifier(C=0.5, epsilon=8.0, clip_norm=0.5, max_edit_size=1,
-                            batch_size=20, classes=[0, 1])
+                            batch_size=20, classes=[0, 1], deletion_epsilon=0.8)
     dp = audit_dp(clf, X, y, n_trials=300, random_state=0)
     deletion = audit_deletion(clf, X, y, n_trials=300, random_state=1)
     fitted = clone(clf).fit(X, y)

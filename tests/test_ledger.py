@@ -235,9 +235,34 @@ def counted(monkeypatch):
 
 
 def _model(cls=NoisyGDClassifier, **kw):
+    # Edits that pass over the data (a deletion the model already certifies
+    # runs no step and releases no new coefficients: tested on its own below).
+    if cls is not OutputPerturbationClassifier:
+        kw.setdefault("max_lazy_records", 0)
     if cls is NoisyGDRegressor:
         return cls(delta=DELTA, target_scale=1.0, **kw)
     return cls(classes=[0, 1], delta=DELTA, **kw)
+
+
+def test_a_deletion_without_a_pass_records_only_fresh_counts(binary_data):
+    """Theorem 12.9: a deletion the model already certifies re-releases the
+    same coefficients, so it spends nothing; a binary model with noisy class
+    counts redraws them (Section 18.10), and that is all it spends."""
+    X, y = binary_data
+    for share, spent in ((0.0, 0), ("auto", None)):
+        ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+        model = NoisyGDClassifier(classes=[0, 1], delta=DELTA, ledger=ledger,
+                                  class_weight=None if share == 0.0 else "balanced",
+                                  prevalence_share=share, random_state=0).fit(X, y)
+        model.partial_unlearn(EditRequest(X, y, delete=[0]))
+        assert model.privacy_guarantee_.deletion.without_pass
+        entries = ledger.entries
+        if spent == 0:
+            assert len(entries) == 1
+        else:
+            assert len(entries) == 2
+            assert entries[-1].rho == pytest.approx(
+                model.privacy_guarantee_.rho_counts)
 
 
 @pytest.mark.parametrize("cls", [NoisyGDClassifier, NoisyGDRegressor,
