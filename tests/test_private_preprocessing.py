@@ -430,3 +430,119 @@ def test_multiclass_and_regression_through_a_private_pipeline(est):
     pipe.partial_unlearn(EditRequest(X, target, delete=[0]))
     assert pipe.privacy_guarantee_.deletion.n_samples == 1499
 
+
+
+# --- no noise seed in the fitted tree (second reading, F1) --------------------------
+
+_RNG_TYPES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
+              np.random.SeedSequence)
+_RNG_NAMES = (b"Generator", b"RandomState", b"SeedSequence", b"PCG64", b"MT19937",
+              b"Philox", b"SFC64")
+
+
+def _find_seeds(obj, path="", seen=None):
+    """Every generator anywhere under ``obj``, every non-None attribute or
+    parameter named like a seed, and every integer too large to be a count
+    of these small tables (a drawn 32- or 64-bit seed is, but for 2**-12)."""
+    seen = {} if seen is None else seen
+    if id(obj) in seen:
+        return []
+    seen[id(obj)] = obj  # kept alive: a freed temporary's id can be reused
+    if isinstance(obj, _RNG_TYPES):
+        return [f"{path}: {type(obj).__name__}"]
+    if isinstance(obj, bool | float | str | bytes | type(None)):
+        return []
+    if isinstance(obj, int | np.integer):
+        return [f"{path}: int {int(obj)}"] if abs(int(obj)) >= 2**20 else []
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.kind in "iu" and obj.size and np.abs(obj).max() >= 2**20:
+            return [f"{path}: int array"]
+        if obj.dtype == object:
+            return [hit for k, v in enumerate(obj.ravel())
+                    for hit in _find_seeds(v, f"{path}[{k}]", seen)]
+        return []
+    if isinstance(obj, dict):
+        hits = []
+        for k, v in obj.items():
+            key = str(k)
+            named = "random_state" in key or "seed" in key
+            leaves = v.values() if isinstance(v, dict) else [v]
+            if named and any(leaf is not None and not isinstance(leaf, bool)
+                             for leaf in leaves):
+                hits.append(f"{path}.{key}: {v!r}")
+            hits.extend(_find_seeds(v, f"{path}.{key}", seen))
+        return hits
+    if isinstance(obj, list | tuple | set | frozenset):
+        return [hit for k, v in enumerate(obj)
+                for hit in _find_seeds(v, f"{path}[{k}]", seen)]
+    if hasattr(obj, "__dict__") or hasattr(obj, "__slots__"):
+        state = dict(getattr(obj, "__dict__", {}))
+        for name in getattr(type(obj), "__slots__", ()):
+            if hasattr(obj, name):
+                state[name] = getattr(obj, name)
+        return _find_seeds(state, path + "/" + type(obj).__name__, seen)
+    return []
+
+
+def _assert_no_seed(obj):
+    hits = _find_seeds(obj)
+    if hasattr(obj, "get_params"):
+        hits += _find_seeds(obj.get_params(deep=True), ".get_params")
+    assert hits == []
+    blob = pickle.dumps(obj)
+    assert [name for name in _RNG_NAMES if name in blob] == []
+
+
+def test_the_seed_finder_finds_a_stored_seed():
+    # The check below would catch the defect it guards against.
+    step = PrivateStandardScaler(random_state=None).fit(_frame(200)[0][["hours"]])
+    step.leak_ = 3_000_000_000
+    assert _find_seeds(step) == ["/PrivateStandardScaler.leak_: int 3000000000"]
+    step.leak_ = np.random.default_rng()
+    assert _find_seeds(step)[0].endswith("Generator")
+    step.random_state = 7
+    assert any("random_state" in hit for hit in _find_seeds(step))
+
+
+@pytest.mark.parametrize("cls", STEPS)
+def test_no_seed_is_kept_by_a_fitted_step(cls):
+    X, _ = _frame(2000)
+    step = cls(random_state=None).fit(_data_for(cls, X))
+    _assert_no_seed(step)
+
+
+def test_no_seed_is_kept_by_a_private_pipeline_after_fit_and_edits():
+    X, y = _frame(2000)
+    db = Database(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0)
+    pipe.fit(db)
+    _assert_no_seed(pipe)
+    request = EditRequest(db, delete=["p3"], replace=["p5"], X_replace=X.iloc[[9]],
+                          y_replace=y.iloc[[9]], by="id")
+    pipe.partial_unlearn(request)
+    _assert_no_seed(pipe)
+    pipe.partial_unlearn(EditRequest(request.apply(), delete=["p7"], by="id"))
+    _assert_no_seed(pipe)
+
+
+def test_an_integer_seed_keeps_only_the_users_own_parameter():
+    # A derived stream is never stored: the steps' parameters after an edit
+    # are the user's, and the fitted sub-steps hold no seed of their own.
+    X, y = _frame(2000)
+    db = Database(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=3),
+                                 epsilon=1.0, random_state=5)
+    pipe.fit(db)
+    pipe.partial_unlearn(EditRequest(db, delete=["p3"], by="id"))
+    params = pipe.get_params(deep=True)
+    assert params["preprocess__random_state"] == 5
+    assert params["estimator__random_state"] == 3
+    enc = pipe.named_steps["preprocess"]
+    for sub in (enc.scaler_, enc.encoder_):
+        assert sub.random_state is None
+    _assert_no_seed(enc.scaler_)
+    _assert_no_seed(enc.encoder_)
+    # The estimator's own record of the stream its refit used (replayed by
+    # interval_certify) is a function of its seed and the public edit counter.
+    hits = [h for h in _find_seeds(pipe) if "Generator" in h or "RandomState" in h]
+    assert hits and all("NoisyGDClassifier._fit_params" in h for h in hits)

@@ -405,6 +405,8 @@ class ForgetPipeline(Pipeline):
             params[key] = weights
         index = len(self.pipeline_edits_) + 1
         with _atomic_tree(self):
+            # The edit's streams are passed for this fit only: afterwards each
+            # step holds the user's own random_state again, never a derived one.
             for name, state in self.random_states_.items():
                 self.named_steps[name].set_params(random_state=_edit_seed(state, index))
             try:
@@ -412,6 +414,9 @@ class ForgetPipeline(Pipeline):
             except Exception as exc:
                 raise UnlearningError(f"The edited records cannot be fitted: "
                                       f"{exc}") from exc
+            finally:
+                for name, state in self.random_states_.items():
+                    self.named_steps[name].set_params(random_state=state)
             release = self.privacy_guarantee_
             cert = accounting.pipeline_edit_certificate(
                 index=index, rho_releases=[r for r, _ in self._releases],
