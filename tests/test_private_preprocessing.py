@@ -546,3 +546,29 @@ def test_an_integer_seed_keeps_only_the_users_own_parameter():
     # interval_certify) is a function of its seed and the public edit counter.
     hits = [h for h in _find_seeds(pipe) if "Generator" in h or "RandomState" in h]
     assert hits and all("NoisyGDClassifier._fit_params" in h for h in hits)
+
+
+# --- the estimator's rho, uniform in the releases (second reading, F3) --------------
+
+def test_composed_figure_uses_the_estimators_bound_not_its_realised_rho():
+    # The estimator's realised rho depends on its input dimension d, which the
+    # selections choose: with d = 60 it falls below the plan's cap (dvar.py).
+    # The chain rule needs the sup over releases, i.e. the cap.
+    from skforget.accounting import epsilon_to_rho
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(3000, 60)), columns=[f"x{i}" for i in range(60)])
+    y = (X["x0"] > 0).astype(int)
+    db = Database(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                                 epsilon=1.0, random_state=0).fit(db)
+    g, b = pipe.privacy_guarantee_, pipe.budget_
+    cap = epsilon_to_rho(epsilon=b.estimator_epsilon, delta=b.delta_conversion)
+    assert g.estimator.rho < 0.9 * cap  # the realised rho is data-dependent
+    assert g.parts[-1] == ("estimator", cap, 0.0)
+    assert g.rho == pytest.approx(b.rho, rel=1e-8)
+    assert g.epsilon == pytest.approx(1.0, rel=1e-5) and g.epsilon <= 1.0
+    assert "this model" in str(g)
+    # The adaptive figure after an edit uses the same bound.
+    pipe.partial_unlearn(EditRequest(db, delete=[3]))
+    assert pipe.privacy_guarantee_.deletion.rho_adaptive == pytest.approx(g.rho)

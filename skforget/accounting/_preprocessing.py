@@ -471,11 +471,13 @@ class PipelineGuarantee:
     delta_conversion, delta_selection : float
         ``delta = delta_conversion + delta_selection``.
     parts : tuple of (str, float, float)
-        ``(name, rho, delta_selection)`` of each part, the estimator last.
+        ``(name, rho, delta_selection)`` of each part, the estimator last with
+        its bound uniform in the releases (Theorem 19.5).
     relation : str
     group_size : int
     estimator : PrivacyGuarantee
-        The estimator's own guarantee on its input rows.
+        The estimator's own guarantee on its input rows; its ``rho`` (this
+        fit's, which depends on the releases) is for information only.
     public_preprocessing : tuple of (str, str)
         Public steps, as for :class:`~skforget.pipeline.ForgetPipeline`.
     edits : tuple of PipelineEdit
@@ -522,7 +524,9 @@ class PipelineGuarantee:
                  f"(Rényi: q*{_fmt(self.rho)} at every order q > 1, outside events "
                  f"of probability {self.delta_selection:.3g}). Parts:"]
         lines.extend(f"  {name}: rho={_fmt(rho)}" + (f", delta={d:.3g}" if d else "")
-                     for name, rho, d in self.parts)
+                     for name, rho, d in self.parts[:-1])
+        lines.append(f"  estimator: rho={_fmt(self.parts[-1][1])} (its target, for "
+                     f"every release above; this model: {_fmt(self.estimator.rho)})")
         cert = self.deletion
         if cert is None:
             lines.append("No records deleted yet; partial_unlearn re-estimates every "
@@ -550,21 +554,57 @@ class PipelineGuarantee:
         return out
 
 
+def estimator_rho_bound(estimator_guarantee):
+    """The estimator's rho-coefficient, uniformly in the releases (Thm 19.5).
+
+    The estimator's realised rho depends on the releases (through the number
+    of one-hot columns the selections chose, for instance), so the chain rule
+    needs its supremum over them: the rho its target ``(epsilon, delta)``
+    allows under its own conversion, ``epsilon_to_rho(target_epsilon, delta,
+    method=conversion)``, which every plan meets (privacy-accounting.md,
+    Theorem 19.5); the realised value if ever larger.
+
+    Parameters
+    ----------
+    estimator_guarantee : PrivacyGuarantee
+        Its ``target_epsilon``, ``delta``, ``conversion`` and ``rho`` are read.
+
+    Returns
+    -------
+    rho : float
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from skforget.accounting import epsilon_to_rho, estimator_rho_bound
+    >>> g = SimpleNamespace(target_epsilon=0.85536, delta=9e-6,
+    ...                     conversion="improved", rho=0.0194)
+    >>> estimator_rho_bound(g) == epsilon_to_rho(epsilon=0.85536, delta=9e-6)
+    True
+    """
+    g = estimator_guarantee
+    bound = epsilon_to_rho(epsilon=g.target_epsilon, delta=g.delta,
+                           method=getattr(g, "conversion", "improved"))
+    return max(bound, float(g.rho))
+
+
 def compose_pipeline_guarantee(*, parts, estimator_guarantee, delta_conversion,
                                public_preprocessing=(), edits=(),
                                target_epsilon=None):
     """The guarantee of private preprocessing followed by an estimator (Thm 19.5).
 
-    ``rho`` is the sum of the parts' and the estimator's rho-coefficients
-    (Theorem 18.3, order by order), the selections' deltas add (Bun & Steinke
-    2016, Lemma 8.3), and Proposition 19.4 converts.
+    ``rho`` is the sum of the parts' rho-coefficients and the estimator's
+    bound uniform in the releases (:func:`estimator_rho_bound`; Theorem 18.3,
+    order by order), the selections' deltas add (Bun & Steinke 2016, Lemma
+    8.3), and Proposition 19.4 converts.
 
     Parameters
     ----------
     parts : sequence of (str, float, float)
         ``(name, rho, delta_selection)`` of each preprocessing release.
     estimator_guarantee : PrivacyGuarantee
-        Its ``rho``, ``relation`` and ``group_size`` are read.
+        Its target, ``relation`` and ``group_size`` are read; its realised
+        ``rho`` is kept for information (``PipelineGuarantee.estimator``).
     delta_conversion : float
     public_preprocessing : tuple, default=()
     edits : tuple of PipelineEdit, default=()
@@ -576,7 +616,7 @@ def compose_pipeline_guarantee(*, parts, estimator_guarantee, delta_conversion,
     """
     parts = tuple((str(n), check_nonnegative(r, "rho"),
                    check_nonnegative(d, "delta_selection")) for n, r, d in parts)
-    parts += (("estimator", float(estimator_guarantee.rho), 0.0),)
+    parts += (("estimator", estimator_rho_bound(estimator_guarantee), 0.0),)
     rho = math.fsum(r for _, r, _ in parts)
     delta_s = math.fsum(d for _, _, d in parts)
     eps, delta = approximate_zcdp_epsilon(rho=rho, delta_conversion=delta_conversion,
