@@ -572,3 +572,78 @@ def test_composed_figure_uses_the_estimators_bound_not_its_realised_rho():
     # The adaptive figure after an edit uses the same bound.
     pipe.partial_unlearn(EditRequest(db, delete=[3]))
     assert pipe.privacy_guarantee_.deletion.rho_adaptive == pytest.approx(g.rho)
+
+
+# --- a replaced unit under zero_out: the deletion sensitivity (second reading, F2) ---
+
+@pytest.mark.parametrize("group_size", [1, 3])
+def test_replacement_rho_is_the_rho_of_the_same_noise_against_a_replace_pair(
+        group_size):
+    from skforget.accounting import (
+        gaussian_noise_for_rho,
+        replacement_rho,
+        rho_gaussian,
+    )
+
+    g = group_size
+    sig_h = gaussian_noise_for_rho(rho=0.01, sensitivity=histogram_sensitivity(
+        relation="zero_out", group_size=g))
+    sig_v = gaussian_noise_for_rho(rho=0.02, sensitivity=moments_sensitivity(
+        relation="zero_out", group_size=g))
+    pair = (rho_gaussian(noise_scale=sig_h, sensitivity=histogram_sensitivity(
+        relation="replace", group_size=g))
+        + rho_gaussian(noise_scale=sig_v, sensitivity=moments_sensitivity(
+            relation="replace", group_size=g)))
+    assert replacement_rho(histogram_rho=0.01, moments_rho=0.02,
+                           relation="zero_out") == pytest.approx(pair, rel=1e-12)
+    assert replacement_rho(histogram_rho=0.01, moments_rho=0.02,
+                           relation="replace") == pytest.approx(0.03, rel=1e-12)
+
+
+def _zero_out_pipe():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(18, 90, 3000).astype(float),
+                      "job": rng.choice(["a", "b", None], 3000)})
+    y = (X["age"] > 50).astype(int)
+    pipe = make_private_pipeline(
+        NoisyGDClassifier(classes=[0, 1], relation="zero_out", random_state=0),
+        epsilon=1.0, random_state=0)
+    db = Database(X, y)
+    return pipe.fit(db), db, X, y
+
+
+def test_adaptive_figure_of_a_replacement_under_zero_out_uses_the_replace_pair():
+    # zo.py: the earlier release compares the real table with the one holding
+    # the replacement in the slot, a replace pair whatever the DP relation:
+    # histogram and counts x2, moments x1, estimator x4 (deletion_factor).
+    pipe, db, X, y = _zero_out_pipe()
+    g = pipe.privacy_guarantee_
+    p = {name: rho for name, rho, _ in g.parts}
+    pair = (p["preprocess/age"] * (2 / 3 + 2 / 3) + p["preprocess/job"] * 2
+            + p["estimator"] * 4)
+    assert g.rho_replace == pytest.approx(pair, rel=1e-12)
+    pipe.partial_unlearn(EditRequest(db, replace=[3], X_replace=X.iloc[[5]],
+                                     y_replace=y.iloc[[5]], by="id"))
+    cert = pipe.privacy_guarantee_.deletion
+    assert cert.rho_adaptive == pytest.approx(pair, rel=1e-12)
+    assert cert.rho_adaptive > 3.4 * g.rho
+    assert cert.epsilon_adaptive > 1.9
+
+
+def test_adaptive_figure_of_a_deletion_keeps_the_dp_figure():
+    # A deleted unit is compared with the null record in its slot: a zero-out
+    # pair, whose figure the guarantee already is.
+    pipe, db, _, _ = _zero_out_pipe()
+    g = pipe.privacy_guarantee_
+    pipe.partial_unlearn(EditRequest(db, delete=[3], by="id"))
+    assert pipe.privacy_guarantee_.deletion.rho_adaptive == pytest.approx(g.rho)
+    # Under replace the replace pair is the DP relation itself.
+    X, y = _frame(2000)
+    db = Database(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0)
+    pipe.fit(db)
+    g = pipe.privacy_guarantee_
+    assert g.rho_replace == pytest.approx(g.rho, rel=1e-12)
+    pipe.partial_unlearn(EditRequest(db, replace=["p5"], X_replace=X.iloc[[9]],
+                                     y_replace=y.iloc[[9]], by="id"))
+    assert pipe.privacy_guarantee_.deletion.rho_adaptive == pytest.approx(g.rho)

@@ -97,6 +97,7 @@ from skforget.accounting._preprocessing import (
     partition_selection_delta,
     pipeline_edit_certificate,
     release_guarantee,
+    replacement_rho,
     rho_gaussian,
     split_private_pipeline,
 )
@@ -181,6 +182,7 @@ __all__ = [
     "prevalence_budget",
     "prevalence_offset",
     "release_guarantee",
+    "replacement_rho",
     "repetition_gamma",
     "release_rho",
     "rho_adaptive",

@@ -90,8 +90,7 @@ def _as_float(col, name):
 
 
 def _first_bad(col):
-    """Position of the first value that is neither a number nor missing (the
-    value itself is not put in the message)."""
+    """Position of the first value neither a number nor missing (not the value)."""
     values = col.to_numpy(dtype=object) if hasattr(col, "to_numpy") else col
     for i, v in enumerate(values):
         if _is_missing(v):
@@ -243,9 +242,14 @@ class _PrivateStep(TransformerMixin, BaseEstimator):
         tags.non_deterministic = True
         return tags
 
-    def _guarantee(self, columns):
+    def _guarantee(self, columns, histogram_share=1.0, rho_replace=None):
+        # Against a replaced unit (Theorem 19.6): histograms x2 under zero-out.
+        rho_replace = rho_replace or accounting.replacement_rho(
+            histogram_rho=self.rho * histogram_share, relation=self.relation,
+            moments_rho=self.rho * (1 - histogram_share))
         return accounting.release_guarantee(columns=columns, relation=self.relation,
-                                            group_size=self.group_size)
+                                            group_size=self.group_size,
+                                            rho_replace=rho_replace)
 
 
 class _NumericStep(_PrivateStep):
@@ -275,7 +279,8 @@ class _NumericStep(_PrivateStep):
             centre.append(c)
             scale.append(s)
         self.bounds_ = np.array(bounds, dtype=float).reshape(-1, 2)
-        self.privacy_guarantee_ = self._guarantee([(n, rho_col, 0.0) for n in names])
+        self.privacy_guarantee_ = self._guarantee([(n, rho_col, 0.0) for n in names],
+                                                  BOUNDS_SHARE)
         return np.array(centre, dtype=float), np.array(scale, dtype=float)
 
     def _read(self, X):
@@ -385,7 +390,6 @@ class PrivateStandardScaler(_NumericStep):
         return self._fit(X, segment_rng(self.random_state, 0))
 
     def _fit(self, X, rng):
-        # ``rng``: this step's stream, or its share of a parent's (never kept).
         self.center_, self.scale_ = self._fit_columns(X, rng)
         return self
 
@@ -738,13 +742,12 @@ class PrivateTableEncoder(_PrivateStep):
             encoder = PrivateOneHotEncoder(
                 rho=self.rho * len(cat) / n_cols, delta=self.delta,
                 **common)._fit(self._part(X, cat), rngs[1])
-        columns = []
-        for step in (scaler, encoder):
-            if step is not None:
-                columns.extend(step.privacy_guarantee_.columns)
+        released = [s.privacy_guarantee_ for s in (scaler, encoder) if s is not None]
         self.scaler_, self.encoder_ = scaler, encoder
         self.numeric_columns_, self.categorical_columns_ = num, cat
-        self.privacy_guarantee_ = self._guarantee(columns)
+        self.privacy_guarantee_ = self._guarantee(
+            [c for g in released for c in g.columns],
+            rho_replace=math.fsum(g.rho_replace for g in released))
         return self
 
     def transform(self, X):
