@@ -25,6 +25,7 @@ from skforget.exceptions import (
     DataDependentStepError,
     NotCertifiableError,
     PrivacyLeakWarning,
+    UnlearningError,
 )
 from skforget.pipeline import ForgetPipeline, make_private_pipeline
 from skforget.pipeline._forget import _edit_seed
@@ -647,3 +648,27 @@ def test_adaptive_figure_of_a_deletion_keeps_the_dp_figure():
     pipe.partial_unlearn(EditRequest(db, replace=["p5"], X_replace=X.iloc[[9]],
                                      y_replace=y.iloc[[9]], by="id"))
     assert pipe.privacy_guarantee_.deletion.rho_adaptive == pytest.approx(g.rho)
+
+
+def test_an_edit_that_changes_a_columns_kind_is_refused(monkeypatch):
+    # The schema (which columns are numbers) is public and fixed at fit. The
+    # edit layer casts new records to the table's dtypes ...
+    from skforget.preprocessing import _private
+
+    X, y = _frame(2000)
+    db = Database(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0)
+    pipe.fit(db)
+    before = pickle.dumps(pipe)
+    odd = X.iloc[[0]].astype(object)
+    odd.iloc[0, 1] = "forty"
+    odd.index = ["new"]
+    with pytest.raises(ValueError, match="'hours' cannot be read as the database's"):
+        EditRequest(db, X_insert=odd, y_insert=y.iloc[[0]], by="id")
+    # ... and should a refit still see another kind, the edit is refused and
+    # the pipeline left as it was.
+    monkeypatch.setattr(_private, "_is_numeric_column",
+                        lambda X, j: X.columns[j] == "age")
+    with pytest.raises(UnlearningError, match=r"\['hours'\] of step 'preprocess'"):
+        pipe.partial_unlearn(EditRequest(db, delete=["p1"], by="id"))
+    assert pickle.dumps(pipe) == before

@@ -407,6 +407,10 @@ class ForgetPipeline(Pipeline):
                    else f"{self.steps[-1][0]}__sample_weight")
             params[key] = weights
         index = len(self.pipeline_edits_) + 1
+        # The schema is public and fixed at fit (Section 19.3): which columns
+        # a step took as numbers must not follow the edited records' dtypes.
+        kinds = {name: getattr(self.named_steps[name], "numeric_columns_", None)
+                 for name in private}
         with _atomic_tree(self):
             # The edit's streams are passed for this fit only: afterwards each
             # step holds the user's own random_state again, never a derived one.
@@ -420,6 +424,17 @@ class ForgetPipeline(Pipeline):
             finally:
                 for name, state in self.random_states_.items():
                     self.named_steps[name].set_params(random_state=state)
+            for name, before in kinds.items():
+                step = self.named_steps[name]
+                after = getattr(step, "numeric_columns_", None)
+                if after != before:
+                    moved = sorted(set(before or ()) ^ set(after or ()))
+                    names = [str(step.feature_names_in_[j]) if hasattr(
+                        step, "feature_names_in_") else f"x{j}" for j in moved]
+                    raise UnlearningError(
+                        f"The edited records change the kind (number or category) "
+                        f"of column(s) {names} of step {name!r}: the schema is "
+                        "fixed at fit. Cast them to the table's dtypes, or fit again.")
             release = self.privacy_guarantee_
             # A release kept by an older version has no replace-pair figure:
             # the largest factor of Theorem 19.6 (4, the estimator's) bounds it.

@@ -669,7 +669,8 @@ class PrivateTableEncoder(_PrivateStep):
     Attributes
     ----------
     numeric_columns_, categorical_columns_ : list of int
-        Positions of the columns each step took (public: from the dtypes).
+        Positions of the columns each step took (from the dtypes, which must
+        be public; fixed at fit for every edit).
     scaler_ : PrivateStandardScaler or None
     encoder_ : PrivateOneHotEncoder or None
     privacy_guarantee_ : ReleaseGuarantee
