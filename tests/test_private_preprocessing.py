@@ -25,6 +25,7 @@ from skforget.exceptions import (
     DataDependentStepError,
     NotCertifiableError,
     PrivacyLeakWarning,
+    UnlearningError,
 )
 from skforget.pipeline import ForgetPipeline, make_private_pipeline
 from skforget.pipeline._forget import _edit_seed
@@ -430,3 +431,244 @@ def test_multiclass_and_regression_through_a_private_pipeline(est):
     pipe.partial_unlearn(EditRequest(X, target, delete=[0]))
     assert pipe.privacy_guarantee_.deletion.n_samples == 1499
 
+
+
+# --- no noise seed in the fitted tree (second reading, F1) --------------------------
+
+_RNG_TYPES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
+              np.random.SeedSequence)
+_RNG_NAMES = (b"Generator", b"RandomState", b"SeedSequence", b"PCG64", b"MT19937",
+              b"Philox", b"SFC64")
+
+
+def _find_seeds(obj, path="", seen=None):
+    """Every generator anywhere under ``obj``, every non-None attribute or
+    parameter named like a seed, and every integer too large to be a count
+    of these small tables (a drawn 32- or 64-bit seed is, but for 2**-12)."""
+    seen = {} if seen is None else seen
+    if id(obj) in seen:
+        return []
+    seen[id(obj)] = obj  # kept alive: a freed temporary's id can be reused
+    if isinstance(obj, _RNG_TYPES):
+        return [f"{path}: {type(obj).__name__}"]
+    if isinstance(obj, bool | float | str | bytes | type(None)):
+        return []
+    if isinstance(obj, int | np.integer):
+        return [f"{path}: int {int(obj)}"] if abs(int(obj)) >= 2**20 else []
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.kind in "iu" and obj.size and np.abs(obj).max() >= 2**20:
+            return [f"{path}: int array"]
+        if obj.dtype == object:
+            return [hit for k, v in enumerate(obj.ravel())
+                    for hit in _find_seeds(v, f"{path}[{k}]", seen)]
+        return []
+    if isinstance(obj, dict):
+        hits = []
+        for k, v in obj.items():
+            key = str(k)
+            named = "random_state" in key or "seed" in key
+            leaves = v.values() if isinstance(v, dict) else [v]
+            if named and any(leaf is not None and not isinstance(leaf, bool)
+                             for leaf in leaves):
+                hits.append(f"{path}.{key}: {v!r}")
+            hits.extend(_find_seeds(v, f"{path}.{key}", seen))
+        return hits
+    if isinstance(obj, list | tuple | set | frozenset):
+        return [hit for k, v in enumerate(obj)
+                for hit in _find_seeds(v, f"{path}[{k}]", seen)]
+    if hasattr(obj, "__dict__") or hasattr(obj, "__slots__"):
+        state = dict(getattr(obj, "__dict__", {}))
+        for name in getattr(type(obj), "__slots__", ()):
+            if hasattr(obj, name):
+                state[name] = getattr(obj, name)
+        return _find_seeds(state, path + "/" + type(obj).__name__, seen)
+    return []
+
+
+def _assert_no_seed(obj):
+    hits = _find_seeds(obj)
+    if hasattr(obj, "get_params"):
+        hits += _find_seeds(obj.get_params(deep=True), ".get_params")
+    assert hits == []
+    blob = pickle.dumps(obj)
+    assert [name for name in _RNG_NAMES if name in blob] == []
+
+
+def test_the_seed_finder_finds_a_stored_seed():
+    # The check below would catch the defect it guards against.
+    step = PrivateStandardScaler(random_state=None).fit(_frame(200)[0][["hours"]])
+    step.leak_ = 3_000_000_000
+    assert _find_seeds(step) == ["/PrivateStandardScaler.leak_: int 3000000000"]
+    step.leak_ = np.random.default_rng()
+    assert _find_seeds(step)[0].endswith("Generator")
+    step.random_state = 7
+    assert any("random_state" in hit for hit in _find_seeds(step))
+
+
+@pytest.mark.parametrize("cls", STEPS)
+def test_no_seed_is_kept_by_a_fitted_step(cls):
+    X, _ = _frame(2000)
+    step = cls(random_state=None).fit(_data_for(cls, X))
+    _assert_no_seed(step)
+
+
+def test_no_seed_is_kept_by_a_private_pipeline_after_fit_and_edits():
+    X, y = _frame(2000)
+    db = Database(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0)
+    pipe.fit(db)
+    _assert_no_seed(pipe)
+    request = EditRequest(db, delete=["p3"], replace=["p5"], X_replace=X.iloc[[9]],
+                          y_replace=y.iloc[[9]], by="id")
+    pipe.partial_unlearn(request)
+    _assert_no_seed(pipe)
+    pipe.partial_unlearn(EditRequest(request.apply(), delete=["p7"], by="id"))
+    _assert_no_seed(pipe)
+
+
+def test_an_integer_seed_keeps_only_the_users_own_parameter():
+    # A derived stream is never stored: the steps' parameters after an edit
+    # are the user's, and the fitted sub-steps hold no seed of their own.
+    X, y = _frame(2000)
+    db = Database(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=3),
+                                 epsilon=1.0, random_state=5)
+    pipe.fit(db)
+    pipe.partial_unlearn(EditRequest(db, delete=["p3"], by="id"))
+    params = pipe.get_params(deep=True)
+    assert params["preprocess__random_state"] == 5
+    assert params["estimator__random_state"] == 3
+    enc = pipe.named_steps["preprocess"]
+    for sub in (enc.scaler_, enc.encoder_):
+        assert sub.random_state is None
+    _assert_no_seed(enc.scaler_)
+    _assert_no_seed(enc.encoder_)
+    # The estimator's own record of the stream its refit used (replayed by
+    # interval_certify) is a function of its seed and the public edit counter.
+    hits = [h for h in _find_seeds(pipe) if "Generator" in h or "RandomState" in h]
+    assert hits and all("NoisyGDClassifier._fit_params" in h for h in hits)
+
+
+# --- the estimator's rho, uniform in the releases (second reading, F3) --------------
+
+def test_composed_figure_uses_the_estimators_bound_not_its_realised_rho():
+    # The estimator's realised rho depends on its input dimension d, which the
+    # selections choose: with d = 60 it falls below the plan's cap (dvar.py).
+    # The chain rule needs the sup over releases, i.e. the cap.
+    from skforget.accounting import epsilon_to_rho
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(3000, 60)), columns=[f"x{i}" for i in range(60)])
+    y = (X["x0"] > 0).astype(int)
+    db = Database(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                                 epsilon=1.0, random_state=0).fit(db)
+    g, b = pipe.privacy_guarantee_, pipe.budget_
+    cap = epsilon_to_rho(epsilon=b.estimator_epsilon, delta=b.delta_conversion)
+    assert g.estimator.rho < 0.9 * cap  # the realised rho is data-dependent
+    assert g.parts[-1] == ("estimator", cap, 0.0)
+    assert g.rho == pytest.approx(b.rho, rel=1e-8)
+    assert g.epsilon == pytest.approx(1.0, rel=1e-5) and g.epsilon <= 1.0
+    assert "this model" in str(g)
+    # The adaptive figure after an edit uses the same bound.
+    pipe.partial_unlearn(EditRequest(db, delete=[3]))
+    assert pipe.privacy_guarantee_.deletion.rho_adaptive == pytest.approx(g.rho)
+
+
+# --- a replaced unit under zero_out: the deletion sensitivity (second reading, F2) ---
+
+@pytest.mark.parametrize("group_size", [1, 3])
+def test_replacement_rho_is_the_rho_of_the_same_noise_against_a_replace_pair(
+        group_size):
+    from skforget.accounting import (
+        gaussian_noise_for_rho,
+        replacement_rho,
+        rho_gaussian,
+    )
+
+    g = group_size
+    sig_h = gaussian_noise_for_rho(rho=0.01, sensitivity=histogram_sensitivity(
+        relation="zero_out", group_size=g))
+    sig_v = gaussian_noise_for_rho(rho=0.02, sensitivity=moments_sensitivity(
+        relation="zero_out", group_size=g))
+    pair = (rho_gaussian(noise_scale=sig_h, sensitivity=histogram_sensitivity(
+        relation="replace", group_size=g))
+        + rho_gaussian(noise_scale=sig_v, sensitivity=moments_sensitivity(
+            relation="replace", group_size=g)))
+    assert replacement_rho(histogram_rho=0.01, moments_rho=0.02,
+                           relation="zero_out") == pytest.approx(pair, rel=1e-12)
+    assert replacement_rho(histogram_rho=0.01, moments_rho=0.02,
+                           relation="replace") == pytest.approx(0.03, rel=1e-12)
+
+
+def _zero_out_pipe():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(18, 90, 3000).astype(float),
+                      "job": rng.choice(["a", "b", None], 3000)})
+    y = (X["age"] > 50).astype(int)
+    pipe = make_private_pipeline(
+        NoisyGDClassifier(classes=[0, 1], relation="zero_out", random_state=0),
+        epsilon=1.0, random_state=0)
+    db = Database(X, y)
+    return pipe.fit(db), db, X, y
+
+
+def test_adaptive_figure_of_a_replacement_under_zero_out_uses_the_replace_pair():
+    # zo.py: the earlier release compares the real table with the one holding
+    # the replacement in the slot, a replace pair whatever the DP relation:
+    # histogram and counts x2, moments x1, estimator x4 (deletion_factor).
+    pipe, db, X, y = _zero_out_pipe()
+    g = pipe.privacy_guarantee_
+    p = {name: rho for name, rho, _ in g.parts}
+    pair = (p["preprocess/age"] * (2 / 3 + 2 / 3) + p["preprocess/job"] * 2
+            + p["estimator"] * 4)
+    assert g.rho_replace == pytest.approx(pair, rel=1e-12)
+    pipe.partial_unlearn(EditRequest(db, replace=[3], X_replace=X.iloc[[5]],
+                                     y_replace=y.iloc[[5]], by="id"))
+    cert = pipe.privacy_guarantee_.deletion
+    assert cert.rho_adaptive == pytest.approx(pair, rel=1e-12)
+    assert cert.rho_adaptive > 3.4 * g.rho
+    assert cert.epsilon_adaptive > 1.9
+
+
+def test_adaptive_figure_of_a_deletion_keeps_the_dp_figure():
+    # A deleted unit is compared with the null record in its slot: a zero-out
+    # pair, whose figure the guarantee already is.
+    pipe, db, _, _ = _zero_out_pipe()
+    g = pipe.privacy_guarantee_
+    pipe.partial_unlearn(EditRequest(db, delete=[3], by="id"))
+    assert pipe.privacy_guarantee_.deletion.rho_adaptive == pytest.approx(g.rho)
+    # Under replace the replace pair is the DP relation itself.
+    X, y = _frame(2000)
+    db = Database(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0)
+    pipe.fit(db)
+    g = pipe.privacy_guarantee_
+    assert g.rho_replace == pytest.approx(g.rho, rel=1e-12)
+    pipe.partial_unlearn(EditRequest(db, replace=["p5"], X_replace=X.iloc[[9]],
+                                     y_replace=y.iloc[[9]], by="id"))
+    assert pipe.privacy_guarantee_.deletion.rho_adaptive == pytest.approx(g.rho)
+
+
+def test_an_edit_that_changes_a_columns_kind_is_refused(monkeypatch):
+    # The schema (which columns are numbers) is public and fixed at fit. The
+    # edit layer casts new records to the table's dtypes ...
+    from skforget.preprocessing import _private
+
+    X, y = _frame(2000)
+    db = Database(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0)
+    pipe.fit(db)
+    before = pickle.dumps(pipe)
+    odd = X.iloc[[0]].astype(object)
+    odd.iloc[0, 1] = "forty"
+    odd.index = ["new"]
+    with pytest.raises(ValueError, match="'hours' cannot be read as the database's"):
+        EditRequest(db, X_insert=odd, y_insert=y.iloc[[0]], by="id")
+    # ... and should a refit still see another kind, the edit is refused and
+    # the pipeline left as it was.
+    monkeypatch.setattr(_private, "_is_numeric_column",
+                        lambda X, j: X.columns[j] == "age")
+    with pytest.raises(UnlearningError, match=r"\['hours'\] of step 'preprocess'"):
+        pipe.partial_unlearn(EditRequest(db, delete=["p1"], by="id"))
+    assert pickle.dumps(pipe) == before

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from scipy.stats import norm
 
+from skforget.accounting._calibration import deletion_factor
 from skforget.accounting._checks import (
     check_choice,
     check_int,
@@ -142,6 +143,40 @@ def rho_gaussian(*, noise_scale, sensitivity):
     return sensitivity**2 / (2.0 * sigma**2)
 
 
+def replacement_rho(*, histogram_rho=0.0, moments_rho=0.0, relation="replace"):
+    """Rho of Gaussian releases against a replaced unit (Theorem 19.6).
+
+    A release calibrated for ``relation`` has ``rho = Delta**2 / (2 sigma**2)``;
+    against a replace pair its ``Delta`` is the replace-one sensitivity,
+    whatever ``relation``: ``sqrt(2) g`` for a histogram or the counts of a
+    selection (Lemma 19.1), ``g`` under zero-out, so twice the rho; ``sqrt(3)
+    g`` for the moments under both relations (Lemma 19.2), the same rho
+    (privacy-accounting.md, Theorem 19.6).
+
+    Parameters
+    ----------
+    histogram_rho : float, default=0.0
+        Rho of the histograms and selection counts, under ``relation``.
+    moments_rho : float, default=0.0
+        Rho of the moments, under ``relation``.
+    relation : {"replace", "zero_out"}, default="replace"
+
+    Returns
+    -------
+    rho : float
+
+    Examples
+    --------
+    >>> from skforget.accounting import replacement_rho
+    >>> replacement_rho(histogram_rho=0.01, moments_rho=0.02, relation="zero_out")
+    0.04
+    """
+    check_choice(relation, "relation", RELATIONS)
+    hist = check_nonnegative(histogram_rho, "histogram_rho")
+    moments = check_nonnegative(moments_rho, "moments_rho")
+    return (2.0 if relation == "zero_out" else 1.0) * hist + moments
+
+
 def partition_selection_delta(*, noise_scale, threshold, group_size=1):
     """The delta of Gaussian partition selection: ``g * sf((tau - g) / sigma)``.
 
@@ -260,6 +295,9 @@ class ReleaseGuarantee:
     group_size : int
     columns : tuple of (str, float, float)
         ``(column, rho, delta_selection)`` per input column.
+    rho_replace : float
+        Rho of the same releases against a replaced unit, which Theorem 19.6
+        uses under zero-out (:func:`replacement_rho`); ``rho`` under replace.
     """
 
     rho: float
@@ -267,6 +305,7 @@ class ReleaseGuarantee:
     relation: str
     group_size: int
     columns: tuple
+    rho_replace: float | None = None
 
     def epsilon(self, delta):
         """``(epsilon, delta)`` at a total ``delta`` (Proposition 19.4)."""
@@ -286,7 +325,7 @@ class ReleaseGuarantee:
                    if self.delta_selection else "") + ").")
 
 
-def release_guarantee(*, columns, relation, group_size):
+def release_guarantee(*, columns, relation, group_size, rho_replace=None):
     """The guarantee of a step's releases: ``rho`` and ``delta`` add (Thm 18.3,
     Bun & Steinke 2016 Lemma 8.3; privacy-accounting.md, Section 19.2).
 
@@ -296,6 +335,10 @@ def release_guarantee(*, columns, relation, group_size):
         ``(column, rho, delta_selection)``.
     relation : {"replace", "zero_out"}
     group_size : int
+    rho_replace : float, default=None
+        Of the same releases against a replaced unit (:func:`replacement_rho`);
+        None: the largest of Lemmas 19.1 and 19.2, ``replacement_rho(
+        histogram_rho=rho, relation=relation)``.
 
     Returns
     -------
@@ -311,11 +354,15 @@ def release_guarantee(*, columns, relation, group_size):
     check_choice(relation, "relation", RELATIONS)
     columns = tuple((str(c), check_nonnegative(r, "rho"),
                      check_nonnegative(d, "delta_selection")) for c, r, d in columns)
-    return ReleaseGuarantee(rho=math.fsum(r for _, r, _ in columns),
+    rho = math.fsum(r for _, r, _ in columns)
+    rho_replace = (replacement_rho(histogram_rho=rho, relation=relation)
+                   if rho_replace is None else
+                   max(rho, check_nonnegative(rho_replace, "rho_replace")))
+    return ReleaseGuarantee(rho=rho,
                             delta_selection=math.fsum(d for _, _, d in columns),
                             relation=relation,
                             group_size=check_int(group_size, "group_size", low=1),
-                            columns=columns)
+                            columns=columns, rho_replace=rho_replace)
 
 
 @dataclass(frozen=True)
@@ -477,16 +524,21 @@ class PipelineGuarantee:
     delta_conversion, delta_selection : float
         ``delta = delta_conversion + delta_selection``.
     parts : tuple of (str, float, float)
-        ``(name, rho, delta_selection)`` of each part, the estimator last.
+        ``(name, rho, delta_selection)`` of each part, the estimator last with
+        its bound uniform in the releases (Theorem 19.5).
     relation : str
     group_size : int
     estimator : PrivacyGuarantee
-        The estimator's own guarantee on its input rows.
+        The estimator's own guarantee on its input rows; its ``rho`` (this
+        fit's, which depends on the releases) is for information only.
     public_preprocessing : tuple of (str, str)
         Public steps, as for :class:`~skforget.pipeline.ForgetPipeline`.
     edits : tuple of PipelineEdit
     target_epsilon : float or None
         The total target, when the pipeline was built from one.
+    rho_replace : float or None
+        Rho of the same releases against a replaced unit, parts scaled to
+        their replace-one sensitivity (Theorem 19.6); ``rho`` under replace.
     """
 
     epsilon: float
@@ -501,6 +553,7 @@ class PipelineGuarantee:
     public_preprocessing: tuple = ()
     edits: tuple = ()
     target_epsilon: float | None = None
+    rho_replace: float | None = None
 
     # Read like a PrivacyGuarantee's (the record store's audit).
     conversion = "improved"
@@ -528,7 +581,9 @@ class PipelineGuarantee:
                  f"(Rényi: q*{_fmt(self.rho)} at every order q > 1, outside events "
                  f"of probability {self.delta_selection:.3g}). Parts:"]
         lines.extend(f"  {name}: rho={_fmt(rho)}" + (f", delta={d:.3g}" if d else "")
-                     for name, rho, d in self.parts)
+                     for name, rho, d in self.parts[:-1])
+        lines.append(f"  estimator: rho={_fmt(self.parts[-1][1])} (its target, for "
+                     f"every release above; this model: {_fmt(self.estimator.rho)})")
         cert = self.deletion
         if cert is None:
             lines.append("No records deleted yet; partial_unlearn re-estimates every "
@@ -556,25 +611,65 @@ class PipelineGuarantee:
         return out
 
 
+def estimator_rho_bound(estimator_guarantee):
+    """The estimator's rho-coefficient, uniformly in the releases (Thm 19.5).
+
+    The estimator's realised rho depends on the releases (through the number
+    of one-hot columns the selections chose, for instance), so the chain rule
+    needs its supremum over them: the rho its target ``(epsilon, delta)``
+    allows under its own conversion, ``epsilon_to_rho(target_epsilon, delta,
+    method=conversion)``, which every plan meets (privacy-accounting.md,
+    Theorem 19.5); the realised value if ever larger.
+
+    Parameters
+    ----------
+    estimator_guarantee : PrivacyGuarantee
+        Its ``target_epsilon``, ``delta``, ``conversion`` and ``rho`` are read.
+
+    Returns
+    -------
+    rho : float
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from skforget.accounting import epsilon_to_rho, estimator_rho_bound
+    >>> g = SimpleNamespace(target_epsilon=0.85536, delta=9e-6,
+    ...                     conversion="improved", rho=0.0194)
+    >>> estimator_rho_bound(g) == epsilon_to_rho(epsilon=0.85536, delta=9e-6)
+    True
+    """
+    g = estimator_guarantee
+    bound = epsilon_to_rho(epsilon=g.target_epsilon, delta=g.delta,
+                           method=getattr(g, "conversion", "improved"))
+    return max(bound, float(g.rho))
+
+
 def compose_pipeline_guarantee(*, parts, estimator_guarantee, delta_conversion,
                                public_preprocessing=(), edits=(),
-                               target_epsilon=None):
+                               target_epsilon=None, preprocessing_rho_replace=None):
     """The guarantee of private preprocessing followed by an estimator (Thm 19.5).
 
-    ``rho`` is the sum of the parts' and the estimator's rho-coefficients
-    (Theorem 18.3, order by order), the selections' deltas add (Bun & Steinke
-    2016, Lemma 8.3), and Proposition 19.4 converts.
+    ``rho`` is the sum of the parts' rho-coefficients and the estimator's
+    bound uniform in the releases (:func:`estimator_rho_bound`; Theorem 18.3,
+    order by order), the selections' deltas add (Bun & Steinke 2016, Lemma
+    8.3), and Proposition 19.4 converts.
 
     Parameters
     ----------
     parts : sequence of (str, float, float)
         ``(name, rho, delta_selection)`` of each preprocessing release.
     estimator_guarantee : PrivacyGuarantee
-        Its ``rho``, ``relation`` and ``group_size`` are read.
+        Its target, ``relation`` and ``group_size`` are read; its realised
+        ``rho`` is kept for information (``PipelineGuarantee.estimator``).
     delta_conversion : float
     public_preprocessing : tuple, default=()
     edits : tuple of PipelineEdit, default=()
     target_epsilon : float, default=None
+    preprocessing_rho_replace : float, default=None
+        The parts' rho against a replaced unit (``ReleaseGuarantee.rho_replace``
+        summed); None: :func:`replacement_rho` of all parts as histograms. The
+        estimator's is scaled by :func:`deletion_factor` (Section 6.2).
 
     Returns
     -------
@@ -582,8 +677,17 @@ def compose_pipeline_guarantee(*, parts, estimator_guarantee, delta_conversion,
     """
     parts = tuple((str(n), check_nonnegative(r, "rho"),
                    check_nonnegative(d, "delta_selection")) for n, r, d in parts)
-    parts += (("estimator", float(estimator_guarantee.rho), 0.0),)
+    rho_pre = math.fsum(r for _, r, _ in parts)
+    relation = estimator_guarantee.relation
+    pre_replace = (replacement_rho(histogram_rho=rho_pre, relation=relation)
+                   if preprocessing_rho_replace is None
+                   else max(rho_pre, check_nonnegative(preprocessing_rho_replace,
+                                                       "preprocessing_rho_replace")))
+    rho_est = estimator_rho_bound(estimator_guarantee)
+    parts += (("estimator", rho_est, 0.0),)
     rho = math.fsum(r for _, r, _ in parts)
+    rho_replace = pre_replace + rho_est * deletion_factor(plan_relation=relation,
+                                                          n_replaced=1)
     delta_s = math.fsum(d for _, _, d in parts)
     eps, delta = approximate_zcdp_epsilon(rho=rho, delta_conversion=delta_conversion,
                                           delta_selection=delta_s)
@@ -594,15 +698,20 @@ def compose_pipeline_guarantee(*, parts, estimator_guarantee, delta_conversion,
                              group_size=estimator_guarantee.group_size,
                              estimator=estimator_guarantee,
                              public_preprocessing=tuple(public_preprocessing),
-                             edits=tuple(edits), target_epsilon=target_epsilon)
+                             edits=tuple(edits), target_epsilon=target_epsilon,
+                             rho_replace=rho_replace)
 
 
 def pipeline_edit_certificate(*, index, rho_releases, delta_selections, delta,
-                              n_deleted, n_replaced, n_inserted, n_samples):
+                              n_deleted, n_replaced, n_inserted, n_samples,
+                              rho_replace_releases=None):
     """Certificate of an edit served by re-estimation and retraining (Thm 19.6).
 
     Deletion divergence 0; against a requester adapting to the earlier
-    releases, the sum of their rho-coefficients with the sum of their
+    releases, the sum of their rho-coefficients at the deletion sensitivity
+    (``rho_releases`` for deletions, a zero-out pair; ``rho_replace_releases``
+    once a unit is replaced, a replace pair whatever the relation), with the
+    sum of their
     selections' deltas (Theorem 6.3 with ``rho_del = 0``; Bun & Steinke 2016,
     Lemma 8.3), converted by Proposition 19.4 at the total ``delta`` of the
     pipeline's guarantee: ``epsilon = rho_to_epsilon(rho, delta - delta_S) +
@@ -619,6 +728,9 @@ def pipeline_edit_certificate(*, index, rho_releases, delta_selections, delta,
     delta : float
         Total delta of the pipeline's guarantee.
     n_deleted, n_replaced, n_inserted, n_samples : int
+    rho_replace_releases : sequence of float, default=None
+        Of each release against a replaced unit (``PipelineGuarantee.
+        rho_replace``); required when ``n_replaced > 0``.
 
     Returns
     -------
@@ -634,6 +746,16 @@ def pipeline_edit_certificate(*, index, rho_releases, delta_selections, delta,
     (0.0, 0.06, 2)
     """
     rhos = [check_nonnegative(r, "rho_releases") for r in rho_releases]
+    if n_replaced:
+        if rho_replace_releases is None:
+            raise ValueError("rho_replace_releases is needed when n_replaced > 0: a "
+                             "replaced unit is compared with a replace pair.")
+        replaced = [check_nonnegative(r, "rho_replace_releases")
+                    for r in rho_replace_releases]
+        if len(replaced) != len(rhos):
+            raise ValueError("rho_releases and rho_replace_releases differ in "
+                             "length.")
+        rhos = [max(r, q) for r, q in zip(rhos, replaced, strict=True)]
     deltas = [check_nonnegative(d, "delta_selections") for d in delta_selections]
     if len(rhos) != len(deltas):
         raise ValueError("rho_releases and delta_selections differ in length.")

@@ -192,7 +192,8 @@ class ForgetPipeline(Pipeline):
                     name: self.named_steps[name].get_params().get("random_state")
                     for name in names}
                 guarantee = self.privacy_guarantee_
-                self._releases = ((guarantee.rho, guarantee.delta_selection),)
+                self._releases = ((guarantee.rho, guarantee.delta_selection,
+                                   guarantee.rho_replace),)
         return self
 
     def _check_private_units(self, private):
@@ -301,12 +302,14 @@ class ForgetPipeline(Pipeline):
         if not private:
             return dataclasses.replace(guarantee,
                                        preprocessing=self.public_preprocessing_)
-        parts = []
+        parts, replace = [], []
         for name in private:
             released = self.named_steps[name].__skforget_private__()
             parts.extend((f"{name}/{col}", rho, delta)
                          for col, rho, delta in released.columns)
+            replace.append(getattr(released, "rho_replace", None))
         return accounting.compose_pipeline_guarantee(
+            preprocessing_rho_replace=None if None in replace else sum(replace),
             parts=parts, estimator_guarantee=guarantee,
             delta_conversion=guarantee.delta,
             public_preprocessing=self.public_preprocessing_,
@@ -407,7 +410,13 @@ class ForgetPipeline(Pipeline):
                    else f"{self.steps[-1][0]}__sample_weight")
             params[key] = weights
         index = len(self.pipeline_edits_) + 1
+        # The schema is public and fixed at fit (Section 19.3): which columns
+        # a step took as numbers must not follow the edited records' dtypes.
+        kinds = {name: getattr(self.named_steps[name], "numeric_columns_", None)
+                 for name in private}
         with _atomic_tree(self):
+            # The edit's streams are passed for this fit only: afterwards each
+            # step holds the user's own random_state again, never a derived one.
             for name, state in self.random_states_.items():
                 self.named_steps[name].set_params(random_state=_edit_seed(state, index))
             try:
@@ -415,15 +424,34 @@ class ForgetPipeline(Pipeline):
             except Exception as exc:
                 raise UnlearningError(f"The edited records cannot be fitted: "
                                       f"{exc}") from exc
+            finally:
+                for name, state in self.random_states_.items():
+                    self.named_steps[name].set_params(random_state=state)
+            for name, before in kinds.items():
+                step = self.named_steps[name]
+                after = getattr(step, "numeric_columns_", None)
+                if after != before:
+                    moved = sorted(set(before or ()) ^ set(after or ()))
+                    names = [str(step.feature_names_in_[j]) if hasattr(
+                        step, "feature_names_in_") else f"x{j}" for j in moved]
+                    raise UnlearningError(
+                        f"The edited records change the kind (number or category) "
+                        f"of column(s) {names} of step {name!r}: the schema is "
+                        "fixed at fit. Cast them to the table's dtypes, or fit again.")
             release = self.privacy_guarantee_
+            # A release kept by an older version has no replace-pair figure:
+            # the largest factor of Theorem 19.6 (4, the estimator's) bounds it.
+            releases = [(*r, None)[:3] for r in self._releases]
             cert = accounting.pipeline_edit_certificate(
-                index=index, rho_releases=[r for r, _ in self._releases],
-                delta_selections=[d for _, d in self._releases],
+                index=index, rho_releases=[r for r, _, _ in releases],
+                delta_selections=[d for _, d, _ in releases],
+                rho_replace_releases=[4 * r if q is None else q
+                                      for r, _, q in releases],
                 delta=release.delta,
                 n_deleted=edits.n_deleted, n_replaced=edits.n_replaced,
                 n_inserted=edits.n_inserted, n_samples=edits.n_samples_after)
-            self._releases = (*self._releases,
-                              (release.rho, release.delta_selection))
+            self._releases = (*self._releases, (release.rho, release.delta_selection,
+                                                release.rho_replace))
             self.pipeline_edits_ = (*self.pipeline_edits_, cert)
             self.database_version_ = edits.version_after
         return self

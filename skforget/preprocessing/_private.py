@@ -61,13 +61,6 @@ def _column(X, j):
     return X.iloc[:, j] if hasattr(X, "iloc") else np.asarray(X)[:, j]
 
 
-def _names(est, X):
-    names = getattr(est, "feature_names_in_", None)
-    if names is None:
-        return [f"x{j}" for j in range(X.shape[1])]
-    return [str(c) for c in names]
-
-
 def _input_names(est):
     names = getattr(est, "feature_names_in_", None)
     if names is None:
@@ -97,8 +90,7 @@ def _as_float(col, name):
 
 
 def _first_bad(col):
-    """Position of the first value that is neither a number nor missing (the
-    value itself is not put in the message)."""
+    """Position of the first value neither a number nor missing (not the value)."""
     values = col.to_numpy(dtype=object) if hasattr(col, "to_numpy") else col
     for i, v in enumerate(values):
         if _is_missing(v):
@@ -131,10 +123,10 @@ def _check_input(est, X, *, reset):
     return X
 
 
-def _column_rngs(random_state, n):
-    """One independent generator per column, from the step's stream."""
-    seeds = segment_rng(random_state, 0).integers(0, 2**63, size=(n, 2))
-    return [np.random.default_rng([int(a), int(b)]) for a, b in seeds]
+def _column_rngs(rng, n):
+    """One independent generator per column, from the step's stream ``rng``."""
+    return [np.random.default_rng([int(a), int(b)])
+            for a, b in rng.integers(0, 2**63, size=(n, 2))]
 
 
 def _value_noise(seed_words, value, sigma):
@@ -195,7 +187,8 @@ def _noisy_sums(values, lo, hi, sigma, rng):
 
 
 def _private_bounds(values, rho, relation, group_size, rng):
-    """Lemma 19.1: lo, hi from the noisy log histogram (half the column's rho)."""
+    """Lemma 19.1: lo, hi from the noisy log histogram (a third of the column's
+    rho, ``BOUNDS_SHARE``)."""
     sigma = accounting.gaussian_noise_for_rho(
         rho=rho, sensitivity=accounting.histogram_sensitivity(
             relation=relation, group_size=group_size))
@@ -249,9 +242,14 @@ class _PrivateStep(TransformerMixin, BaseEstimator):
         tags.non_deterministic = True
         return tags
 
-    def _guarantee(self, columns):
+    def _guarantee(self, columns, histogram_share=1.0, rho_replace=None):
+        # Against a replaced unit (Theorem 19.6): histograms x2 under zero-out.
+        rho_replace = rho_replace or accounting.replacement_rho(
+            histogram_rho=self.rho * histogram_share, relation=self.relation,
+            moments_rho=self.rho * (1 - histogram_share))
         return accounting.release_guarantee(columns=columns, relation=self.relation,
-                                            group_size=self.group_size)
+                                            group_size=self.group_size,
+                                            rho_replace=rho_replace)
 
 
 class _NumericStep(_PrivateStep):
@@ -265,12 +263,12 @@ class _NumericStep(_PrivateStep):
         self.add_indicator = add_indicator
         self.random_state = random_state
 
-    def _fit_columns(self, X):
+    def _fit_columns(self, X, rng):
         X = _check_input(self, X, reset=True)
-        names = _names(self, X)
+        names = _input_names(self)
         columns = [_as_float(_column(X, j), names[j]) for j in range(X.shape[1])]
         rho_col = self.rho / len(columns)
-        rngs = _column_rngs(self.random_state, len(columns))
+        rngs = _column_rngs(rng, len(columns))
         bounds, centre, scale = [], [], []
         for values, rng in zip(columns, rngs, strict=True):
             lo, hi = _private_bounds(values, rho_col * BOUNDS_SHARE,
@@ -281,13 +279,14 @@ class _NumericStep(_PrivateStep):
             centre.append(c)
             scale.append(s)
         self.bounds_ = np.array(bounds, dtype=float).reshape(-1, 2)
-        self.privacy_guarantee_ = self._guarantee([(n, rho_col, 0.0) for n in names])
+        self.privacy_guarantee_ = self._guarantee([(n, rho_col, 0.0) for n in names],
+                                                  BOUNDS_SHARE)
         return np.array(centre, dtype=float), np.array(scale, dtype=float)
 
     def _read(self, X):
         check_is_fitted(self, "privacy_guarantee_")
         X = _check_input(self, X, reset=False)
-        names = _names(self, X)
+        names = _input_names(self)
         return np.column_stack([_as_float(_column(X, j), names[j])
                                 for j in range(X.shape[1])]).reshape(X.shape[0], -1)
 
@@ -388,7 +387,10 @@ class PrivateStandardScaler(_NumericStep):
         -------
         self : PrivateStandardScaler
         """
-        self.center_, self.scale_ = self._fit_columns(X)
+        return self._fit(X, segment_rng(self.random_state, 0))
+
+    def _fit(self, X, rng):
+        self.center_, self.scale_ = self._fit_columns(X, rng)
         return self
 
     def transform(self, X):
@@ -463,7 +465,7 @@ class PrivateSimpleImputer(_NumericStep):
         -------
         self : PrivateSimpleImputer
         """
-        self.statistics_, _ = self._fit_columns(X)
+        self.statistics_, _ = self._fit_columns(X, segment_rng(self.random_state, 0))
         return self
 
     def transform(self, X):
@@ -556,14 +558,17 @@ class PrivateOneHotEncoder(_PrivateStep):
         -------
         self : PrivateOneHotEncoder
         """
+        return self._fit(X, segment_rng(self.random_state, 0))
+
+    def _fit(self, X, rng):
         X = _check_input(self, X, reset=True)
-        names = _names(self, X)
+        names = _input_names(self)
         n_cols = X.shape[1]
         rho_col, delta_col = self.rho / n_cols, self.delta / n_cols
         sigma, tau = accounting.partition_selection(
             rho=rho_col, delta=delta_col, relation=self.relation,
             group_size=self.group_size)
-        seeds = segment_rng(self.random_state, 0).integers(0, 2**32, size=(n_cols, 4))
+        seeds = rng.integers(0, 2**32, size=(n_cols, 4))
         columns = [_as_categories(_column(X, j)) for j in range(n_cols)]
         categories = []
         for j, column in enumerate(columns):
@@ -659,11 +664,13 @@ class PrivateTableEncoder(_PrivateStep):
     data_norm : float, default=1.0
         Rows are projected onto this ball (the estimator's ``data_norm``).
     random_state : int, RandomState instance or None, default=None
+        The sub-steps draw from children of this stream and keep None.
 
     Attributes
     ----------
     numeric_columns_, categorical_columns_ : list of int
-        Positions of the columns each step took (public: from the dtypes).
+        Positions of the columns each step took (from the dtypes, which must
+        be public; fixed at fit for every edit).
     scaler_ : PrivateStandardScaler or None
     encoder_ : PrivateOneHotEncoder or None
     privacy_guarantee_ : ReleaseGuarantee
@@ -722,25 +729,26 @@ class PrivateTableEncoder(_PrivateStep):
         n_cols = X.shape[1]
         num = [j for j in range(n_cols) if _is_numeric_column(X, j)]
         cat = [j for j in range(n_cols) if j not in num]
-        # The sub-steps' seeds come from this step's own stream.
-        seeds = segment_rng(self.random_state, 0).integers(0, 2**32, size=2)
+        # The sub-steps draw from children (SeedSequence spawning, 128 bits) of
+        # this step's stream, passed and not kept: their random_state stays
+        # None and no derived seed is stored (privacy-accounting.md, 10.3).
+        rngs = segment_rng(self.random_state, 0).spawn(2)
         common = dict(relation=self.relation, group_size=self.group_size)
         scaler = encoder = None
         if num:
             scaler = PrivateStandardScaler(
                 rho=self.rho * len(num) / n_cols, add_indicator=self.add_indicator,
-                random_state=int(seeds[0]), **common).fit(self._part(X, num))
+                **common)._fit(self._part(X, num), rngs[0])
         if cat:
             encoder = PrivateOneHotEncoder(
                 rho=self.rho * len(cat) / n_cols, delta=self.delta,
-                random_state=int(seeds[1]), **common).fit(self._part(X, cat))
-        columns = []
-        for step in (scaler, encoder):
-            if step is not None:
-                columns.extend(step.privacy_guarantee_.columns)
+                **common)._fit(self._part(X, cat), rngs[1])
+        released = [s.privacy_guarantee_ for s in (scaler, encoder) if s is not None]
         self.scaler_, self.encoder_ = scaler, encoder
         self.numeric_columns_, self.categorical_columns_ = num, cat
-        self.privacy_guarantee_ = self._guarantee(columns)
+        self.privacy_guarantee_ = self._guarantee(
+            [c for g in released for c in g.columns],
+            rho_replace=math.fsum(g.rho_replace for g in released))
         return self
 
     def transform(self, X):
