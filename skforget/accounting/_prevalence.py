@@ -21,6 +21,7 @@ import numpy as np
 
 from skforget.accounting._checks import check_int, check_nonnegative, check_positive
 from skforget.accounting._conversions import epsilon_to_rho, rho_to_epsilon
+from skforget.accounting._preprocessing import histogram_sensitivity
 
 #: Public floor ``m_0`` on a noisy count before it enters the offset (18.3): a
 #: class whose noisy count falls below one record is read as one record.
@@ -76,10 +77,8 @@ def count_sensitivity(*, relation, group_size=1):
     >>> round(count_sensitivity(relation="replace"), 6)
     1.414214
     """
-    g = check_int(group_size, "group_size", low=1)
-    if relation not in ("replace", "zero_out"):
-        raise ValueError(f"relation must be 'replace' or 'zero_out', got {relation!r}.")
-    return math.sqrt(2.0) * g if relation == "replace" else float(g)
+    # The count vector is a histogram over the classes: one bin per record.
+    return histogram_sensitivity(relation=relation, group_size=group_size)
 
 
 def count_deletion_factor(*, relation, n_replaced):
