@@ -186,13 +186,6 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
     }
     _finite_extra = ("C",)
 
-    def __setstate__(self, state):
-        # Pickled before prevalence_share existed: such a model released no
-        # class counts, which is what 0 means.
-        state = dict(state)
-        state.setdefault("prevalence_share", 0.0)
-        super().__setstate__(state)
-
     def __init__(self, C="auto", *, classes=None, class_weight=None,
                  prevalence_share="auto",
                  multi_class="multinomial", epsilon=1.0, delta="auto",

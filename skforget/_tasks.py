@@ -87,6 +87,13 @@ class _PrivateClassifierMixin:
     _regularization_name = "C"
     _y_numeric = False
 
+    def __setstate__(self, state):
+        # Pickled before prevalence_share existed: such a model released no
+        # class counts, which is what 0 means.
+        state = dict(state)
+        state.setdefault("prevalence_share", 0.0)
+        super().__setstate__(state)
+
     # --- private class prevalence (privacy-accounting.md, Section 18) ----------
     def _prevalence_share(self):
         """The frozen ``prevalence_share``: "auto" or a float (0 for
