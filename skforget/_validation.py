@@ -107,6 +107,19 @@ def sklearn_caller():
     return found
 
 
+def _enclosing_search(frame):
+    """The search object whose ``fit`` is on the stack above ``frame``."""
+    frame = frame.f_back
+    while frame is not None:
+        if frame.f_code.co_name == "fit" and _MODEL_SELECTION in \
+                os.path.abspath(frame.f_code.co_filename):
+            search = frame.f_locals.get("self")
+            if hasattr(search, "refit"):
+                return search
+        frame = frame.f_back
+    return None
+
+
 def model_selection_fits():
     """How many fits the scikit-learn model selection running this fit makes,
     read from the call stack (public: the caller's own arguments):
@@ -122,8 +135,17 @@ def model_selection_fits():
                 cand = local.get("candidate_progress")
                 split = local.get("split_progress")
                 if cand and split:
-                    refit = getattr(local.get("caller"), "refit", False)
+                    # scikit-learn >= 1.7 passes the search as ``caller``;
+                    # before, the search's ``fit`` is further up this stack
+                    # (in this process; a joblib worker cannot see it).
+                    search = local.get("caller") or _enclosing_search(frame)
+                    refit = getattr(search, "refit", False)
                     return int(cand[1]), int(split[1]), refit is not False
+            if code.co_name == "fit" and "all_candidate_params" in local \
+                    and "n_splits" in local:
+                # The search's refit on all rows, after its candidates.
+                return (len(local["all_candidate_params"]),
+                        int(local["n_splits"]), True)
             if code.co_name == "cross_validate" and "cv" in local:
                 try:  # the caller's splitter, with the caller's arguments
                     return 1, int(local["cv"].get_n_splits(
