@@ -673,3 +673,18 @@ def test_an_edit_that_changes_a_columns_kind_is_refused(monkeypatch):
     with pytest.raises(UnlearningError, match=r"\['hours'\] of step 'preprocess'"):
         pipe.partial_unlearn(EditRequest(db, delete=["p1"], by="id"))
     assert pickle.dumps(pipe) == before
+
+
+def test_a_small_wide_table_warns_that_preprocessing_is_mostly_noise():
+    """From public numbers only (rows, columns, the split): 300 rows x 30
+    columns at epsilon=1 give each column's histogram noise of more than an
+    eighth of the rows; 20000 rows x 5 columns do not."""
+    rng = np.random.default_rng(0)
+    for n, d, warns in ((300, 30, True), (20000, 5, False)):
+        X = pd.DataFrame(rng.normal(size=(n, d)), columns=[f"x{i}" for i in range(d)])
+        y = (X["x0"] > 0).astype(int)
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            make_private_pipeline(NoisyGDClassifier(classes=[0, 1]),
+                                  epsilon=1.0).fit(X, y)
+        assert any("mostly noise" in str(r.message) for r in rec) == warns, n

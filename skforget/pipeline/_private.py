@@ -3,6 +3,7 @@
 """PrivatePipeline and make_private_pipeline: one total budget for private
 preprocessing and the estimator (privacy-accounting.md, Section 19)."""
 
+import warnings
 from numbers import Real
 
 from sklearn.pipeline import Pipeline
@@ -10,7 +11,7 @@ from sklearn.pipeline import Pipeline
 from skforget import accounting
 from skforget._database import unwrap_database
 from skforget._public import register_pipeline_class, split_preprocessing
-from skforget._validation import Interval, StrOptions
+from skforget._validation import Interval, StrOptions, user_stacklevel
 from skforget.pipeline._forget import ForgetPipeline, _atomic_tree
 from skforget.preprocessing import PrivateTableEncoder
 
@@ -128,7 +129,39 @@ class PrivatePipeline(ForgetPipeline):
             super().fit(X, y, **params)
             self.budget_ = budget
             self.target_epsilon_ = float(self.epsilon)
+        self._warn_if_noise_dominates(X, y, n, budget, len(private),
+                                      unit.get("group_size", 1))
         return self
+
+    def _warn_if_noise_dominates(self, X, y, n, budget, n_private, group_size):
+        """Warn when, from public numbers alone (rows, columns, the split), each
+        column's private histogram carries noise of more than an eighth of the
+        rows: the released bounds, centres and category lists are then likely
+        mostly noise, and the model with them (measured: breast cancer, 398
+        rows x 30 columns at epsilon=1, balanced accuracy 0.54 against 0.94
+        with public constants; biopsy, a twelfth, still 0.95). A rule on public
+        numbers, so it costs no privacy; it cannot see every failure."""
+        X = unwrap_database(X, y)[0]
+        n_columns = max(1, X.shape[1] if hasattr(X, "shape") and len(X.shape) > 1
+                        else 1)
+        # A column gets its step's share split over the columns, and its
+        # bounds a third of that (Section 19.3); the noise of one count:
+        rho = budget.rho_preprocessing / n_private / n_columns / 3.0
+        sigma = accounting.gaussian_noise_for_rho(
+            rho=rho, sensitivity=accounting.histogram_sensitivity(
+                relation=self._final_estimator.get_params().get("relation",
+                                                                "replace"),
+                group_size=group_size))
+        if sigma > n / 8.0:
+            warnings.warn(
+                f"On {n} rows and {n_columns} columns at epsilon={self.epsilon:g}, "
+                f"each column's private statistics carry noise of about "
+                f"{sigma:.0f} records, more than an eighth of the rows: the "
+                "private preprocessing is likely mostly noise, and the model with "
+                "it. Give the pipeline a larger epsilon or preprocessing_share, "
+                "fewer columns, or public constants for the columns whose ranges "
+                "and categories are public (skforget.preprocessing.PublicScaler in "
+                "a ForgetPipeline).", UserWarning, stacklevel=user_stacklevel())
 
 
 register_pipeline_class(PrivatePipeline)
