@@ -14,6 +14,7 @@ from skforget._public import register_pipeline_class, split_preprocessing
 from skforget._validation import Interval, StrOptions, user_stacklevel
 from skforget.pipeline._forget import ForgetPipeline, _atomic_tree
 from skforget.preprocessing import PrivateTableEncoder
+from skforget.preprocessing._private import BOUNDS_SHARE
 
 __all__ = ["PrivatePipeline", "make_private_pipeline"]
 
@@ -100,7 +101,8 @@ class PrivatePipeline(ForgetPipeline):
             raise ValueError("A PrivatePipeline needs at least one private step "
                              "(skforget.preprocessing.Private*); use ForgetPipeline "
                              "for public preprocessing only.")
-        n = unwrap_database(X, y)[0].shape[0]
+        rows = unwrap_database(X, y)[0]
+        n = rows.shape[0]
         delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
                  else self.delta)
         est = self._final_estimator
@@ -129,11 +131,12 @@ class PrivatePipeline(ForgetPipeline):
             super().fit(X, y, **params)
             self.budget_ = budget
             self.target_epsilon_ = float(self.epsilon)
-        self._warn_if_noise_dominates(X, y, n, budget, len(private),
-                                      unit.get("group_size", 1))
+        self._warn_if_noise_dominates(
+            n, rows.shape[1] if len(rows.shape) > 1 else 1, budget, len(private),
+            unit)
         return self
 
-    def _warn_if_noise_dominates(self, X, y, n, budget, n_private, group_size):
+    def _warn_if_noise_dominates(self, n, n_columns, budget, n_private, unit):
         """Warn when, from public numbers alone (rows, columns, the split), each
         column's private histogram carries noise of more than an eighth of the
         rows: the released bounds, centres and category lists are then likely
@@ -141,17 +144,11 @@ class PrivatePipeline(ForgetPipeline):
         rows x 30 columns at epsilon=1, balanced accuracy 0.54 against 0.94
         with public constants; biopsy, a twelfth, still 0.95). A rule on public
         numbers, so it costs no privacy; it cannot see every failure."""
-        X = unwrap_database(X, y)[0]
-        n_columns = max(1, X.shape[1] if hasattr(X, "shape") and len(X.shape) > 1
-                        else 1)
         # A column gets its step's share split over the columns, and its
-        # bounds a third of that (Section 19.3); the noise of one count:
-        rho = budget.rho_preprocessing / n_private / n_columns / 3.0
+        # bounds BOUNDS_SHARE of that (Section 19.3); the noise of one count:
+        rho = budget.rho_preprocessing / n_private / n_columns * BOUNDS_SHARE
         sigma = accounting.gaussian_noise_for_rho(
-            rho=rho, sensitivity=accounting.histogram_sensitivity(
-                relation=self._final_estimator.get_params().get("relation",
-                                                                "replace"),
-                group_size=group_size))
+            rho=rho, sensitivity=accounting.histogram_sensitivity(**unit))
         if sigma > n / 8.0:
             warnings.warn(
                 f"On {n} rows and {n_columns} columns at epsilon={self.epsilon:g}, "
