@@ -576,8 +576,8 @@ class _BasePrivateLinear(BaseEstimator):
         classifiers override it, Section 18)."""
         return None
 
-    def _drop_counts(self):
-        """Drop released class counts (classifiers hold them)."""
+    def _redraw_counts(self, exact_counts, noise_scale, *, segment):
+        """Drop and redraw released class counts (classifiers hold them)."""
 
     def _warn_if_constant(self):
         """Warn when the released model is constant on the ball (classifiers)."""

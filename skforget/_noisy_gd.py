@@ -21,7 +21,7 @@ from skforget._linear import (
     _BasePrivateLinear,
     check_edit_weighting,
 )
-from skforget._rows import plan_weighting, row_weights
+from skforget._rows import class_counts, plan_weighting, row_weights
 from skforget._solver import effective_n_jobs, initial_draw, run_segment
 from skforget._utils import check_sample_weight, no_interrupts
 from skforget._validation import (
@@ -448,10 +448,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
         for name, value in new_attrs.items():
             setattr(self, name, value)
         self._plan = plan  # before the coefficients: it fixes "auto" scalings
-        self._drop_counts()
-        if guarantee.rho_counts > 0:
-            self._release_counts(design.class_counts(len(self.classes_)),
-                                 guarantee.count_noise, segment=0)
+        self._redraw_counts(lambda: design.class_counts(len(self.classes_)),
+                            guarantee.count_noise, segment=0)
         self._set_coefficients(W, b)
         self.n_iter_ = np.array([plan.fit_epochs], dtype=np.int32)
         self.privacy_guarantee_ = guarantee
@@ -722,12 +720,9 @@ class _BaseNoisyGD(_BasePrivateLinear):
         guarantee = self._edit_guarantee(edits, plan, previous, edit)
         for name, value in tracked.items():
             setattr(self, name, value)
-        # Fresh counts of the edited database, or none: the fit's counts must
-        # not survive an edit that removes a record they counted (18.3).
-        self._drop_counts()
-        if previous.rho_counts > 0:
-            self._release_counts(design.class_counts(len(self.classes_)),
-                                 previous.count_noise, segment=segment)
+        # Fresh counts of the edited database, or none (18.3).
+        self._redraw_counts(lambda: design.class_counts(len(self.classes_)),
+                            previous.count_noise, segment=segment)
         self._set_coefficients(W, b)
         self.n_unlearn_iter_ = steps // edit.n_batches
         self.privacy_guarantee_ = guarantee
@@ -754,9 +749,11 @@ class _BaseNoisyGD(_BasePrivateLinear):
             # the removed records and must not survive the edit (18.3, 18.10).
             # That fresh release is all this edit spends.
             with self._ledger_spending("partial_unlearn", previous.rho_counts):
-                self._refresh_counts(self._edited_class_counts(edits),
-                                     previous.count_noise,
-                                     segment=len(previous.edits) + 1)
+                trained = self.__dict__["_trained_intercept"]
+                self._redraw_counts(lambda: self._edited_class_counts(edits),
+                                    previous.count_noise,
+                                    segment=len(previous.edits) + 1)
+                self._publish_intercept(trained)
         self.n_unlearn_iter_ = 0
         self.privacy_guarantee_ = guarantee
         self.database_version_ = edits.version_after
@@ -768,8 +765,6 @@ class _BaseNoisyGD(_BasePrivateLinear):
         """Class counts of the database a pure deletion leaves, from the
         request's labels alone (no feature row is read)."""
         codes = self._encode_targets(np.asarray(edits.y), fit=False)[0]
-        codes = codes.astype(np.int64)
         K = len(self.classes_)
         removed = codes[np.asarray(edits.delete, dtype=np.int64)]
-        return (np.bincount(codes, minlength=K)[:K]
-                - np.bincount(removed, minlength=K)[:K]).astype(np.float64)
+        return class_counts(codes, K) - class_counts(removed, K)

@@ -14,8 +14,6 @@ noise: the new model's law depends on the edited data alone.
 
 from numbers import Integral, Real
 
-import numpy as np
-
 from sklearn.base import _fit_context
 from sklearn.utils.validation import check_is_fitted
 
@@ -24,7 +22,7 @@ from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
 from skforget._erm import solve_certified
 from skforget._linear import _atomic, _atomic_edit, _BasePrivateLinear
-from skforget._rows import plan_weighting, row_weights
+from skforget._rows import class_counts, plan_weighting, row_weights
 from skforget._utils import check_sample_weight
 from skforget._validation import (
     PRIVACY_CONSTRAINTS,
@@ -139,11 +137,9 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
     def _release_class_counts(self, y_enc, budget, *, segment):
         """Drop the previous release's class counts and, when this release
         spends a share on them, draw fresh ones (Section 18.10)."""
-        self._drop_counts()
-        if budget is not None:
-            exact = np.bincount(y_enc.astype(np.int64), minlength=2)[:2]
-            self._release_counts(exact.astype(np.float64), budget.noise_scale,
-                                 segment=segment)
+        self._redraw_counts(lambda: class_counts(y_enc, 2),
+                            0.0 if budget is None else budget.noise_scale,
+                            segment=segment)
 
     def _plan_release(self, loss, n, d, n_outputs, delta, weighting):
         """The public plan of one release on ``n`` rows (fit or refit), with

@@ -234,6 +234,13 @@ def _weights(weight):
     return np.zeros(0) if weight is None else np.ascontiguousarray(weight, np.float64)
 
 
+def class_counts(codes, n_classes):
+    """Records per class code (a classifier's encoded targets), as floats:
+    what the noisy class counts of Section 18.1 add noise to."""
+    return np.bincount(np.asarray(codes).astype(np.int64), minlength=n_classes)[
+        :n_classes].astype(np.float64)
+
+
 @dataclass(frozen=True)
 class Design:
     """Training rows prepared for the kernel (lives for one fit or edit only).
@@ -277,10 +284,8 @@ class Design:
         return self.X.shape[0]
 
     def class_counts(self, n_classes):
-        """Records per class code (a classifier's encoded targets), as floats:
-        what the noisy class counts of Section 18.1 add noise to."""
-        return np.bincount(self.y.astype(np.int64), minlength=n_classes)[
-            :n_classes].astype(np.float64)
+        """Records per class code of these rows (:func:`class_counts`)."""
+        return class_counts(self.y, n_classes)
 
     def gradient_sum(self, W, b, G, Gb, *, loss_code, weight=None, n_threads=1,
                      order=None, lo=0, hi=-1):

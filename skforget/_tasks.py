@@ -131,29 +131,34 @@ class _PrivateClassifierMixin:
             return None
         return budget
 
-    def _release_counts(self, exact, noise_scale, *, segment):
-        """Release the class counts ``exact`` of the current database (a fit's
-        or an edited one's) with a noise stream of their own, and set the offset
-        they give; the counts of any earlier release are dropped (Section 18.3,
-        "what must not be done")."""
-        rng = segment_rng(self.random_state, segment, stream=1)
-        counts = noisy_class_counts(exact, noise_scale=noise_scale, rng=rng)
-        self.noisy_class_count_ = counts
-        self.intercept_offset_ = prevalence_offset(counts)
-
-    def _refresh_counts(self, exact, noise_scale, *, segment):
-        """New noisy counts for unchanged coefficients: the trained intercept
-        is kept exactly (no rounding through the offset, G4 of 18.9) and the
-        released one carries the new offset."""
-        trained = self.__dict__["_trained_intercept"]
-        self._drop_counts()
-        self._release_counts(exact, noise_scale, segment=segment)
-        self._trained_intercept = trained
-        self.intercept_ = trained + self._intercept_offset()
-
-    def _drop_counts(self):
-        for name in ("noisy_class_count_", "intercept_offset_", "_trained_intercept"):
+    def _redraw_counts(self, exact_counts, noise_scale, *, segment):
+        """Drop the previous release's class counts (they must not survive an
+        edit that removes a record they counted: Section 18.3, "what must not
+        be done") and, when this release spends a share on them
+        (``noise_scale > 0``), release ``exact_counts()`` of the current
+        database with a noise stream of their own and set the offset they
+        give. Call :meth:`_set_coefficients` or :meth:`_publish_intercept`
+        after it."""
+        for name in ("noisy_class_count_", "intercept_offset_"):
             self.__dict__.pop(name, None)
+        if noise_scale > 0:
+            rng = segment_rng(self.random_state, segment, stream=1)
+            counts = noisy_class_counts(exact_counts(), noise_scale=noise_scale,
+                                        rng=rng)
+            self.noisy_class_count_ = counts
+            self.intercept_offset_ = prevalence_offset(counts)
+
+    def _publish_intercept(self, trained):
+        """``intercept_`` from the trained intercept and the current offset.
+        The trained one is kept exactly as the solver left it when an offset
+        is added (subtracting the offset again would round), so the chain
+        continues from it and no later step reads the counts, not even through
+        a rounding (Section 18.9, G4)."""
+        if "intercept_offset_" in self.__dict__:
+            self._trained_intercept = trained
+        else:
+            self.__dict__.pop("_trained_intercept", None)
+        self.intercept_ = trained + self._intercept_offset()
 
     def _intercept_offset(self):
         return self.__dict__.get("intercept_offset_", 0.0)
@@ -265,16 +270,7 @@ class _PrivateClassifierMixin:
 
     def _set_coefficients(self, W, b):
         self.coef_ = W
-        # The released intercept carries the prevalence offset; the chain
-        # continues from the unshifted parameter, kept exactly as the solver
-        # left it (subtracting the offset again would round), so no later step
-        # reads the counts, not even through a rounding (Section 18.9, G4).
-        trained = b * self._intercept_scaling()
-        if "intercept_offset_" in self.__dict__:
-            self._trained_intercept = trained
-        else:
-            self.__dict__.pop("_trained_intercept", None)
-        self.intercept_ = trained + self._intercept_offset()
+        self._publish_intercept(b * self._intercept_scaling())
 
     def decision_function(self, X):
         """Signed distance to the decision boundary (log-odds for binary).

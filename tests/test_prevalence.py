@@ -362,19 +362,20 @@ def test_continuation_never_reads_the_fits_counts(monkeypatch, seed, C):
     X, y = _rare_table(n=3000, p=0.1, seed=seed)
     kw = dict(classes=[0, 1], random_state=seed, max_iter=300, C=C)
     a = NoisyGDClassifier(**kw).fit(X, y)
-    orig = _PrivateClassifierMixin._release_counts
+    orig = _PrivateClassifierMixin._redraw_counts
 
-    def other_fit_counts(self, exact, noise_scale, *, segment):
+    def other_fit_counts(self, exact_counts, noise_scale, *, segment):
         if segment:
-            return orig(self, exact, noise_scale, segment=segment)
-        c = acc.noisy_class_counts(exact, noise_scale=noise_scale,
+            return orig(self, exact_counts, noise_scale, segment=segment)
+        orig(self, exact_counts, 0.0, segment=segment)  # drops, draws nothing
+        c = acc.noisy_class_counts(exact_counts(), noise_scale=noise_scale,
                                    rng=np.random.default_rng(10_000 + seed))
         self.noisy_class_count_ = c
         self.intercept_offset_ = acc.prevalence_offset(c)
 
-    monkeypatch.setattr(_PrivateClassifierMixin, "_release_counts", other_fit_counts)
+    monkeypatch.setattr(_PrivateClassifierMixin, "_redraw_counts", other_fit_counts)
     b = NoisyGDClassifier(**kw).fit(X, y)
-    monkeypatch.setattr(_PrivateClassifierMixin, "_release_counts", orig)
+    monkeypatch.setattr(_PrivateClassifierMixin, "_redraw_counts", orig)
     assert a.intercept_offset_ != b.intercept_offset_
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -436,9 +437,8 @@ def test_margin_bounds_contain_the_same_noise_counterfactual():
                               init_variance=plan.init_variance)
         W, b, _ = cf._run_segment(design, W0, b0, plan=plan, steps=plan.fit_steps,
                                   segment=0, rng=rng)
-        cf._drop_counts()
-        cf._release_counts(np.bincount(yi, minlength=2).astype(float),
-                           clf.privacy_guarantee_.count_noise, segment=0)
+        cf._redraw_counts(lambda: np.bincount(yi, minlength=2).astype(float),
+                          clf.privacy_guarantee_.count_noise, segment=0)
         cf._set_coefficients(W, b)
         m = cf.decision_function(query)
         assert np.all(lo <= m) and np.all(m <= hi), i
