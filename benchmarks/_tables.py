@@ -36,7 +36,8 @@ from sklearn.preprocessing import normalize
 
 #: Tables, smallest first: name -> (task, loader name).
 TABLES = ("biopsy", "beps", "digits", "cells", "hpc", "mnist5000", "caravan",
-          "lending_club", "default", "diamonds", "adult", "flights")
+          "lending_club", "default", "diamonds", "adult", "flights",
+          "cells_rare", "adult_rare")
 
 #: Largest table used (rows), stratified subsample above it (machine budget).
 MAX_ROWS = 300_000
@@ -202,11 +203,35 @@ def load_flights():
                       "late")
 
 
+def _rarer(table, name, share, seed=0):
+    """``table`` with its positive class (the second label) subsampled at random
+    so that it is ``share`` of the rows: the same features, a rarer class (a
+    stress case for decision rules, since the ranking stays that of a real
+    table)."""
+    pos = np.flatnonzero(table.y == table.classes[1])
+    neg = np.flatnonzero(table.y != table.classes[1])
+    keep = np.random.default_rng(seed).choice(
+        pos, int(round(share / (1 - share) * len(neg))), replace=False)
+    idx = np.sort(np.concatenate([neg, keep]))
+    return Table(name, table.source + f", positives subsampled to {share:.0%}",
+                 table.numeric[idx], [c[idx] for c in table.categorical],
+                 table.y[idx], table.classes, table.note)
+
+
+def load_adult_rare():
+    return _rarer(load_adult_table(), "adult_rare", 0.06)
+
+
+def load_cells_rare():
+    return _rarer(load_cells(), "cells_rare", 0.15)
+
+
 LOADERS = {"biopsy": load_biopsy, "beps": load_beps, "digits": load_digits_table,
            "cells": load_cells, "hpc": load_hpc, "mnist5000": load_mnist5000_table,
            "caravan": load_caravan, "lending_club": load_lending_club,
            "default": load_default, "diamonds": load_diamonds,
-           "adult": load_adult_table, "flights": load_flights}
+           "adult": load_adult_table, "flights": load_flights,
+           "adult_rare": load_adult_rare, "cells_rare": load_cells_rare}
 
 
 def load_table(name, *, max_rows=MAX_ROWS, random_state=0):
