@@ -58,7 +58,9 @@ read their targets):
     mean scores), from the counts and per-class sums of the rows released
     jointly with Gaussian noise (sensitivity 2, replace-one, unit rows): the
     threshold a shared-variance Gaussian model of the scores puts at the
-    balanced error.
+    balanced error. Since privacy-accounting.md Section 18.11 landed this is
+    what the library's ``class_weight="balanced"`` does (its own row above,
+    with its own noise draws): (g) stays as the prototype it was measured as.
 
 ``adult_rare`` and ``cells_rare`` are Adult and cells with their positives
 subsampled (6 % and 15 %): the ranking of a real table, a rarer class.

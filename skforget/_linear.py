@@ -576,8 +576,12 @@ class _BasePrivateLinear(BaseEstimator):
         classifiers override it, Section 18)."""
         return None
 
-    def _redraw_counts(self, exact_counts, noise_scale, *, segment):
+    def _redraw_counts(self, exact_counts, noise_scale, *, segment, exact_sums=None):
         """Drop and redraw released class counts (classifiers hold them)."""
+
+    def _class_statistics(self):
+        """What a prevalence share buys (classifiers, Section 18.11)."""
+        return "counts"
 
     def _warn_if_constant(self):
         """Warn when the released model is constant on the ball (classifiers)."""
@@ -586,6 +590,12 @@ class _BasePrivateLinear(BaseEstimator):
         """The public offset in ``intercept_`` that the solver's parameter does
         not hold (a classifier's prevalence offset, Section 18.3); 0 here."""
         return 0.0
+
+    def _certificate_norms(self, X, scale, norms, s_b):
+        """What a certificate's radius multiplies for each mapped row:
+        ``||[a x, s_b]||`` (a classifier with the class-mean midpoint
+        overrides it, certificates.md 9.11)."""
+        return augmented_norms(norms, s_b)
 
     def _theta(self):
         """Current parameter ``(W, b)`` in the solver's layout."""
@@ -635,7 +645,7 @@ class _BasePrivateLinear(BaseEstimator):
             Z *= out
         if not return_norms:
             return Z
-        return Z, augmented_norms(norms, s_b) * out
+        return Z, self._certificate_norms(X, scale, norms, s_b) * out
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

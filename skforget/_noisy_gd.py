@@ -195,7 +195,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
             deletion_epsilon = min(deletion_epsilon, epsilon)
             public.update(rho_counts=budget.rho_counts,
                           count_noise=budget.noise_scale,
-                          target_epsilon=float(self.epsilon))
+                          target_epsilon=float(self.epsilon),
+                          class_statistics=self._class_statistics())
         lam = self._regularization_for(loss, n, n_params, n_outputs, delta)
         if not self._auto_regularization():
             # C / alpha keep their meaning with weights (4.4)
@@ -449,7 +450,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
             setattr(self, name, value)
         self._plan = plan  # before the coefficients: it fixes "auto" scalings
         self._redraw_counts(lambda: design.class_counts(len(self.classes_)),
-                            guarantee.count_noise, segment=0)
+                            guarantee.count_noise, segment=0,
+                            exact_sums=lambda: design.class_sums(len(self.classes_)))
         self._set_coefficients(W, b)
         self.n_iter_ = np.array([plan.fit_epochs], dtype=np.int32)
         self.privacy_guarantee_ = guarantee
@@ -722,7 +724,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
             setattr(self, name, value)
         # Fresh counts of the edited database, or none (18.3).
         self._redraw_counts(lambda: design.class_counts(len(self.classes_)),
-                            previous.count_noise, segment=segment)
+                            previous.count_noise, segment=segment,
+                            exact_sums=lambda: design.class_sums(len(self.classes_)))
         self._set_coefficients(W, b)
         self.n_unlearn_iter_ = steps // edit.n_batches
         self.privacy_guarantee_ = guarantee
@@ -745,14 +748,17 @@ class _BaseNoisyGD(_BasePrivateLinear):
                   "already certifies the removed records)")
         if previous.rho_counts > 0:
             # The coefficients stay, but the class counts are released afresh
-            # on the edited database (labels only): the previous counts held
-            # the removed records and must not survive the edit (18.3, 18.10).
-            # That fresh release is all this edit spends.
+            # on the edited database (labels only; with the class-mean
+            # midpoint, one read of the remaining rows for their class sums):
+            # the previous release held the removed records and must not
+            # survive the edit (18.3, 18.10, 18.11). That fresh release is all
+            # this edit spends.
             with self._ledger_spending("partial_unlearn", previous.rho_counts):
                 trained = self.__dict__["_trained_intercept"]
                 self._redraw_counts(lambda: self._edited_class_counts(edits),
                                     previous.count_noise,
-                                    segment=len(previous.edits) + 1)
+                                    segment=len(previous.edits) + 1,
+                                    exact_sums=lambda: self._edited_class_sums(edits))
                 self._publish_intercept(trained)
         self.n_unlearn_iter_ = 0
         self.privacy_guarantee_ = guarantee

@@ -133,10 +133,12 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         ``sample_weight`` (see ``max_sample_weight``), so they cost no extra
         noise; public weights replace the prevalence offset (see
         ``prevalence_share``). "balanced" (binary models): decisions for the
-        balanced error, from the private class counts of ``prevalence_share``
-        (which the default already spends, so for a binary model it decides as
-        the default does); refused for three classes or more, where the counts
-        would have to enter training.
+        balanced error at the midpoint of the two class means of the rows,
+        ``intercept_ = -coef_ . (mu_0 + mu_1) / 2``, from the class counts and
+        class sums released with Gaussian noise inside the same ``epsilon``
+        (``prevalence_share``; privacy-accounting.md, Section 18.11); it does
+        not read the trained intercept, which the penalty shrinks. Refused for
+        three classes or more, where the counts would have to enter training.
     prevalence_share : float in [0, 1) or "auto", default="auto"
         Share of the privacy budget (of ``rho``, privacy-accounting.md,
         Section 18.2) that a binary model spends on the two class counts,
@@ -153,9 +155,12 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         what the counts leave) and the deletion certificate is unchanged. 0
         turns it off (decisions at the raw threshold, all of the budget to
         training); unused for three classes or more and with a ``class_weight``
-        dict. "auto" is 0.05, spent only when the table is large enough for
-        the counts' noise (``n_samples >= 30 sigma_n``, about 770 rows at
-        ``epsilon=1``; always with ``class_weight="balanced"``).
+        dict. "auto" is 0.05, spent only with ``C="auto"`` (the offset
+        assumes the intercept the default penalty trains; with an explicit
+        ``C`` the model keeps its raw threshold, as ``LogisticRegression(C=...)``
+        does) and when the table is large enough for the counts' noise
+        (``n_samples >= 30 sigma_n``, about 770 rows at ``epsilon=1``); always
+        with ``class_weight="balanced"``.
     C : float or "auto", default="auto"
         Inverse regularisation strength, as in ``LogisticRegression``: the
         objective is ``C * sum_i loss_i + ||w||^2 / 2`` (intercept included),
@@ -259,9 +264,14 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         of the current database plus Gaussian noise (standard deviation
         ``privacy_guarantee_.count_noise`` records), covered by the guarantee
         and redrawn at every edit.
+    noisy_class_sum_ : ndarray of shape (2, n_features)
+        Only with ``class_weight="balanced"``: the sums of each class's rows
+        (as mapped into the ``data_norm`` ball) plus Gaussian noise, released
+        and redrawn with ``noisy_class_count_``.
     intercept_offset_ : float
-        Only with ``noisy_class_count_``: ``-logit p_hat`` from those counts,
-        the part of ``intercept_`` that noisy GD did not train.
+        Only with ``noisy_class_count_``: ``-logit p_hat`` from those counts
+        (or, with ``class_weight="balanced"``, ``intercept_`` minus the trained
+        intercept), the part of ``intercept_`` that training did not set.
     n_iter_ : ndarray of shape (1,)
         Passes over the data run by ``fit`` (as in ``LogisticRegression``).
     n_unlearn_iter_ : int

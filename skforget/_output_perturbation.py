@@ -22,7 +22,7 @@ from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
 from skforget._erm import solve_certified
 from skforget._linear import _atomic, _atomic_edit, _BasePrivateLinear
-from skforget._rows import class_counts, plan_weighting, row_weights
+from skforget._rows import class_counts, class_sums, plan_weighting, project_rows, row_weights
 from skforget._utils import check_sample_weight
 from skforget._validation import (
     PRIVACY_CONSTRAINTS,
@@ -41,14 +41,14 @@ _SHARED = ("epsilon", "delta", "max_edit_size", "max_sample_weight", "group_size
            "intercept_scaling", "random_state", "verbose", "ledger")
 
 
-def _count_fields(budget, epsilon):
-    """The guarantee's count fields for a release with noisy class counts
+def _count_fields(budget, epsilon, statistics="counts"):
+    """The guarantee's count fields for a release with noisy class statistics
     (``budget`` from ``_prevalence_budget``) or without (None); ``epsilon``
-    is the whole release's target."""
+    is the whole release's target, ``statistics`` what the share buys."""
     if budget is None:
         return {"rho_counts": 0.0, "count_noise": 0.0, "target_epsilon": None}
     return {"rho_counts": budget.rho_counts, "count_noise": budget.noise_scale,
-            "target_epsilon": float(epsilon)}
+            "target_epsilon": float(epsilon), "class_statistics": statistics}
 
 
 class _BaseOutputPerturbation(_BasePrivateLinear):
@@ -113,7 +113,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             plan, budget = self._plan_release(
                 loss, n, X.shape[1], n_outputs, delta,
                 self._weighting(sample_weight is not None, n_outputs))
-            counts = _count_fields(budget, self.epsilon)
+            counts = _count_fields(budget, self.epsilon, self._class_statistics())
             self._warn_about_callers(plan.rho_target + counts["rho_counts"],
                                      plan.delta)
             weights = row_weights(sample_weight, y_enc, **plan_weighting(plan))
@@ -128,18 +128,23 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             # The plan of every release, for the adaptive figure of later refits,
             # and the hyper-parameters they must reuse (Theorem 15.4): public.
             self._release_plans = (plan,)
-            self._release_class_counts(y_enc, budget, segment=0)
+            self._release_class_counts(X, y_enc, budget, segment=0)
             self._set_coefficients(W, b)
             self.privacy_guarantee_ = guarantee
             self._warn_if_constant()
             return self
 
-    def _release_class_counts(self, y_enc, budget, *, segment):
-        """Drop the previous release's class counts and, when this release
-        spends a share on them, draw fresh ones (Section 18.10)."""
+    def _release_class_counts(self, X, y_enc, budget, *, segment):
+        """Drop the previous release's class statistics and, when this release
+        spends a share on them, draw fresh ones (Sections 18.10, 18.11)."""
+        def sums():
+            rows, scale, _ = project_rows(X, self._param("data_norm"),
+                                          clip_rows=True)
+            return class_sums(rows, scale, y_enc, 2)
+
         self._redraw_counts(lambda: class_counts(y_enc, 2),
                             0.0 if budget is None else budget.noise_scale,
-                            segment=segment)
+                            segment=segment, exact_sums=sums)
 
     def _plan_release(self, loss, n, d, n_outputs, delta, weighting):
         """The public plan of one release on ``n`` rows (fit or refit), with
@@ -258,7 +263,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 new_plan, seeded=self.random_state is not None, previous=previous,
                 earlier=earlier, n_deleted=edits.n_deleted,
                 n_replaced=edits.n_replaced, n_inserted=edits.n_inserted,
-                **_count_fields(budget, self.epsilon))
+                **_count_fields(budget, self.epsilon, self._class_statistics()))
             # A fresh release (Section 20.1), reserved before the solve.
             with self._ledger_spending("partial_unlearn",
                                        accounting.release_rho(guarantee)):
@@ -268,7 +273,8 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             self._plan = new_plan
             if earlier is not None:
                 self._release_plans = earlier + (new_plan,)
-            self._release_class_counts(y_enc, budget, segment=len(previous.edits) + 1)
+            self._release_class_counts(X_new, y_enc, budget,
+                                       segment=len(previous.edits) + 1)
             self._set_coefficients(W, b)
             self.privacy_guarantee_ = guarantee
             self.database_version_ = edits.version_after

@@ -101,9 +101,9 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
         :class:`~skforget.PrivacyLeakWarning`).
     class_weight : dict or "balanced", default=None
         Public weight of each class, or "balanced" for binary models: decisions
-        for the balanced error from the private class counts of
-        ``prevalence_share`` (as for :class:`NoisyGDClassifier`; refused for
-        three classes or more).
+        for the balanced error at the midpoint of the two class means of the
+        rows, from class counts and sums released with ``prevalence_share``
+        (as for :class:`NoisyGDClassifier`; refused for three classes or more).
     prevalence_share : float in [0, 1) or "auto", default="auto"
         Share of the budget a binary model spends on its two class counts,
         released with Gaussian noise at every release (fit and every refit)
@@ -136,8 +136,12 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
         Only for a binary model that spends ``prevalence_share``: the class
         counts of the current database plus Gaussian noise, redrawn at every
         refit.
+    noisy_class_sum_ : ndarray of shape (2, n_features)
+        Only with ``class_weight="balanced"``: each class's sum of rows plus
+        Gaussian noise, redrawn at every refit.
     intercept_offset_ : float
-        Only with ``noisy_class_count_``: ``-logit p_hat`` from those counts.
+        Only with ``noisy_class_count_``: ``-logit p_hat`` from those counts
+        (with ``class_weight="balanced"``: ``intercept_`` minus the solved one).
     database_version_ : DatabaseVersion or None
         Version of the :class:`~skforget.Database` the model is current with.
     privacy_guarantee_ : PrivacyGuarantee

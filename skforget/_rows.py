@@ -241,6 +241,19 @@ def class_counts(codes, n_classes):
         :n_classes].astype(np.float64)
 
 
+def class_sums(X, scale, codes, n_classes):
+    """Sums of each class's mapped rows ``a_i x_i`` (a binary classifier's
+    class statistics, Section 18.11), in float64, as a dense ``(n_classes,
+    d)`` array: a function of the rows and their labels only."""
+    codes = np.asarray(codes).astype(np.int64)
+    onehot = sp.csr_matrix(
+        (np.asarray(scale, dtype=np.float64), (codes, np.arange(codes.size))),
+        shape=(n_classes, codes.size))
+    out = onehot @ X
+    out = out.toarray() if sp.issparse(out) else np.asarray(out)
+    return np.asarray(out, dtype=np.float64)
+
+
 @dataclass(frozen=True)
 class Design:
     """Training rows prepared for the kernel (lives for one fit or edit only).
@@ -286,6 +299,10 @@ class Design:
     def class_counts(self, n_classes):
         """Records per class code of these rows (:func:`class_counts`)."""
         return class_counts(self.y, n_classes)
+
+    def class_sums(self, n_classes):
+        """Sums of each class's mapped rows (:func:`class_sums`)."""
+        return class_sums(self.X, self.scale, self.y, n_classes)
 
     def gradient_sum(self, W, b, G, Gb, *, loss_code, weight=None, n_threads=1,
                      order=None, lo=0, hi=-1):

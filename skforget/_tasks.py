@@ -15,8 +15,12 @@ from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.utils.multiclass import check_classification_targets
 
 from skforget._validation import segment_rng, user_stacklevel
+from skforget._rows import augmented_norms, class_sums, project_rows
 from skforget.accounting import (
+    class_midpoint,
+    midpoint_change_bound,
     noisy_class_counts,
+    noisy_class_statistics,
     offset_change_bound,
     prevalence_budget,
     prevalence_offset,
@@ -30,6 +34,11 @@ AUTO_PREVALENCE_SHARE = 0.05
 #: (about ``2 sqrt(2) sigma_n / n`` in log-odds) stays under 0.1, while on
 #: smaller tables it would move the threshold by noise more than it corrects.
 AUTO_MIN_ROWS_PER_NOISE = 30.0
+
+#: With the class-mean midpoint, a class whose noisy count is under this many
+#: times the release's noise has a mean that is mostly noise (the noise of its
+#: mean score is ``sigma ||w|| R / n_c``, a fifth of the score's half-range here).
+MIDPOINT_MIN_COUNT_PER_NOISE = 5.0
 
 #: Targets more than this many times the unclipped reach ``clip_norm / R``
 #: (for most rows) make the regressor warn when no public target scale is given.
@@ -125,24 +134,49 @@ class _PrivateClassifierMixin:
             epsilon=float(self._param("epsilon")), delta=delta,
             share=AUTO_PREVALENCE_SHARE if share == "auto" else share,
             relation=self._param("relation"), group_size=self._param("group_size"),
-            method=self._dp_conversion())
-        if (share == "auto" and cw is None
-                and n_samples < AUTO_MIN_ROWS_PER_NOISE * budget.noise_scale):
+            method=self._dp_conversion(), statistics=self._class_statistics())
+        if share == "auto" and cw is None and (
+                n_samples < AUTO_MIN_ROWS_PER_NOISE * budget.noise_scale
+                or not self._auto_regularization()):
+            # The offset assumes the trained intercept is the calibrated one,
+            # measured at the default penalty; an explicit C (a small one
+            # shrinks the intercept towards 0) would make it overshoot
+            # (Section 18.11), so such a model keeps its raw threshold, as
+            # LogisticRegression(C=...) does.
             return None
         return budget
 
-    def _redraw_counts(self, exact_counts, noise_scale, *, segment):
-        """Drop the previous release's class counts (they must not survive an
-        edit that removes a record they counted: Section 18.3, "what must not
-        be done") and, when this release spends a share on them
+    def _class_statistics(self):
+        """What the prevalence share buys: the class counts of the offset
+        (Section 18.3), or, for ``class_weight="balanced"``, the counts and
+        class sums of the class-mean midpoint (Section 18.11)."""
+        cw = self._param("class_weight") if "class_weight" in self.get_params(
+            deep=False) else None
+        return "class_means" if cw == "balanced" else "counts"
+
+    def _redraw_counts(self, exact_counts, noise_scale, *, segment, exact_sums=None):
+        """Drop the previous release's class statistics (they must not survive
+        an edit that removes a record they counted: Section 18.3, "what must
+        not be done") and, when this release spends a share on them
         (``noise_scale > 0``), release ``exact_counts()`` of the current
-        database with a noise stream of their own and set the offset they
-        give. Call :meth:`_set_coefficients` or :meth:`_publish_intercept`
-        after it."""
-        for name in ("noisy_class_count_", "intercept_offset_"):
+        database (and, for the class-mean midpoint, ``exact_sums()``, the
+        sums of each class's mapped rows, Section 18.11) with a noise stream
+        of their own. Call :meth:`_set_coefficients` or
+        :meth:`_publish_intercept` after it: they set the intercept the
+        statistics give."""
+        for name in ("noisy_class_count_", "noisy_class_sum_", "intercept_offset_"):
             self.__dict__.pop(name, None)
-        if noise_scale > 0:
-            rng = segment_rng(self.random_state, segment, stream=1)
+        if noise_scale <= 0:
+            return
+        rng = segment_rng(self.random_state, segment, stream=1)
+        if self._class_statistics() == "class_means":
+            counts, sums = noisy_class_statistics(
+                exact_counts(), exact_sums(), noise_scale=noise_scale,
+                data_norm=float(self._param("data_norm")), rng=rng)
+            self.noisy_class_count_ = counts
+            self.noisy_class_sum_ = sums
+            self.intercept_offset_ = 0.0  # set with the coefficients
+        else:
             counts = noisy_class_counts(exact_counts(), noise_scale=noise_scale,
                                         rng=rng)
             self.noisy_class_count_ = counts
@@ -153,7 +187,20 @@ class _PrivateClassifierMixin:
         The trained one is kept exactly as the solver left it when an offset
         is added (subtracting the offset again would round), so the chain
         continues from it and no later step reads the counts, not even through
-        a rounding (Section 18.9, G4)."""
+        a rounding (Section 18.9, G4). With the class-mean midpoint the
+        released intercept is ``-w^T c`` (eq. 18.6), so the offset is computed
+        here from the released ``coef_``."""
+        if "noisy_class_sum_" in self.__dict__:
+            # Released exactly as -w^T c (the margin's own sum trained +
+            # offset agrees to a rounding, which the certificates' slack
+            # absorbs); the offset is what the solver's parameter lacks.
+            w = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))[0]
+            trained = np.asarray(trained, dtype=np.float64)
+            released = np.full_like(trained, -float(w @ self._midpoint()))
+            self.intercept_offset_ = float(released.ravel()[0] - trained.ravel()[0])
+            self._trained_intercept = trained
+            self.intercept_ = released
+            return
         if "intercept_offset_" in self.__dict__:
             self._trained_intercept = trained
         else:
@@ -163,19 +210,67 @@ class _PrivateClassifierMixin:
     def _intercept_offset(self):
         return self.__dict__.get("intercept_offset_", 0.0)
 
-    def _offset_change(self, k):
-        """Largest move of the offset on a database ``k`` records away, with
-        the same noise (certificates.md, 9.10); 0 without counts."""
+    def _midpoint(self):
+        """The released class-mean midpoint ``c`` (Section 18.11), or None."""
+        sums = self.__dict__.get("noisy_class_sum_")
+        if sums is None:
+            return None
+        return class_midpoint(self.noisy_class_count_, sums)
+
+    def _midpoint_change(self, k):
+        """Largest move of the midpoint in norm on a database ``k`` records
+        away, with the same noise (certificates.md, 9.11)."""
+        return midpoint_change_bound(self.noisy_class_count_, self.noisy_class_sum_,
+                                     int(k), data_norm=float(self._param("data_norm")))
+
+    def _offset_change(self, k, radius=None):
+        """Largest move of the released margin's intercept part on a database
+        ``k`` records away, with the same noise: the offset's bound
+        (certificates.md, 9.10; 0 without counts), or for the class-mean
+        midpoint ``(r + ||w||) delta_c(k)`` per output (9.11), where ``r`` is
+        the certificate's radius."""
         counts = self.__dict__.get("noisy_class_count_")
         if counts is None:
             return 0.0
+        if "noisy_class_sum_" in self.__dict__:
+            move = self._midpoint_change(k)
+            w = float(np.linalg.norm(np.asarray(self.coef_, dtype=np.float64)))
+            r = 0.0 if radius is None else np.asarray(radius, dtype=np.float64)[None, :]
+            return (r + w) * move
         return offset_change_bound(counts, int(k))
+
+    def _certificate_norms(self, X, scale, norms, s_b):
+        """Per-row factor of a certificate's radius: ``||[a x, s_b]||``, or
+        with the class-mean midpoint ``||a x - c||`` (the intercept no longer
+        enters the released margin, certificates.md 9.11)."""
+        mid = self._midpoint()
+        if mid is None:
+            return augmented_norms(norms, s_b)
+        dots = np.asarray(X @ mid, dtype=np.float64).ravel() * scale
+        cc = float(mid @ mid)
+        sq = norms * norms - 2.0 * dots + cc
+        # An upper bound despite cancellation: add the expansion's rounding.
+        err = 8.0 * np.finfo(np.float64).eps * (norms * norms + 2.0 * np.abs(dots) + cc)
+        return np.sqrt(np.maximum(sq, 0.0) + err)
+
+    def _edited_class_sums(self, edits):
+        """Sums of each class's mapped rows on the database a pure deletion
+        leaves (one read of the remaining rows, no gradient: Section 18.11)."""
+        codes = self._encode_targets(np.asarray(edits.y), fit=False)[0]
+        X = self._validate_rows(edits.X, reset=False, order=None)
+        X, scale, _ = project_rows(X, self._param("data_norm"), clip_rows=True)
+        keep = np.ones(len(codes), dtype=bool)
+        keep[np.asarray(edits.delete, dtype=np.int64)] = False
+        keep = np.flatnonzero(keep)
+        return class_sums(X[keep], scale[keep], codes[keep], len(self.classes_))
 
     def _warn_if_constant(self):
         """Warn when the released coefficients give one class on the whole
         ball of rows ``||x|| <= data_norm`` (Proposition 18.8): visible from the
         coefficients and public ``data_norm`` alone, so the check costs no
-        privacy."""
+        privacy. Also warns when a class-mean midpoint rests on a class whose
+        noisy count is small against its noise (:meth:`_warn_if_means_noisy`)."""
+        self._warn_if_means_noisy()
         W = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))
         b = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64))
         R = float(self._param("data_norm"))
@@ -198,6 +293,30 @@ class _PrivateClassifierMixin:
                     "(privacy-accounting.md, Section 18.6).",
                     UserWarning, stacklevel=user_stacklevel())
                 return
+
+    def _warn_if_means_noisy(self):
+        """With ``class_weight="balanced"`` (Section 18.11), warn when a class's
+        noisy count is under :data:`MIDPOINT_MIN_COUNT_PER_NOISE` times the
+        release's noise: that class's mean, hence the threshold, is then
+        mostly noise. Reads released numbers only."""
+        if "noisy_class_sum_" not in self.__dict__:
+            return
+        sigma = float(self.privacy_guarantee_.count_noise) if hasattr(
+            self, "privacy_guarantee_") else 0.0
+        counts = np.asarray(self.noisy_class_count_, dtype=np.float64)
+        limit = MIDPOINT_MIN_COUNT_PER_NOISE * sigma
+        if sigma > 0 and counts.min() < limit:
+            c = int(counts.argmin())
+            warnings.warn(
+                "class_weight='balanced' puts the threshold at the midpoint of the "
+                "two class means of the rows, released with noise of "
+                f"{sigma:.3g} records; class "
+                f"{np.asarray(self.classes_[c]).item()!r} has a noisy count of "
+                f"{counts[c]:.0f}, under {limit:.0f}, so its mean (and the "
+                "decisions) are mostly noise. A larger epsilon or "
+                "prevalence_share, more rows, or public class weights help "
+                "(privacy-accounting.md, Section 18.11).",
+                UserWarning, stacklevel=user_stacklevel())
 
     def _regularization(self, n_samples):
         return 1.0 / (self.C * n_samples)

@@ -258,9 +258,11 @@ def test_offset_fixes_the_one_class_model():
         warnings.simplefilter("error", UserWarning)  # no constant-model warning
         clf = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
     assert balanced_accuracy_score(yt, clf.predict(Xt)) > 0.75
+    # "balanced" decides at the class-mean midpoint instead (Section 18.11).
     balanced = NoisyGDClassifier(classes=[0, 1], class_weight="balanced",
                                  random_state=0).fit(X, y)
-    np.testing.assert_array_equal(balanced.predict(Xt), clf.predict(Xt))
+    assert hasattr(balanced, "noisy_class_sum_")
+    assert balanced_accuracy_score(yt, balanced.predict(Xt)) > 0.75
     # Public weights set the decision themselves: no counts are spent.
     public = NoisyGDClassifier(classes=[0, 1], class_weight={1: 10.0},
                                random_state=0).fit(X, y)
@@ -305,6 +307,23 @@ def test_multiclass_uses_no_counts_and_refuses_balanced():
         fitted.fit(X, y)
     assert fitted.__dict__.keys() == before.keys()
     np.testing.assert_array_equal(fitted.coef_, before["coef_"])
+
+
+def test_auto_spends_no_counts_with_an_explicit_C():
+    """Section 18.11: the offset assumes the calibrated intercept of the
+    default penalty; with an explicit C, "auto" keeps the raw threshold (and
+    all of the budget for training), an explicit share still spends."""
+    X, y = _rare_table(n=6000, p=0.05)
+    kw = dict(classes=[0, 1], random_state=0, C=1e-2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        auto = NoisyGDClassifier(**kw).fit(X, y)
+        forced = NoisyGDClassifier(**kw, prevalence_share=0.05).fit(X, y)
+    assert not hasattr(auto, "noisy_class_count_")
+    assert auto.privacy_guarantee_.rho_counts == 0.0
+    assert hasattr(forced, "noisy_class_count_")
+    default = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    assert hasattr(default, "noisy_class_count_")
 
 
 def test_auto_spends_counts_only_where_their_noise_is_small():
@@ -363,13 +382,13 @@ def test_continuation_never_reads_the_fits_counts(monkeypatch, seed, C):
     # max_lazy_records=0: the edit passes over the data (a deletion served
     # without a pass would run no step and test nothing here).
     kw = dict(classes=[0, 1], random_state=seed, max_iter=300, C=C,
-              max_lazy_records=0)
+              max_lazy_records=0, prevalence_share=0.05)
     a = NoisyGDClassifier(**kw).fit(X, y)
     orig = _PrivateClassifierMixin._redraw_counts
 
-    def other_fit_counts(self, exact_counts, noise_scale, *, segment):
+    def other_fit_counts(self, exact_counts, noise_scale, *, segment, **kw):
         if segment:
-            return orig(self, exact_counts, noise_scale, segment=segment)
+            return orig(self, exact_counts, noise_scale, segment=segment, **kw)
         orig(self, exact_counts, 0.0, segment=segment)  # drops, draws nothing
         c = acc.noisy_class_counts(exact_counts(), noise_scale=noise_scale,
                                    rng=np.random.default_rng(10_000 + seed))
@@ -417,17 +436,21 @@ def test_edit_counts_are_fresh_and_have_the_planned_law():
         assert abs(np.corrcoef(res_fit[:, k], res_edit[:, k])[0, 1]) < 0.25
 
 
-def test_margin_bounds_contain_the_same_noise_counterfactual():
-    """certificates.md 2.1 / 9.10: decision_function_bounds(k=1, remove)
-    contains the margin of the SAME run (same plan, same N, same step and
-    count noise) on the database without any one record."""
+@pytest.mark.parametrize("class_weight", [None, "balanced"])
+def test_margin_bounds_contain_the_same_noise_counterfactual(class_weight):
+    """certificates.md 2.1 / 9.10 / 9.11: decision_function_bounds(k=1,
+    remove) contains the margin of the SAME run (same plan, same N, same step
+    and count noise) on the database without any one record, with the offset
+    (None) and with the class-mean midpoint ("balanced")."""
     import copy
 
+    from skforget._rows import class_sums, project_rows
     from skforget._solver import initial_draw
 
     X, y = _rare_table(n=400, p=0.2)
     clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
-                            clip_norm=0.5, class_weight="balanced").fit(X, y)
+                            clip_norm=0.5, class_weight=class_weight,
+                            prevalence_share=0.05).fit(X, y)
     query = X[:60]
     lo, hi = clf.decision_function_bounds(query, k=1)
     assert clf.certify(query, k=1).any()
@@ -441,15 +464,20 @@ def test_margin_bounds_contain_the_same_noise_counterfactual():
                               init_variance=plan.init_variance)
         W, b, _ = cf._run_segment(design, W0, b0, plan=plan, steps=plan.fit_steps,
                                   segment=0, rng=rng)
+        rows, scale, _ = project_rows(Xi, 1.0)
         cf._redraw_counts(lambda: np.bincount(yi, minlength=2).astype(float),
-                          clf.privacy_guarantee_.count_noise, segment=0)
+                          clf.privacy_guarantee_.count_noise, segment=0,
+                          exact_sums=lambda: class_sums(rows, scale, yi, 2))
         cf._set_coefficients(W, b)
         m = cf.decision_function(query)
         assert np.all(lo <= m) and np.all(m <= hi), i
-        # ...and without the offset's widening some would fall outside for
-        # some record: the widening is what covers the counts.
-        assert abs(cf.intercept_offset_ - clf.intercept_offset_) <= \
-            clf._offset_change(1) + 1e-12
+        # The statistics moved within the bound the widening is made of.
+        if class_weight is None:
+            assert abs(cf.intercept_offset_ - clf.intercept_offset_) <= \
+                clf._offset_change(1) + 1e-12
+        else:
+            move = np.linalg.norm(cf._midpoint() - clf._midpoint())
+            assert 0 < move <= clf._midpoint_change(1) + 1e-12
 
 
 def test_no_intercept_no_counts():

@@ -292,6 +292,12 @@ class PrivacyGuarantee:
         Standard deviation of the noise on each class count, in records.
     conversion_note : str
         Why ``conversion`` is valid for this figure (the theorem it rests on).
+    class_statistics : {"counts", "class_means"}
+        What the ``rho_counts`` release holds: the class counts behind the
+        prevalence offset (Section 18.3), or the class counts and the class
+        sums of the rows behind the class-mean midpoint of
+        ``class_weight="balanced"`` (Section 18.11; ``count_noise`` is then
+        also the noise on each coordinate of a sum, in units of the row bound).
     """
 
     epsilon: float
@@ -331,6 +337,7 @@ class PrivacyGuarantee:
     rho_counts: float = 0.0
     count_noise: float = 0.0
     conversion_note: str = ""
+    class_statistics: str = "counts"
 
     def __setstate__(self, state):
         # A guarantee pickled before a field was added (fields are only ever
@@ -440,7 +447,15 @@ class PrivacyGuarantee:
                 "releases learns more about the deleted records than a fresh model "
                 "would reveal about a present one. A new fit on the current "
                 "database restarts the count.")
-        if self.rho_counts > 0:
+        if self.rho_counts > 0 and self.class_statistics == "class_means":
+            lines.append(
+                "Included: the class counts and the class sums of the rows behind "
+                "the balanced intercept (the midpoint of the class means), "
+                f"released with Gaussian noise of {self.count_noise:.3g} records "
+                "(and as many times data_norm on each coordinate of a sum; "
+                f"Rényi: q*{_fmt(self.rho_counts)} of the figure above), redrawn "
+                "on the current database at every edit.")
+        elif self.rho_counts > 0:
             lines.append(
                 "Included: the class counts behind the intercept offset, released "
                 f"with Gaussian noise of {self.count_noise:.3g} records "

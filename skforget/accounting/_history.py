@@ -48,7 +48,7 @@ def _dp_fields(plan, rho, rho_inf_value):
 
 def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True,
                         target_scale_public=True, rho_counts=0.0, count_noise=0.0,
-                        target_epsilon=None):
+                        target_epsilon=None, class_statistics="counts"):
     """Guarantee of the model released by ``fit`` after ``steps`` steps.
 
     Every record present: ``R_q <= q rho`` at every order, with ``rho`` from
@@ -77,6 +77,8 @@ def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True,
     target_epsilon : float or None
         The whole release's target when it differs from the plan's (the plan
         then calibrates noisy GD to what the counts leave, Section 18.2).
+    class_statistics : {"counts", "class_means"}, default="counts"
+        What the ``rho_counts`` release holds (Sections 18.3, 18.11).
 
     Returns
     -------
@@ -108,6 +110,7 @@ def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True,
         noise_factor=plan.noise_factor, rho_counts=float(rho_counts),
         count_noise=float(count_noise),
         conversion_note=CONVERSION_NOTES[plan.conversion],
+        class_statistics=str(class_statistics),
     )
 
 

@@ -415,7 +415,8 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
                                         target_scale_public=True, previous=None,
                                         earlier=None, n_deleted=0, n_replaced=0,
                                         n_inserted=0, rho_counts=0.0,
-                                        count_noise=0.0, target_epsilon=None):
+                                        count_noise=0.0, target_epsilon=None,
+                                        class_statistics="counts"):
     """Guarantee of one output-perturbation release: a fit, or a refit serving
     an edit (privacy-accounting.md, Theorem 15.4).
 
@@ -450,6 +451,8 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         adaptive figure adds one count term per earlier release (eq. 18.3).
     target_epsilon : float or None
         The whole release's target when the plan got what the counts leave.
+    class_statistics : {"counts", "class_means"}, default="counts"
+        What the ``rho_counts`` release holds (Sections 18.3, 18.11).
 
     Returns
     -------
@@ -471,7 +474,8 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         label_set_public=bool(label_set_public),
         target_scale_public=bool(target_scale_public), mechanism="output_perturbation",
         tol=plan.tol, rho_counts=float(rho_counts), count_noise=float(count_noise),
-        conversion_note=CONVERSION_NOTES[plan.conversion])
+        conversion_note=CONVERSION_NOTES[plan.conversion],
+        class_statistics=str(class_statistics))
     if previous is None:
         return PrivacyGuarantee(**fields)
     n_del = check_int(n_deleted, "n_deleted")

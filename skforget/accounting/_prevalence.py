@@ -109,7 +109,7 @@ def count_deletion_factor(*, relation, n_replaced):
 
 
 def prevalence_budget(*, epsilon, delta, share, relation="replace", group_size=1,
-                      method="improved"):
+                      method="improved", statistics="counts"):
     """Split a target ``(epsilon, delta)`` between the class counts and noisy GD.
 
     Theorem 18.3 (Rényi composition, order by order; Mironov 2017, Prop. 1):
@@ -128,8 +128,13 @@ def prevalence_budget(*, epsilon, delta, share, relation="replace", group_size=1
         Public share of ``rho`` spent on the counts, in ``(0, 1)``.
     relation : {"replace", "zero_out"}, default="replace"
     group_size : int, default=1
-    method : {"improved", "classic"}, default="improved"
-        Rényi to ``(epsilon, delta)`` conversion.
+    method : {"improved", "classic", "gaussian"}, default="improved"
+        Conversion to ``(epsilon, delta)`` (Sections 6.4, 21).
+    statistics : {"counts", "class_means"}, default="counts"
+        What the share is spent on: the class counts of Section 18.1, or the
+        class counts and class sums of the rows of Section 18.11 (sensitivity
+        ``sqrt(2)`` times the counts', Lemma 18.12), for the class-mean
+        midpoint of ``class_weight="balanced"``.
 
     Returns
     -------
@@ -152,29 +157,72 @@ def prevalence_budget(*, epsilon, delta, share, relation="replace", group_size=1
         rho=rho, rho_counts=rho_counts, rho_training=rho_training,
         epsilon_training=rho_to_epsilon(rho=rho_training, delta=delta, method=method),
         noise_scale=count_noise_scale(rho_counts=rho_counts, relation=relation,
-                                      group_size=group_size))
+                                      group_size=group_size, statistics=statistics))
 
 
-def count_noise_scale(*, rho_counts, relation="replace", group_size=1):
-    """Noise ``sigma_n = Delta_n / sqrt(2 rho_n)`` of the count release (18.1).
+def count_noise_scale(*, rho_counts, relation="replace", group_size=1,
+                      statistics="counts"):
+    """Noise ``sigma = Delta / sqrt(2 rho)`` of the class statistics' release.
 
-    The Gaussian mechanism's Rényi curve is exactly ``q Delta_n^2 / (2
-    sigma_n^2)`` (Proposition 18.2; Mironov 2017, Prop. 7).
+    The Gaussian mechanism's Rényi curve is exactly ``q Delta^2 / (2
+    sigma^2)`` (Propositions 18.2 and 18.13; Mironov 2017, Prop. 7), with
+    ``Delta`` the counts' sensitivity (Lemma 18.1) or, for
+    ``statistics="class_means"``, that of the counts and class sums
+    (:func:`class_statistics_sensitivity`, Lemma 18.12).
 
     Parameters
     ----------
     rho_counts : float
-        Target rho-coefficient of the counts, positive.
+        Target rho-coefficient of the release, positive.
     relation : {"replace", "zero_out"}, default="replace"
     group_size : int, default=1
+    statistics : {"counts", "class_means"}, default="counts"
 
     Returns
     -------
     sigma : float
+        In records (counts) and in units of ``data_norm`` (sums).
     """
     rho_counts = check_positive(rho_counts, "rho_counts")
-    return count_sensitivity(relation=relation, group_size=group_size) \
-        / math.sqrt(2.0 * rho_counts)
+    if statistics == "counts":
+        delta = count_sensitivity(relation=relation, group_size=group_size)
+    elif statistics == "class_means":
+        delta = class_statistics_sensitivity(relation=relation,
+                                             group_size=group_size)
+    else:
+        raise ValueError("statistics must be 'counts' or 'class_means', got "
+                         f"{statistics!r}.")
+    return delta / math.sqrt(2.0 * rho_counts)
+
+
+def class_statistics_sensitivity(*, relation, group_size=1):
+    """L2 sensitivity ``Delta_c`` of the class counts and class sums (Lemma 18.12).
+
+    A record adds ``(1, a(x) x / R)`` to its class's block (``||a(x) x|| <=
+    R``, the public row map). Replacing a unit of ``g`` records moves the
+    statistics by at most ``2 g`` (``sqrt(2)`` times the counts' ``Delta_n``);
+    zeroing it out by at most ``sqrt(2) g``. Both are attained. The deletion
+    sensitivities are ``sqrt(2)`` times the counts' too, so
+    :func:`count_deletion_factor` applies unchanged.
+
+    Parameters
+    ----------
+    relation : {"replace", "zero_out"}
+    group_size : int, default=1
+
+    Returns
+    -------
+    sensitivity : float
+
+    Examples
+    --------
+    >>> from skforget.accounting import class_statistics_sensitivity
+    >>> class_statistics_sensitivity(relation="replace")
+    2.0
+    """
+    count_sensitivity(relation=relation, group_size=group_size)  # validates
+    g = check_int(group_size, "group_size")
+    return 2.0 * g if relation == "replace" else math.sqrt(2.0) * g
 
 
 def rho_counts_adaptive(*, rho_counts, relation, n_replaced, releases_seen):
@@ -293,3 +341,104 @@ def offset_change_bound(noisy_counts, k, *, floor=COUNT_FLOOR):
     hi = np.maximum(n + k, floor)
     lo = np.maximum(n - k, floor)
     return float(np.sum(np.log(hi) - np.log(lo)))
+
+
+def noisy_class_statistics(counts, sums, *, noise_scale, data_norm, rng):
+    """Release class counts and class sums of the rows with Gaussian noise
+    (Definition 18.11): ``(n + Z_0, S + R Z_1)``, ``Z ~ N(0, sigma^2 I)``.
+
+    Parameters
+    ----------
+    counts : array-like of shape (n_classes,)
+        Exact records per class of the current database.
+    sums : array-like of shape (n_classes, n_features)
+        Exact sums of each class's mapped rows ``a(x) x``.
+    noise_scale : float
+        ``sigma_c`` from :func:`count_noise_scale` with
+        ``statistics="class_means"`` (records, and units of ``data_norm``).
+    data_norm : float
+        The public row bound ``R``.
+    rng : numpy.random.Generator
+        A noise stream used for nothing else (Section 10.3).
+
+    Returns
+    -------
+    noisy_counts : ndarray of shape (n_classes,)
+    noisy_sums : ndarray of shape (n_classes, n_features)
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    sums = np.asarray(sums, dtype=np.float64)
+    sigma = check_positive(noise_scale, "noise_scale")
+    R = check_positive(data_norm, "data_norm")
+    noisy_counts = counts + rng.normal(0.0, sigma, size=counts.shape)
+    noisy_sums = sums + R * rng.normal(0.0, sigma, size=sums.shape)
+    return noisy_counts, noisy_sums
+
+
+def _floored(noisy_counts, floor):
+    n = np.maximum(np.asarray(noisy_counts, dtype=np.float64), float(floor))
+    if n.shape != (2,):
+        raise ValueError("the class-mean midpoint is defined for binary models "
+                         f"only, got {n.shape} counts.")
+    return n
+
+
+def class_midpoint(noisy_counts, noisy_sums, *, floor=COUNT_FLOOR):
+    """Midpoint ``(m_0 + m_1) / 2`` of the two class means of the mapped rows,
+    ``m_k = S_k / max(n_k, m_0)`` (Section 18.11): the released intercept of a
+    ``class_weight="balanced"`` model is ``-w^T`` this, the threshold a
+    shared-variance Gaussian model of the scores puts at the balanced error.
+    A public function of the noisy statistics.
+
+    Parameters
+    ----------
+    noisy_counts : array-like of shape (2,)
+    noisy_sums : array-like of shape (2, n_features)
+    floor : float, default=1.0
+
+    Returns
+    -------
+    midpoint : ndarray of shape (n_features,)
+
+    Examples
+    --------
+    >>> from skforget.accounting import class_midpoint
+    >>> class_midpoint([4.0, 2.0], [[4.0, 0.0], [0.0, 2.0]]).tolist()
+    [0.5, 0.5]
+    """
+    n = _floored(noisy_counts, floor)
+    S = np.asarray(noisy_sums, dtype=np.float64)
+    return (S[0] / n[0] + S[1] / n[1]) / 2.0
+
+
+def midpoint_change_bound(noisy_counts, noisy_sums, k, *, data_norm,
+                          floor=COUNT_FLOOR):
+    """Largest move of :func:`class_midpoint` (in norm) on a database that
+    differs in up to ``k`` records, with the same noise (certificates.md 9.11).
+
+    Each noisy count moves by at most ``k``, each class sum by at most ``2 k
+    R``; with ``n = max(n_k, m_0)`` and ``n^+- = max(n_k +- k, m_0)``, class
+    ``k``'s mean moves by at most ``2kR / n^- + ||S_k|| max(1/n^- - 1/n, 1/n
+    - 1/n^+)``, and the midpoint by half the sum.
+
+    Parameters
+    ----------
+    noisy_counts : array-like of shape (2,)
+    noisy_sums : array-like of shape (2, n_features)
+    k : int
+    data_norm : float
+    floor : float, default=1.0
+
+    Returns
+    -------
+    bound : float
+    """
+    n = _floored(noisy_counts, floor)
+    raw = np.asarray(noisy_counts, dtype=np.float64)
+    k = check_int(k, "k")
+    R = check_positive(data_norm, "data_norm")
+    norms = np.linalg.norm(np.asarray(noisy_sums, dtype=np.float64), axis=1)
+    lo = np.maximum(raw - k, floor)
+    hi = np.maximum(raw + k, floor)
+    move = 2.0 * k * R / lo + norms * np.maximum(1.0 / lo - 1.0 / n, 1.0 / n - 1.0 / hi)
+    return float(np.sum(move) / 2.0)

@@ -291,10 +291,23 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
     query, scale, _ = project_rows(query, estimator._param("data_norm"),
                                    clip_rows=True)
     query = query.toarray() if sp.issparse(query) else np.asarray(query)
-    rows = np.column_stack([np.asarray(query, dtype=np.float64) * scale[:, None],
-                            np.full(len(query), estimator._intercept_scaling())])
-    lo, hi = box_margin_bounds(box, rows)
-    if "noisy_class_count_" in estimator.__dict__:
+    mapped = np.asarray(query, dtype=np.float64) * scale[:, None]
+    mid = estimator._midpoint() if hasattr(estimator, "_midpoint") else None
+    if mid is not None:
+        # Class-mean midpoint (certificates.md, 9.11): the released margin is
+        # w^T (x~ - c), with no intercept term; the same run on a neighbouring
+        # database moves c by at most delta_c(k), which any w' of the box
+        # turns into at most max ||w'|| delta_c(k).
+        lo, hi = box_margin_bounds(box, np.column_stack(
+            [mapped - mid[None, :], np.zeros(len(query))]))
+        w_max = np.sqrt(np.sum(np.maximum(np.abs(box.W_lo), np.abs(box.W_hi)) ** 2,
+                               axis=1))
+        move = w_max[None, :] * estimator._midpoint_change(k)
+        lo, hi = lo - move, hi + move
+    else:
+        lo, hi = box_margin_bounds(box, np.column_stack(
+            [mapped, np.full(len(query), estimator._intercept_scaling())]))
+    if mid is None and "noisy_class_count_" in estimator.__dict__:
         # The released margins carry the prevalence offset, which the same
         # run on a neighbouring database moves by at most this much (its count
         # noise is the same draw; certificates.md, Section 9.10).

@@ -216,9 +216,11 @@ class CertifyMixin:
         # The same run on the neighbouring database draws the same count noise,
         # so a prevalence offset moves by at most this much (certificates.md,
         # Section 9.10; 0 for models without one).
+        # With the class-mean midpoint (9.11) the bound also grows with the
+        # radius: (r + ||w||) delta_c(k).
         change = getattr(self, "_offset_change", None)
         if change is not None:
-            width = width + change(k) * (1.0 + _REL_SLACK)
+            width = width + change(k, radius) * (1.0 + _REL_SLACK)
         return width
 
     def _certified_mask(self, scores, width, tol):

@@ -66,6 +66,14 @@ class _ClusterRows:
                                  self._shards.each(self._token, n_classes))
         return np.sum(list(parts), axis=0).astype(np.float64)
 
+    def class_sums(self, n_classes):
+        """Sums of each class's mapped rows over every shard (float64, summed
+        shard by shard; the caller adds the noise of Section 18.11 on the
+        driver)."""
+        parts = self._shards.map("class_sums",
+                                 self._shards.each(self._token, n_classes))
+        return np.sum(list(parts), axis=0).astype(np.float64)
+
     async def _sum(self, W, b, G, Gb, loss_code, batch):
         parts = await self._shards.call_all(
             "gradient", self._shards.each(self._token, W, b, loss_code, batch,

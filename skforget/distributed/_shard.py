@@ -142,6 +142,11 @@ class _Shard:
         the driver adds the noise)."""
         return self._maps[source].design.class_counts(n_classes)
 
+    def class_sums(self, source, n_classes):
+        """Sums of each class's mapped rows in this shard (Section 18.11's
+        class statistics, before the driver adds the noise)."""
+        return self._maps[source].design.class_sums(n_classes)
+
     def set_layout(self, source, order, bounds):
         m = self._maps[source]
         m.order = np.ascontiguousarray(order, dtype=np.int64)
