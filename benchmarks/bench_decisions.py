@@ -599,10 +599,10 @@ def gaps(per_table):
 
 
 def run(*, smoke=False, out_dir=None, log=print, diffprivlib=None, levers=True,
-        tables=None):
+        tables=None, seeds=None):
     names = tables.split(",") if isinstance(tables, str) else \
         (SMOKE_TABLES if smoke else TABLES)
-    seeds = range(1 if smoke else 3)
+    seeds = range(seeds if seeds else (1 if smoke else 3))
     section = Section("decisions", "Decisions on real tables at defaults (issue 23)")
     use_dpl = (not smoke) if diffprivlib is None else diffprivlib
     dpl_python, dpl_note = None, ""
@@ -664,6 +664,11 @@ def _add_arguments(parser):
     parser.add_argument("--no-levers", dest="levers", action="store_false")
     parser.add_argument("--tables", default=None,
                         help="comma-separated subset of " + ",".join(TABLES))
+    parser.add_argument("--seeds", type=int, default=None,
+                        help="noise seeds per private row (default 3; 1 with "
+                             "--smoke): the threshold rules' spread across seeds "
+                             "is several points on tables with a few hundred "
+                             "records of the rare class")
 
 
 def main(argv=None):
