@@ -641,6 +641,7 @@ def run(*, smoke=False, out_dir=None, log=print, diffprivlib=None, levers=True,
         from _common import machine_info, write_json
 
         out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
         info = machine_info()
         write_json(out_dir / "decisions.json", {"machine": info, **section.data})
         versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items() if v)

@@ -15,7 +15,8 @@ Dask), output_perturbation (issue 17), decisions (issue 23: real tables at
 defaults and prototypes of the levers; also writes decisions.md/.json), search
 (issue 26: PrivateSearchCV against the untuned defaults), gdp (issue 26: the
 exact Gaussian calibration against the Rényi one; also writes gdp.md/.json), deletion_stream
-(issue 25: streams of deletion requests against refits). The
+(issue 25: streams of deletion requests against refits), small_fit (issue 23,
+item 5: fit time on 500-5,000-row tables against LogisticRegression). The
 exit status is non-zero if any scenario failed, including a full run that could
 not set up diffprivlib.
 """
@@ -34,6 +35,7 @@ from _common import RESULTS, ROOT, Section, machine_info, write_json  # noqa: E4
 SCENARIOS = (
     "kernel", "fit", "privacy_utility", "unlearn", "audit", "imbalanced", "scale",
     "output_perturbation", "decisions", "search", "gdp", "deletion_stream",
+    "small_fit",
 )
 
 

@@ -550,3 +550,40 @@ def test_edit_with_insertions_runs_the_contraction_it_accounts():
     etas = spec_etas(E_edit, seg.epochs, plan.learning_rate)
     lipschitz = np.prod(spec_contraction(etas, lam, plan.beta, ep.data_weight))
     assert abs(ends[1] - ends[0]) <= lipschitz * (1 + 1e-9)
+
+
+# --- the planner's speed paths are the same numbers (issue 23, item 5) -----------
+@pytest.mark.parametrize("seed", range(5))
+def test_rowwise_and_vectorised_hulls_are_bitwise_equal(seed):
+    """Few rows are hulled in Python, many with numpy: the same operations in
+    the same order, so the same floats, on points with collinear runs and
+    exact ties too."""
+    from skforget.accounting import _cyclic
+
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        P, m = int(rng.integers(1, 12)), int(rng.integers(1, 90))
+        tau = np.cumsum(rng.uniform(0.01, 1.0, (P, m)), axis=1)
+        bc = np.cumsum(rng.choice([0.0, 0.5, 1.0], (P, m)), axis=1)  # ties
+        tau_end = tau[:, -1] + rng.uniform(0.01, 1.0, P)
+        bc_end = bc[:, -1] + rng.uniform(0.0, 2.0, P)
+        a = _cyclic._hull_energy_rowwise(tau, bc, tau_end, bc_end)
+        b = _cyclic._hull_energy_vectorised(tau, bc, tau_end, bc_end)
+        np.testing.assert_array_equal(a, b)
+
+
+def test_remembered_bounds_equal_fresh_ones():
+    """The bound is remembered by its public arguments only: a cache hit is
+    the value a fresh evaluation gives, and different arguments miss."""
+    from skforget.accounting import _cyclic
+
+    segs = [Segment(3, 40, 1.2), Segment(3, 7, 1.2)]
+    kw = dict(lam=0.01, beta=0.5, sigma=0.3, sensitivity=1.0, normaliser=1500)
+    _cyclic._bound_cached.cache_clear()
+    first = rho_cyclic_present(segs, **kw)
+    again = rho_cyclic_present(segs, **kw)
+    fresh = _cyclic._bound_uncached(segs, [True, True], **kw)
+    assert first == again == fresh
+    assert _cyclic._bound_cached.cache_info().hits >= 1
+    other = rho_cyclic_present(segs, **{**kw, "sigma": 0.31})
+    assert other < first

@@ -40,6 +40,7 @@ permutations need not be remembered.
 Everything here is a function of public numbers.
 """
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -107,16 +108,60 @@ def step_sizes(segment):
     return np.concatenate([np.full((m - 1) * E, eta), ramp])
 
 
+#: Up to this many rows (positions in a batch order) the hull is built row by
+#: row in plain Python, above it vectorised over the rows: the same floating
+#: point operations in the same order either way (bitwise equal results), but
+#: numpy's per-call overhead dominates a chain over a few rows, which is what
+#: made planning cost most of a small table's fit (issue 23, item 5).
+_ROWWISE_HULL_ROWS = 32
+
+
 def _hull_energy(tau_pts, bc_pts, tau_end, bc_end):
     """Least energy of a path from (0, 0) to ``(tau_end, bc_end)`` that stays at
-    or below the obstacle points (Theorem 12.1), vectorised over rows.
+    or below the obstacle points (Theorem 12.1), for each row.
 
     ``tau_pts``, ``bc_pts``: (P, m) obstacle points with strictly increasing
     ``tau`` in each row, all before ``tau_end``. The optimal path is the lower
     convex hull of the origin, the points and the end, built by Andrew's
-    monotone chain in one pass over the points (every row at once), and the
-    energy is ``sum (dBc)^2 / (2 dtau)`` over its pieces.
+    monotone chain in one pass over the points, and the energy is ``sum
+    (dBc)^2 / (2 dtau)`` over its pieces.
     """
+    if tau_pts.shape[0] <= _ROWWISE_HULL_ROWS:
+        return _hull_energy_rowwise(tau_pts, bc_pts, tau_end, bc_end)
+    return _hull_energy_vectorised(tau_pts, bc_pts, tau_end, bc_end)
+
+
+def _hull_energy_rowwise(tau_pts, bc_pts, tau_end, bc_end):
+    """:func:`_hull_energy` one row at a time, in Python floats (IEEE double,
+    the vectorised version's operations in its order)."""
+    P, m = tau_pts.shape
+    out = np.empty(P)
+    for r in range(P):
+        xs = [0.0] + tau_pts[r].tolist() + [float(tau_end[r])]
+        ys = [0.0] + bc_pts[r].tolist() + [float(bc_end[r])]
+        hx, hy = [xs[0]], [ys[0]]
+        for px, py in zip(xs[1:], ys[1:], strict=True):
+            while len(hx) >= 2:
+                ax, ay, bx, by = hx[-2], hy[-2], hx[-1], hy[-1]
+                if (bx - ax) * (py - ay) - (by - ay) * (px - ax) <= 0.0:
+                    hx.pop()
+                    hy.pop()
+                else:
+                    break
+            hx.append(px)
+            hy.append(py)
+        # The vectorised layout: m + 1 pieces, zeros past the hull's end, so
+        # numpy sums them in the same (pairwise) order.
+        pieces = np.zeros(m + 1)
+        for i in range(len(hx) - 1):
+            dx, dy = hx[i + 1] - hx[i], hy[i + 1] - hy[i]
+            pieces[i] = dy * dy / (2.0 * dx)
+        out[r] = pieces.sum()
+    return out
+
+
+def _hull_energy_vectorised(tau_pts, bc_pts, tau_end, bc_end):
+    """:func:`_hull_energy` with every row at once (many rows)."""
     P, m = tau_pts.shape
     X = np.concatenate([np.zeros((P, 1)), tau_pts, tau_end[:, None]], axis=1)
     Y = np.concatenate([np.zeros((P, 1)), bc_pts, bc_end[:, None]], axis=1)
@@ -175,7 +220,30 @@ def _contractions(segment, etas, lam, beta):
 def _bound(segments, present, *, lam, beta, sigma, sensitivity, normaliser):
     """``max over positions of rho*`` for a unit present in the segments flagged
     by ``present`` (a contiguous run that starts at the first segment), released
-    at the end of the last segment."""
+    at the end of the last segment.
+
+    A pure function of public numbers, remembered for the latest histories: a
+    plan evaluates the same long stationary history for each candidate length
+    of the fit (Section 12.6), and repeated fits with the same public numbers
+    (cross-validation, a search) plan alike."""
+    try:
+        key = (tuple(segments), tuple(bool(p) for p in present), float(lam),
+               float(beta), float(sigma), float(sensitivity), float(normaliser))
+    except (TypeError, ValueError):
+        key = None
+    if key is None:
+        return _bound_uncached(segments, present, lam=lam, beta=beta, sigma=sigma,
+                               sensitivity=sensitivity, normaliser=normaliser)
+    return _bound_cached(*key)
+
+
+@functools.lru_cache(maxsize=256)
+def _bound_cached(segments, present, lam, beta, sigma, sensitivity, normaliser):
+    return _bound_uncached(list(segments), list(present), lam=lam, beta=beta,
+                           sigma=sigma, sensitivity=sensitivity, normaliser=normaliser)
+
+
+def _bound_uncached(segments, present, *, lam, beta, sigma, sensitivity, normaliser):
     lam = check_positive(lam, "lam")
     beta = float(beta)
     sigma = check_positive(sigma, "sigma")
@@ -220,9 +288,15 @@ def _bound(segments, present, *, lam, beta, sigma, sensitivity, normaliser):
         if np.any(cs >= 1.0):
             raise ValueError("every step must contract: 0 < c_k < 1 (Lemma 3.1).")
         b_scale = S * seg.inverse_batch_normaliser(N)
+        # Every epoch but the last (the ramp) has the same steps, so the same
+        # summary: computed once (the same floats as epoch by epoch).
+        summaries = {}
         for e in reversed(range(seg.epochs)):
-            sl = slice(e * seg.n_batches, (e + 1) * seg.n_batches)
-            contraction, dtau, lump = _epoch_summary(etas[sl], cs[sl], sigma, b_scale)
+            key = e == seg.epochs - 1
+            if key not in summaries:
+                sl = slice(e * seg.n_batches, (e + 1) * seg.n_batches)
+                summaries[key] = _epoch_summary(etas[sl], cs[sl], sigma, b_scale)
+            contraction, dtau, lump = summaries[key]
             if used > budget:
                 merged_lump += weight * lump  # merged into the oldest kept point
             else:
