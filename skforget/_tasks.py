@@ -14,8 +14,8 @@ import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.utils.multiclass import check_classification_targets
 
-from skforget._validation import segment_rng, user_stacklevel
 from skforget._rows import augmented_norms, class_sums, project_rows
+from skforget._validation import segment_rng, user_stacklevel
 from skforget.accounting import (
     class_midpoint,
     midpoint_change_bound,
