@@ -22,7 +22,7 @@ from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
 from skforget._erm import solve_certified
 from skforget._linear import _atomic, _atomic_edit, _BasePrivateLinear
-from skforget._rows import class_counts, class_sums, plan_weighting, project_rows, row_weights
+from skforget._rows import plan_weighting, row_weights
 from skforget._utils import check_sample_weight
 from skforget._validation import (
     PRIVACY_CONSTRAINTS,
@@ -122,29 +122,25 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             guarantee = accounting.guarantee_after_output_perturbation(
                 plan, seeded=self.random_state is not None, **public, **counts)
             with self._ledger_spending("fit", guarantee.rho):
-                W, b = self._release(X, y_enc, loss, weights, plan, segment=0,
-                                     where="X")
+                design = self._design(X, y_enc, loss, where="X")
+                W, b = self._release(design, weights, plan, segment=0)
             self._plan = plan  # before the coefficients: it fixes "auto" scalings
             # The plan of every release, for the adaptive figure of later refits,
             # and the hyper-parameters they must reuse (Theorem 15.4): public.
             self._release_plans = (plan,)
-            self._release_class_counts(X, y_enc, budget, segment=0)
+            self._release_class_counts(design, budget, segment=0)
             self._set_coefficients(W, b)
             self.privacy_guarantee_ = guarantee
             self._warn_if_constant()
             return self
 
-    def _release_class_counts(self, X, y_enc, budget, *, segment):
+    def _release_class_counts(self, design, budget, *, segment):
         """Drop the previous release's class statistics and, when this release
-        spends a share on them, draw fresh ones (Sections 18.10, 18.11)."""
-        def sums():
-            rows, scale, _ = project_rows(X, self._param("data_norm"),
-                                          clip_rows=True)
-            return class_sums(rows, scale, y_enc, 2)
-
-        self._redraw_counts(lambda: class_counts(y_enc, 2),
+        spends a share on them, draw fresh ones from the release's own rows
+        (Sections 18.10, 18.11)."""
+        self._redraw_counts(lambda: design.class_counts(2),
                             0.0 if budget is None else budget.noise_scale,
-                            segment=segment, exact_sums=sums)
+                            segment=segment, exact_sums=lambda: design.class_sums(2))
 
     def _plan_release(self, loss, n, d, n_outputs, delta, weighting):
         """The public plan of one release on ``n`` rows (fit or refit), with
@@ -182,10 +178,9 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
         return accounting.OutputPerturbationPlan(**{
             **{f: getattr(plan, f) for f in plan.__slots__}, **weighting}), budget
 
-    def _release(self, X, y_enc, loss, weights, plan, *, segment, where):
-        """Certified solve on the rows, plus fresh Gaussian noise."""
-        design = self._design(X, y_enc, loss, where=where)
-        n_outputs = self._n_outputs(plan, X.shape[1])
+    def _release(self, design, weights, plan, *, segment):
+        """Certified solve on the rows of ``design``, plus fresh Gaussian noise."""
+        n_outputs = self._n_outputs(plan, design.X.shape[1])
         if self.verbose:
             # Public numbers only: the iteration count and the gradient norm
             # reached depend on the rows and are never shown.
@@ -267,13 +262,14 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             # A fresh release (Section 20.1), reserved before the solve.
             with self._ledger_spending("partial_unlearn",
                                        accounting.release_rho(guarantee)):
-                W, b = self._release(X_new, y_enc, loss, weights, new_plan,
-                                     segment=len(previous.edits) + 1,
-                                     where="the edited database")
+                design = self._design(X_new, y_enc, loss,
+                                      where="the edited database")
+                W, b = self._release(design, weights, new_plan,
+                                     segment=len(previous.edits) + 1)
             self._plan = new_plan
             if earlier is not None:
                 self._release_plans = earlier + (new_plan,)
-            self._release_class_counts(X_new, y_enc, budget,
+            self._release_class_counts(design, budget,
                                        segment=len(previous.edits) + 1)
             self._set_coefficients(W, b)
             self.privacy_guarantee_ = guarantee
