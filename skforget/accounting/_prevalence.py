@@ -21,7 +21,10 @@ import numpy as np
 
 from skforget.accounting._checks import check_int, check_nonnegative, check_positive
 from skforget.accounting._conversions import epsilon_to_rho, rho_to_epsilon
-from skforget.accounting._preprocessing import histogram_sensitivity
+from skforget.accounting._preprocessing import (
+    gaussian_noise_for_rho,
+    histogram_sensitivity,
+)
 
 #: Public floor ``m_0`` on a noisy count before it enters the offset (18.3): a
 #: class whose noisy count falls below one record is read as one record.
@@ -192,7 +195,7 @@ def count_noise_scale(*, rho_counts, relation="replace", group_size=1,
     else:
         raise ValueError("statistics must be 'counts' or 'class_means', got "
                          f"{statistics!r}.")
-    return delta / math.sqrt(2.0 * rho_counts)
+    return gaussian_noise_for_rho(rho=rho_counts, sensitivity=delta)
 
 
 def class_statistics_sensitivity(*, relation, group_size=1):
@@ -274,10 +277,12 @@ def noisy_class_counts(counts, *, noise_scale, rng):
                                size=counts.shape)
 
 
-def _log_counts(noisy_counts, floor):
+def _binary_counts(noisy_counts, floor, what="the prevalence offset"):
+    """The two noisy counts floored at the public ``m_0`` (18.3), refusing any
+    other number of classes for ``what`` is computed from them."""
     n = np.maximum(np.asarray(noisy_counts, dtype=np.float64), float(floor))
     if n.shape != (2,):
-        raise ValueError("the prevalence offset is defined for binary models only, "
+        raise ValueError(f"{what} is defined for binary models only, "
                          f"got {n.shape[0] if n.ndim == 1 else n.shape} counts.")
     return n
 
@@ -312,7 +317,7 @@ def prevalence_offset(noisy_counts, *, floor=COUNT_FLOOR):
     >>> round(prevalence_offset([900.0, 100.0]), 4)
     2.1972
     """
-    n = _log_counts(noisy_counts, floor)
+    n = _binary_counts(noisy_counts, floor)
     return float(math.log(n[0]) - math.log(n[1]))
 
 
@@ -336,7 +341,7 @@ def offset_change_bound(noisy_counts, k, *, floor=COUNT_FLOOR):
     bound : float
     """
     n = np.asarray(noisy_counts, dtype=np.float64)
-    _log_counts(n, floor)
+    _binary_counts(n, floor)
     k = check_int(k, "k")
     hi = np.maximum(n + k, floor)
     lo = np.maximum(n - k, floor)
@@ -366,21 +371,12 @@ def noisy_class_statistics(counts, sums, *, noise_scale, data_norm, rng):
     noisy_counts : ndarray of shape (n_classes,)
     noisy_sums : ndarray of shape (n_classes, n_features)
     """
-    counts = np.asarray(counts, dtype=np.float64)
     sums = np.asarray(sums, dtype=np.float64)
-    sigma = check_positive(noise_scale, "noise_scale")
     R = check_positive(data_norm, "data_norm")
-    noisy_counts = counts + rng.normal(0.0, sigma, size=counts.shape)
-    noisy_sums = sums + R * rng.normal(0.0, sigma, size=sums.shape)
+    # The counts' draws first, exactly as a release of the counts alone.
+    noisy_counts = noisy_class_counts(counts, noise_scale=noise_scale, rng=rng)
+    noisy_sums = sums + R * rng.normal(0.0, noise_scale, size=sums.shape)
     return noisy_counts, noisy_sums
-
-
-def _floored(noisy_counts, floor):
-    n = np.maximum(np.asarray(noisy_counts, dtype=np.float64), float(floor))
-    if n.shape != (2,):
-        raise ValueError("the class-mean midpoint is defined for binary models "
-                         f"only, got {n.shape} counts.")
-    return n
 
 
 def class_midpoint(noisy_counts, noisy_sums, *, floor=COUNT_FLOOR):
@@ -406,7 +402,7 @@ def class_midpoint(noisy_counts, noisy_sums, *, floor=COUNT_FLOOR):
     >>> class_midpoint([4.0, 2.0], [[4.0, 0.0], [0.0, 2.0]]).tolist()
     [0.5, 0.5]
     """
-    n = _floored(noisy_counts, floor)
+    n = _binary_counts(noisy_counts, floor, "the class-mean midpoint")
     S = np.asarray(noisy_sums, dtype=np.float64)
     return (S[0] / n[0] + S[1] / n[1]) / 2.0
 
@@ -433,7 +429,7 @@ def midpoint_change_bound(noisy_counts, noisy_sums, k, *, data_norm,
     -------
     bound : float
     """
-    n = _floored(noisy_counts, floor)
+    n = _binary_counts(noisy_counts, floor, "the class-mean midpoint")
     raw = np.asarray(noisy_counts, dtype=np.float64)
     k = check_int(k, "k")
     R = check_positive(data_norm, "data_norm")
