@@ -21,7 +21,13 @@ from skforget._linear import (
     _BasePrivateLinear,
     check_edit_weighting,
 )
-from skforget._rows import class_counts, plan_weighting, row_weights
+from skforget._rows import (
+    class_counts,
+    class_sums,
+    plan_weighting,
+    project_rows,
+    row_weights,
+)
 from skforget._solver import effective_n_jobs, initial_draw, run_segment
 from skforget._utils import check_sample_weight, no_interrupts
 from skforget._validation import (
@@ -755,10 +761,12 @@ class _BaseNoisyGD(_BasePrivateLinear):
             # this edit spends.
             with self._ledger_spending("partial_unlearn", previous.rho_counts):
                 trained = self.__dict__["_trained_intercept"]
-                self._redraw_counts(lambda: self._edited_class_counts(edits),
+                codes = self._encode_targets(np.asarray(edits.y), fit=False)[0]
+                self._redraw_counts(lambda: self._edited_class_counts(codes, edits),
                                     previous.count_noise,
                                     segment=len(previous.edits) + 1,
-                                    exact_sums=lambda: self._edited_class_sums(edits))
+                                    exact_sums=lambda: self._edited_class_sums(
+                                        codes, edits))
                 self._publish_intercept(trained)
         self.n_unlearn_iter_ = 0
         self.privacy_guarantee_ = guarantee
@@ -767,10 +775,19 @@ class _BaseNoisyGD(_BasePrivateLinear):
         self._warn_if_constant()
         return self
 
-    def _edited_class_counts(self, edits):
+    def _edited_class_counts(self, codes, edits):
         """Class counts of the database a pure deletion leaves, from the
-        request's labels alone (no feature row is read)."""
-        codes = self._encode_targets(np.asarray(edits.y), fit=False)[0]
+        request's labels alone (``codes``, encoded; no feature row is read)."""
         K = len(self.classes_)
         removed = codes[np.asarray(edits.delete, dtype=np.int64)]
         return class_counts(codes, K) - class_counts(removed, K)
+
+    def _edited_class_sums(self, codes, edits):
+        """Sums of each class's mapped rows on the database a pure deletion
+        leaves (one read of the remaining rows, no gradient: Section 18.11)."""
+        X = self._validate_rows(edits.X, reset=False, order=None)
+        X, scale, _ = project_rows(X, self._param("data_norm"), clip_rows=True)
+        keep = np.ones(len(codes), dtype=bool)
+        keep[np.asarray(edits.delete, dtype=np.int64)] = False
+        keep = np.flatnonzero(keep)
+        return class_sums(X[keep], scale[keep], codes[keep], len(self.classes_))

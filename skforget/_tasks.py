@@ -14,7 +14,7 @@ import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.utils.multiclass import check_classification_targets
 
-from skforget._rows import augmented_norms, class_sums, project_rows
+from skforget._rows import augmented_norms
 from skforget._validation import segment_rng, user_stacklevel
 from skforget.accounting import (
     class_midpoint,
@@ -252,17 +252,6 @@ class _PrivateClassifierMixin:
         # An upper bound despite cancellation: add the expansion's rounding.
         err = 8.0 * np.finfo(np.float64).eps * (norms * norms + 2.0 * np.abs(dots) + cc)
         return np.sqrt(np.maximum(sq, 0.0) + err)
-
-    def _edited_class_sums(self, edits):
-        """Sums of each class's mapped rows on the database a pure deletion
-        leaves (one read of the remaining rows, no gradient: Section 18.11)."""
-        codes = self._encode_targets(np.asarray(edits.y), fit=False)[0]
-        X = self._validate_rows(edits.X, reset=False, order=None)
-        X, scale, _ = project_rows(X, self._param("data_norm"), clip_rows=True)
-        keep = np.ones(len(codes), dtype=bool)
-        keep[np.asarray(edits.delete, dtype=np.int64)] = False
-        keep = np.flatnonzero(keep)
-        return class_sums(X[keep], scale[keep], codes[keep], len(self.classes_))
 
     def _warn_if_constant(self):
         """Warn when the released coefficients give one class on the whole

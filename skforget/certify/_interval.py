@@ -292,7 +292,7 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
                                    clip_rows=True)
     query = query.toarray() if sp.issparse(query) else np.asarray(query)
     mapped = np.asarray(query, dtype=np.float64) * scale[:, None]
-    mid = estimator._midpoint() if hasattr(estimator, "_midpoint") else None
+    mid = estimator._midpoint()  # a classifier's (checked above)
     if mid is not None:
         # Class-mean midpoint (certificates.md, 9.11): the released margin is
         # w^T (x~ - c), with no intercept term; the same run on a neighbouring
