@@ -6,11 +6,11 @@ Rows in memory enter through one door (``_validate_rows``, then the public row
 map of :mod:`skforget._rows`; rows on a cluster go through the same row map on
 their workers), coefficients are kept in one layout (``_theta``), predictions
 go through the same row map as training (``_margins``), and fitted state is
-swapped all at once or not at all (``_atomic``). The classification and
-regression mixins (target encoding, the public label set, the prediction
-methods) are in :mod:`skforget._tasks`. Solvers (noisy gradient descent, output
-perturbation) subclass :class:`_BasePrivateLinear` and implement ``fit`` and
-``partial_unlearn``.
+swapped all at once or not at all (``restore_on_error``, ``_atomic_edit``). The
+classification and regression mixins (target encoding, the public label set, the
+prediction methods) are in :mod:`skforget._tasks`. Solvers (noisy gradient
+descent, output perturbation) subclass :class:`_BasePrivateLinear` and implement
+``fit`` and ``partial_unlearn``.
 """
 
 import copy
@@ -63,24 +63,8 @@ def check_edit_weighting(plan, weighted):
 
 
 @contextmanager
-def _atomic(estimator):
-    """Restore every attribute of ``estimator`` if the block raises.
-
-    Fitted attributes are only ever replaced, never mutated in place, so a
-    shallow snapshot of ``__dict__`` is enough to undo a failed call exactly.
-    """
-    snapshot = dict(estimator.__dict__)
-    try:
-        yield
-    except BaseException:
-        estimator.__dict__.clear()
-        estimator.__dict__.update(snapshot)
-        raise
-
-
-@contextmanager
 def _atomic_edit(estimator, edits):
-    """``_atomic`` for ``partial_unlearn``: the estimator and the caller's
+    """``restore_on_error`` for ``partial_unlearn``: the estimator and the caller's
     arrays of an in-place request change together or not at all.
 
     An in-place request applied inside the block is committed (its dead rows

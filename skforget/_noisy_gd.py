@@ -16,7 +16,6 @@ from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
 from skforget._fit_plan import FitPlan, UnlearnPlan
 from skforget._linear import (
-    _atomic,
     _atomic_edit,
     _BasePrivateLinear,
     check_edit_weighting,
@@ -29,7 +28,7 @@ from skforget._rows import (
     row_weights,
 )
 from skforget._solver import effective_n_jobs, initial_draw, run_segment
-from skforget._utils import check_sample_weight, no_interrupts
+from skforget._utils import check_sample_weight, no_interrupts, restore_on_error
 from skforget._validation import (
     LAZY_CONSTRAINTS,
     PRIVACY_CONSTRAINTS,
@@ -139,7 +138,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
             Fitted estimator, with ``privacy_guarantee_`` stating what the
             released coefficients satisfy.
         """
-        with _atomic(self), fixed_errstate():
+        with restore_on_error(self), fixed_errstate():
             self._freeze_params()
             if isinstance(X, ShardedDatabase) or is_dask_collection(X):
                 return self._fit_sharded(X, y, sample_weight)
@@ -616,7 +615,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
         """``partial_unlearn`` on a sharded database: the edit is staged on the
         shards, the model unlearns, and then the model's new state and the
         database's new version are taken in one step that Ctrl-C cannot split;
-        on any error before it, both stay as they were (``_atomic``, by hand:
+        on any error before it, both stay as they were (``restore_on_error``, by hand:
         the decision must be inside the protected block)."""
         snapshot = dict(self.__dict__)
         committed = False

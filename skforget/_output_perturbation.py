@@ -21,9 +21,9 @@ from skforget import accounting
 from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
 from skforget._erm import solve_certified
-from skforget._linear import _atomic, _atomic_edit, _BasePrivateLinear
+from skforget._linear import _atomic_edit, _BasePrivateLinear
 from skforget._rows import plan_weighting, row_weights
-from skforget._utils import check_sample_weight
+from skforget._utils import check_sample_weight, restore_on_error
 from skforget._validation import (
     PRIVACY_CONSTRAINTS,
     Interval,
@@ -91,7 +91,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 "output perturbation solves in memory: fit it on arrays (or a "
                 "skforget.Database), not on a ShardedDatabase; NoisyGDClassifier "
                 "and NoisyGDRegressor train on a cluster.")
-        with _atomic(self), fixed_errstate():
+        with restore_on_error(self), fixed_errstate():
             self._freeze_params()
             sample_weight = database_weights(X, sample_weight)
             X, y, self.database_version_ = unwrap_database(X, y)

@@ -59,6 +59,25 @@ def check_some_weight(any_positive):
 
 
 @contextmanager
+def restore_on_error(*objects):
+    """Restore every attribute of each of ``objects`` if the block raises.
+
+    Fitted attributes are only ever replaced, never mutated in place (as in
+    scikit-learn), so a shallow snapshot of each ``__dict__`` undoes a failed
+    call exactly: an estimator, a preprocessing step, or every step of a
+    pipeline is left as it was.
+    """
+    snapshots = [(obj, dict(obj.__dict__)) for obj in objects]
+    try:
+        yield
+    except BaseException:
+        for obj, state in snapshots:
+            obj.__dict__.clear()
+            obj.__dict__.update(state)
+        raise
+
+
+@contextmanager
 def no_interrupts():
     """Hold Ctrl-C back for the few assignments that must happen together (a
     decision recorded in two places), then deliver it.

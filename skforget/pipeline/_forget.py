@@ -20,6 +20,7 @@ from skforget._public import (
     register_pipeline_class,
     split_preprocessing,
 )
+from skforget._utils import restore_on_error
 from skforget._validation import fixed_errstate
 from skforget.exceptions import NotCertifiableError, UnlearningError
 
@@ -70,14 +71,8 @@ def _atomic_tree(pipeline):
     """
     seen = {}
     _estimators_in(pipeline, seen)
-    snapshots = [(est, dict(est.__dict__)) for est in seen.values()]
-    try:
+    with restore_on_error(*seen.values()):
         yield
-    except BaseException:
-        for est, state in snapshots:
-            est.__dict__.clear()
-            est.__dict__.update(state)
-        raise
 
 
 class ForgetPipeline(Pipeline):

@@ -25,6 +25,7 @@ from sklearn.utils.validation import (
 )
 
 from skforget import accounting
+from skforget._utils import restore_on_error
 from skforget._validation import Interval, StrOptions, segment_rng
 
 __all__ = ["PrivateOneHotEncoder", "PrivateSimpleImputer", "PrivateStandardScaler",
@@ -219,13 +220,8 @@ def _atomic(fit):
     """A failed ``fit`` leaves the step exactly as it was."""
     @functools.wraps(fit)
     def wrapper(self, *args, **kwargs):
-        state = dict(self.__dict__)
-        try:
+        with restore_on_error(self):
             return fit(self, *args, **kwargs)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(state)
-            raise
     return wrapper
 
 
