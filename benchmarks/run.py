@@ -16,7 +16,9 @@ defaults and prototypes of the levers; also writes decisions.md/.json), search
 (issue 26: PrivateSearchCV against the untuned defaults), gdp (issue 26: the
 exact Gaussian calibration against the Rényi one; also writes gdp.md/.json), deletion_stream
 (issue 25: streams of deletion requests against refits), small_fit (issue 23,
-item 5: fit time on 500-5,000-row tables against LogisticRegression). The
+item 5: fit time on 500-5,000-row tables against LogisticRegression),
+thresholds (issues 23 and 24: binary decision rules at epsilon 1 and 8, the
+prototype of privacy-accounting.md Section 18.12). The
 exit status is non-zero if any scenario failed, including a full run that could
 not set up diffprivlib.
 """
@@ -35,7 +37,7 @@ from _common import RESULTS, ROOT, Section, machine_info, write_json  # noqa: E4
 SCENARIOS = (
     "kernel", "fit", "privacy_utility", "unlearn", "audit", "imbalanced", "scale",
     "output_perturbation", "decisions", "search", "gdp", "deletion_stream",
-    "small_fit",
+    "small_fit", "thresholds",
 )
 
 
