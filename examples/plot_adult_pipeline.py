@@ -189,11 +189,11 @@ fig.tight_layout()
 plt.show()
 
 # %%
-# The private model spends 5 % of its budget on the two class counts (noisy,
-# redrawn at every deletion) and offsets its intercept by them
-# (privacy-accounting.md, Section 18.3): it decides closer to the balanced
-# error than the non-private pipeline, so it predicts ">50K" more often, with
-# a higher balanced accuracy and a lower accuracy than the non-private one
-# (the printed shares above). ``class_weight="balanced"`` decides at the
-# midpoint of the two class means of the rows, released the same way (Section
-# 18.11), and ``prevalence_share=0`` keeps the raw threshold.
+# The private model spends 5 % of its budget on its class counts, class sums
+# and squared scores (noisy, redrawn at every deletion) and sets its intercept
+# to the error-minimising threshold of a Gaussian model of its scores
+# (privacy-accounting.md, Section 18.12): it decides for the error, as the
+# non-private pipeline does (the printed shares above).
+# ``class_weight="balanced"`` decides at the midpoint of the two class means
+# of the rows, released the same way (Section 18.11), for the balanced error,
+# and ``prevalence_share=0`` keeps the raw threshold.

@@ -560,8 +560,9 @@ class _BasePrivateLinear(BaseEstimator):
         classifiers override it, Section 18)."""
         return None
 
-    def _redraw_counts(self, exact_counts, noise_scale, *, segment, exact_sums=None):
-        """Drop and redraw released class counts (classifiers hold them)."""
+    def _redraw_counts(self, exact_counts, noise_scale, *, segment, exact_sums,
+                       exact_square, coef, statistics):
+        """Drop and redraw released class statistics (classifiers hold them)."""
 
     def _class_statistics(self):
         """What a prevalence share buys (classifiers, Section 18.11)."""

@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import time
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 from sklearn.base import _fit_context
@@ -26,6 +27,7 @@ from skforget._rows import (
     plan_weighting,
     project_rows,
     row_weights,
+    score_squares,
 )
 from skforget._solver import effective_n_jobs, initial_draw, run_segment
 from skforget._utils import check_sample_weight, no_interrupts, restore_on_error
@@ -456,7 +458,9 @@ class _BaseNoisyGD(_BasePrivateLinear):
         self._plan = plan  # before the coefficients: it fixes "auto" scalings
         self._redraw_counts(lambda: design.class_counts(len(self.classes_)),
                             guarantee.count_noise, segment=0,
-                            exact_sums=lambda: design.class_sums(len(self.classes_)))
+                            exact_sums=lambda: design.class_sums(len(self.classes_)),
+                            exact_square=design.score_squares, coef=W,
+                            statistics=guarantee.class_statistics)
         self._set_coefficients(W, b)
         self.n_iter_ = np.array([plan.fit_epochs], dtype=np.int32)
         self.privacy_guarantee_ = guarantee
@@ -730,7 +734,9 @@ class _BaseNoisyGD(_BasePrivateLinear):
         # Fresh counts of the edited database, or none (18.3).
         self._redraw_counts(lambda: design.class_counts(len(self.classes_)),
                             previous.count_noise, segment=segment,
-                            exact_sums=lambda: design.class_sums(len(self.classes_)))
+                            exact_sums=lambda: design.class_sums(len(self.classes_)),
+                            exact_square=design.score_squares, coef=W,
+                            statistics=previous.class_statistics)
         self._set_coefficients(W, b)
         self.n_unlearn_iter_ = steps // edit.n_batches
         self.privacy_guarantee_ = guarantee
@@ -752,20 +758,21 @@ class _BaseNoisyGD(_BasePrivateLinear):
             print("[skforget] partial_unlearn: no pass over the data (the model "
                   "already certifies the removed records)")
         if previous.rho_counts > 0:
-            # The coefficients stay, but the class counts are released afresh
-            # on the edited database (labels only; with the class-mean
-            # midpoint, one read of the remaining rows for their class sums):
-            # the previous release held the removed records and must not
-            # survive the edit (18.3, 18.10, 18.11). That fresh release is all
-            # this edit spends.
+            # The coefficients stay; the class statistics are released afresh
+            # on the edited database (one read of the remaining rows): the
+            # previous release held the removed records and must not survive
+            # the edit (18.3, 18.10-18.12). It is all this edit spends.
             with self._ledger_spending("partial_unlearn", previous.rho_counts):
                 trained = self.__dict__["_trained_intercept"]
                 codes = self._encode_targets(np.asarray(edits.y), fit=False)[0]
-                self._redraw_counts(lambda: self._edited_class_counts(codes, edits),
-                                    previous.count_noise,
-                                    segment=len(previous.edits) + 1,
-                                    exact_sums=lambda: self._edited_class_sums(
-                                        codes, edits))
+                rows = self._edited_rows(codes, edits)
+                self._redraw_counts(
+                    lambda: self._edited_class_counts(codes, edits),
+                    previous.count_noise, segment=len(previous.edits) + 1,
+                    exact_sums=lambda: class_sums(rows.X, rows.scale, rows.codes,
+                                                  len(self.classes_)),
+                    exact_square=lambda u: score_squares(rows.X, rows.scale, u),
+                    coef=self.coef_, statistics=previous.class_statistics)
                 self._publish_intercept(trained)
         self.n_unlearn_iter_ = 0
         self.privacy_guarantee_ = guarantee
@@ -781,12 +788,13 @@ class _BaseNoisyGD(_BasePrivateLinear):
         removed = codes[np.asarray(edits.delete, dtype=np.int64)]
         return class_counts(codes, K) - class_counts(removed, K)
 
-    def _edited_class_sums(self, codes, edits):
-        """Sums of each class's mapped rows on the database a pure deletion
-        leaves (one read of the remaining rows, no gradient: Section 18.11)."""
+    def _edited_rows(self, codes, edits):
+        """The mapped rows (and their class codes) of the database a pure
+        deletion leaves, read once, no gradient: what its fresh class sums
+        and squared scores are computed from (Sections 18.11, 18.12)."""
         X = self._validate_rows(edits.X, reset=False, order=None)
         X, scale, _ = project_rows(X, self._param("data_norm"), clip_rows=True)
         keep = np.ones(len(codes), dtype=bool)
         keep[np.asarray(edits.delete, dtype=np.int64)] = False
         keep = np.flatnonzero(keep)
-        return class_sums(X[keep], scale[keep], codes[keep], len(self.classes_))
+        return SimpleNamespace(X=X[keep], scale=scale[keep], codes=codes[keep])

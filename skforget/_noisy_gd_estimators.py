@@ -131,7 +131,7 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         ``{c: 1 / (n_classes * p_c)}`` from public class frequencies ``p_c``
         corrects for imbalance. The weights are divided by their largest, like
         ``sample_weight`` (see ``max_sample_weight``), so they cost no extra
-        noise; public weights replace the prevalence offset (see
+        noise; public weights replace the private threshold (see
         ``prevalence_share``). "balanced" (binary models): decisions for the
         balanced error at the midpoint of the two class means of the rows,
         ``intercept_ = -coef_ . (mu_0 + mu_1) / 2``, from the class counts and
@@ -141,26 +141,27 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         three classes or more, where the counts would have to enter training.
     prevalence_share : float in [0, 1) or "auto", default="auto"
         Share of the privacy budget (of ``rho``, privacy-accounting.md,
-        Section 18.2) that a binary model spends on the two class counts,
-        released with Gaussian noise and redrawn on the current database at
-        every :meth:`partial_unlearn`. They give ``intercept_offset_`` =
-        ``-logit p_hat``, added to the intercept, which turns the shrunk
-        private model's decisions into decisions for the balanced error: the
-        shift scikit-learn's ``class_weight="balanced"`` makes in a
-        well-specified logistic model (``predict_proba`` then gives the
-        probabilities of a balanced prior). Without it a private model on a
-        table with a rare class typically predicts the majority class
-        everywhere.
-        The whole release stays within ``epsilon`` (noisy GD is planned for
-        what the counts leave) and the deletion certificate is unchanged. 0
-        turns it off (decisions at the raw threshold, all of the budget to
-        training); unused for three classes or more and with a ``class_weight``
-        dict. "auto" is 0.05, spent only with ``C="auto"`` (the offset
-        assumes the intercept the default penalty trains; with an explicit
-        ``C`` the model keeps its raw threshold, as ``LogisticRegression(C=...)``
-        does) and when the table is large enough for the counts' noise
-        (``n_samples >= 30 sigma_n``, about 770 rows at ``epsilon=1``); always
-        with ``class_weight="balanced"``.
+        Section 18.2) that a binary model spends on its class statistics,
+        released with Gaussian noise after training and redrawn on the
+        current database at every :meth:`partial_unlearn`. By default (no
+        ``class_weight``) they are the two class counts, the class sums of the
+        rows and the sum of the rows' squared scores along ``coef_``, and they
+        set the intercept to the error-minimising threshold of a Gaussian
+        model of the scores (``intercept_ = -||w|| tau``, Section 18.12): the
+        decisions ``LogisticRegression()`` makes, for the error, where the
+        private model's own intercept (penalised and clipped) would predict
+        the majority class everywhere on a table with a rare class. With
+        ``class_weight="balanced"`` they are the counts and class sums of
+        the class-mean midpoint (Section 18.11). The whole release stays
+        within ``epsilon`` (noisy GD is planned for what the statistics leave)
+        and the deletion certificate is unchanged. 0 turns them off
+        (decisions at the trained intercept, all of the budget to training);
+        unused for three classes or more and with a ``class_weight`` dict.
+        "auto" is 0.05, spent only with ``C="auto"`` (with an explicit ``C``
+        the model keeps its raw threshold, as ``LogisticRegression(C=...)``
+        does) and when the table is large enough for the statistics' noise
+        (``n_samples >= 20 sigma_m``, about 750 rows at ``epsilon=1``);
+        always with ``class_weight="balanced"``.
     C : float or "auto", default="auto"
         Inverse regularisation strength, as in ``LogisticRegression``: the
         objective is ``C * sum_i loss_i + ||w||^2 / 2`` (intercept included),
@@ -260,18 +261,21 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Intercepts (including ``intercept_offset_``).
     noisy_class_count_ : ndarray of shape (2,)
-        Only for a binary model with ``prevalence_share > 0``: the class counts
-        of the current database plus Gaussian noise (standard deviation
+        Only for a binary model that spends ``prevalence_share``: the class
+        counts of the current database plus Gaussian noise (standard deviation
         ``privacy_guarantee_.count_noise`` records), covered by the guarantee
         and redrawn at every edit.
     noisy_class_sum_ : ndarray of shape (2, n_features)
-        Only with ``class_weight="balanced"``: the sums of each class's rows
-        (as mapped into the ``data_norm`` ball) plus Gaussian noise, released
-        and redrawn with ``noisy_class_count_``.
+        With ``noisy_class_count_``: the sums of each class's rows (as mapped
+        into the ``data_norm`` ball) plus Gaussian noise, released and redrawn
+        with the counts.
+    noisy_score_square_ : float
+        Only for the default error threshold (no ``class_weight``): the sum of
+        the rows' squared scores along ``coef_ / ||coef_||`` plus Gaussian
+        noise, released and redrawn with the counts (Section 18.12).
     intercept_offset_ : float
-        Only with ``noisy_class_count_``: ``-logit p_hat`` from those counts
-        (or, with ``class_weight="balanced"``, ``intercept_`` minus the trained
-        intercept), the part of ``intercept_`` that training did not set.
+        Only with ``noisy_class_count_``: ``intercept_`` minus the trained
+        intercept, the part of ``intercept_`` that training did not set.
     n_iter_ : ndarray of shape (1,)
         Passes over the data run by ``fit`` (as in ``LogisticRegression``).
     n_unlearn_iter_ : int

@@ -128,19 +128,22 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             # The plan of every release, for the adaptive figure of later refits,
             # and the hyper-parameters they must reuse (Theorem 15.4): public.
             self._release_plans = (plan,)
-            self._release_class_counts(design, budget, segment=0)
+            self._release_class_counts(design, budget, W, segment=0)
             self._set_coefficients(W, b)
             self.privacy_guarantee_ = guarantee
             self._warn_if_constant()
             return self
 
-    def _release_class_counts(self, design, budget, *, segment):
+    def _release_class_counts(self, design, budget, W, *, segment):
         """Drop the previous release's class statistics and, when this release
-        spends a share on them, draw fresh ones from the release's own rows
-        (Sections 18.10, 18.11)."""
+        spends a share on them, draw fresh ones from the release's own rows,
+        the squared scores along the released coefficients ``W`` (Sections
+        18.10-18.12)."""
         self._redraw_counts(lambda: design.class_counts(2),
                             0.0 if budget is None else budget.noise_scale,
-                            segment=segment, exact_sums=lambda: design.class_sums(2))
+                            segment=segment, exact_sums=lambda: design.class_sums(2),
+                            exact_square=design.score_squares, coef=W,
+                            statistics=self._class_statistics())
 
     def _plan_release(self, loss, n, d, n_outputs, delta, weighting):
         """The public plan of one release on ``n`` rows (fit or refit), with
@@ -269,7 +272,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             self._plan = new_plan
             if earlier is not None:
                 self._release_plans = earlier + (new_plan,)
-            self._release_class_counts(design, budget,
+            self._release_class_counts(design, budget, W,
                                        segment=len(previous.edits) + 1)
             self._set_coefficients(W, b)
             self.privacy_guarantee_ = guarantee

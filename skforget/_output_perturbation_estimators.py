@@ -105,10 +105,11 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
         rows, from class counts and sums released with ``prevalence_share``
         (as for :class:`NoisyGDClassifier`; refused for three classes or more).
     prevalence_share : float in [0, 1) or "auto", default="auto"
-        Share of the budget a binary model spends on its two class counts,
-        released with Gaussian noise at every release (fit and every refit)
-        and used to offset the intercept by ``-logit p_hat``, as for
-        :class:`NoisyGDClassifier` (privacy-accounting.md, Section 18.10).
+        Share of the budget a binary model spends on its class statistics,
+        released with Gaussian noise at every release (fit and every refit):
+        by default the class counts, class sums and squared scores of the
+        error threshold that sets the intercept, as for
+        :class:`NoisyGDClassifier` (privacy-accounting.md, Section 18.12).
     multi_class : {"multinomial", "ovr"}, default="multinomial"
         Model for three classes or more (sensitivities as for
         :class:`NoisyGDClassifier`).
@@ -137,11 +138,15 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
         counts of the current database plus Gaussian noise, redrawn at every
         refit.
     noisy_class_sum_ : ndarray of shape (2, n_features)
-        Only with ``class_weight="balanced"``: each class's sum of rows plus
-        Gaussian noise, redrawn at every refit.
+        With ``noisy_class_count_``: each class's sum of rows plus Gaussian
+        noise, redrawn at every refit.
+    noisy_score_square_ : float
+        Only for the default error threshold (no ``class_weight``): the sum of
+        the rows' squared scores along ``coef_ / ||coef_||`` plus Gaussian
+        noise, redrawn at every refit.
     intercept_offset_ : float
-        Only with ``noisy_class_count_``: ``-logit p_hat`` from those counts
-        (with ``class_weight="balanced"``: ``intercept_`` minus the solved one).
+        Only with ``noisy_class_count_``: ``intercept_`` minus the solved
+        intercept.
     database_version_ : DatabaseVersion or None
         Version of the :class:`~skforget.Database` the model is current with.
     privacy_guarantee_ : PrivacyGuarantee

@@ -243,15 +243,44 @@ def class_counts(codes, n_classes):
 
 def class_sums(X, scale, codes, n_classes):
     """Sums of each class's mapped rows ``a_i x_i`` (a binary classifier's
-    class statistics, Section 18.11), in float64, as a dense ``(n_classes,
-    d)`` array: a function of the rows and their labels only."""
+    class statistics, Sections 18.11 and 18.12), in float64, as a dense
+    ``(n_classes, d)`` array: a function of the rows and their labels only."""
     codes = np.asarray(codes).astype(np.int64)
-    onehot = sp.csr_matrix(
-        (np.asarray(scale, dtype=np.float64), (codes, np.arange(codes.size))),
-        shape=(n_classes, codes.size))
-    out = onehot @ X
-    out = out.toarray() if sp.issparse(out) else np.asarray(out)
-    return np.asarray(out, dtype=np.float64)
+    scale = np.asarray(scale, dtype=np.float64)
+    out = np.zeros((n_classes, X.shape[1]))
+    for lo, hi in _row_blocks(X):
+        onehot = sp.csr_matrix((scale[lo:hi], (codes[lo:hi], np.arange(hi - lo))),
+                               shape=(n_classes, hi - lo))
+        part = onehot @ _float64_rows(X, lo, hi)
+        out += part.toarray() if sp.issparse(part) else part
+    return out
+
+
+def _row_blocks(X, elements=1 << 16):
+    """Row ranges of about ``elements`` entries: dense float32 or memory-mapped
+    rows are read a block at a time in float64, never copied whole."""
+    n = X.shape[0]
+    step = n if sp.issparse(X) else max(1, elements // max(1, X.shape[1]))
+    return [(lo, min(lo + step, n)) for lo in range(0, n, step)] or [(0, 0)]
+
+
+def _float64_rows(X, lo, hi):
+    rows = X[lo:hi]
+    return rows.astype(np.float64) if sp.issparse(rows) else np.asarray(
+        rows, dtype=np.float64)
+
+
+def score_squares(X, scale, direction):
+    """Sum over the rows of the squared scores ``(u^T a_i x_i)^2`` along a
+    direction ``u`` (Section 18.12's pooled square, before its noise), in
+    float64: a function of the rows and ``u`` only."""
+    u = np.asarray(direction, dtype=np.float64)
+    scale = np.asarray(scale, dtype=np.float64)
+    total = 0.0
+    for lo, hi in _row_blocks(X):
+        scores = np.asarray(_float64_rows(X, lo, hi) @ u).ravel() * scale[lo:hi]
+        total += float(scores @ scores)
+    return total
 
 
 @dataclass(frozen=True)
@@ -303,6 +332,11 @@ class Design:
     def class_sums(self, n_classes):
         """Sums of each class's mapped rows (:func:`class_sums`)."""
         return class_sums(self.X, self.scale, self.y, n_classes)
+
+    def score_squares(self, direction):
+        """Sum of the squared scores of the mapped rows along ``direction``
+        (:func:`score_squares`)."""
+        return score_squares(self.X, self.scale, direction)
 
     def gradient_sum(self, W, b, G, Gb, *, loss_code, weight=None, n_threads=1,
                      order=None, lo=0, hi=-1):

@@ -19,21 +19,26 @@ from skforget._validation import segment_rng, user_stacklevel
 from skforget.accounting import (
     class_midpoint,
     midpoint_change_bound,
+    moment_threshold,
     noisy_class_counts,
+    noisy_class_moments,
     noisy_class_statistics,
     offset_change_bound,
     prevalence_budget,
     prevalence_offset,
+    threshold_change_bound,
+    unit_direction,
 )
 from skforget.exceptions import PrivacyLeakWarning, UnlearningError
 
 #: The counts' share of rho under ``prevalence_share="auto"`` (Section 18.10).
 AUTO_PREVALENCE_SHARE = 0.05
-#: Under "auto", a model without ``class_weight`` releases counts only on
-#: ``n >= this * sigma_n`` rows: there the offset's noise on a balanced table
-#: (about ``2 sqrt(2) sigma_n / n`` in log-odds) stays under 0.1, while on
-#: smaller tables it would move the threshold by noise more than it corrects.
-AUTO_MIN_ROWS_PER_NOISE = 30.0
+#: Under "auto", a model without ``class_weight`` releases its class moments
+#: only on ``n >= this * sigma_m`` rows (Section 18.12): there the noise on a
+#: balanced table's class means is at most ``sigma_m R / (n / 2) = R / 10``,
+#: while on smaller tables the threshold would move by noise more than the
+#: trained one errs.
+AUTO_MIN_ROWS_PER_NOISE = 20.0
 
 #: With the class-mean midpoint, a class whose noisy count is under this many
 #: times the release's noise has a mean that is mostly noise (the noise of its
@@ -56,9 +61,10 @@ class _PrivateClassifierMixin:
         """``class_weight`` as one public weight per class code (None: unset).
 
         "balanced" weighs no record: a binary model gets its balance from the
-        noisy class counts' intercept offset instead (:meth:`_prevalence_budget`,
-        privacy-accounting.md, Section 18.3); counts inside training (18.4) are
-        not implemented, so a multiclass "balanced" is refused.
+        class-mean midpoint of its noisy class statistics instead
+        (:meth:`_prevalence_budget`, privacy-accounting.md, Section 18.11);
+        counts inside training (18.4) are not implemented, so a multiclass
+        "balanced" is refused.
         """
         cw = getattr(self, "class_weight", None)
         if cw is None:
@@ -74,7 +80,7 @@ class _PrivateClassifierMixin:
                     f"has {share!r}).")
             raise ValueError(
                 "class_weight='balanced' is implemented for binary models only (a "
-                "private intercept offset from noisy class counts); with "
+                "private intercept from noisy class statistics); with "
                 f"{n_classes} classes the counts would have to enter training, "
                 "which skforget does not certify yet (privacy-accounting.md, "
                 "Section 18.4). Pass public weights instead, e.g. from the "
@@ -113,12 +119,13 @@ class _PrivateClassifierMixin:
         return share if isinstance(share, str) else float(share)
 
     def _prevalence_budget(self, n_outputs, loss, delta, n_samples):
-        """The split of the target between noisy class counts and training, or
-        None when the model releases no counts: only binary logistic models
-        whose decisions are not already set by public class weights do
-        (Section 18.3; the offset measured harmful for multiclass, 18.8), and
-        with "auto" only on tables large enough for the counts' noise
-        (:data:`AUTO_MIN_ROWS_PER_NOISE`, a rule on public numbers)."""
+        """The split of the target between noisy class statistics and
+        training, or None when the model releases none: only binary logistic
+        models whose decisions are not already set by public class weights do
+        (Sections 18.11 and 18.12; an offset measured harmful for multiclass,
+        18.8), and without ``class_weight`` under "auto" only on tables large
+        enough for the statistics' noise (:data:`AUTO_MIN_ROWS_PER_NOISE`, a
+        rule on public numbers)."""
         share = self._prevalence_share()
         cw = self._param("class_weight")
         if (loss != "logistic" or n_outputs != 1 or isinstance(cw, dict)
@@ -138,65 +145,88 @@ class _PrivateClassifierMixin:
         if share == "auto" and cw is None and (
                 n_samples < AUTO_MIN_ROWS_PER_NOISE * budget.noise_scale
                 or not self._auto_regularization()):
-            # The offset assumes the trained intercept is the calibrated one,
-            # measured at the default penalty; an explicit C (a small one
-            # shrinks the intercept towards 0) would make it overshoot
-            # (Section 18.11), so such a model keeps its raw threshold, as
-            # LogisticRegression(C=...) does.
+            # With an explicit C the user chose the penalty, and the model
+            # keeps its raw threshold, as LogisticRegression(C=...) does
+            # (the rule "auto" has followed since the offset of 18.3, which
+            # overshot at small C, Section 18.11; 18.12 keeps it).
             return None
         return budget
 
     def _class_statistics(self):
-        """What the prevalence share buys: the class counts of the offset
-        (Section 18.3), or, for ``class_weight="balanced"``, the counts and
-        class sums of the class-mean midpoint (Section 18.11)."""
+        """What the prevalence share buys: the class counts, class sums and
+        pooled squared score of the error threshold (Section 18.12), or, for
+        ``class_weight="balanced"``, the counts and class sums of the
+        class-mean midpoint (Section 18.11)."""
         cw = self._param("class_weight") if "class_weight" in self.get_params(
             deep=False) else None
-        return "class_means" if cw == "balanced" else "counts"
+        return "class_means" if cw == "balanced" else "class_moments"
 
-    def _redraw_counts(self, exact_counts, noise_scale, *, segment, exact_sums=None):
+    def _redraw_counts(self, exact_counts, noise_scale, *, segment, exact_sums,
+                       exact_square, coef, statistics):
         """Drop the previous release's class statistics (they must not survive
         an edit that removes a record they counted: Section 18.3, "what must
         not be done") and, when this release spends a share on them
-        (``noise_scale > 0``), release ``exact_counts()`` of the current
-        database (and, for the class-mean midpoint, ``exact_sums()``, the
-        sums of each class's mapped rows, Section 18.11) with a noise stream
-        of their own. Call :meth:`_set_coefficients` or
+        (``noise_scale > 0``), release with a noise stream of their own the
+        current database's ``exact_counts()`` and ``exact_sums()`` (the sums
+        of each class's mapped rows; the class-mean midpoint, Section 18.11)
+        and, for the default error threshold, ``exact_square(u)``, the sum of
+        the squared scores along the direction ``u`` of the coefficients
+        ``coef`` about to be released (Section 18.12). ``statistics`` is the
+        kind the release's guarantee was planned for (its noise scale's
+        sensitivity): an edit of a model pickled with the counts of 18.3
+        redraws counts. Call :meth:`_set_coefficients` or
         :meth:`_publish_intercept` after it: they set the intercept the
         statistics give."""
-        for name in ("noisy_class_count_", "noisy_class_sum_", "intercept_offset_"):
+        for name in ("noisy_class_count_", "noisy_class_sum_",
+                     "noisy_score_square_", "_moment_rows", "intercept_offset_"):
             self.__dict__.pop(name, None)
         if noise_scale <= 0:
             return
         rng = segment_rng(self.random_state, segment, stream=1)
-        if self._class_statistics() == "class_means":
-            counts, sums = noisy_class_statistics(
-                exact_counts(), exact_sums(), noise_scale=noise_scale,
-                data_norm=float(self._param("data_norm")), rng=rng)
-            self.noisy_class_count_ = counts
-            self.noisy_class_sum_ = sums
-            self.intercept_offset_ = 0.0  # set with the coefficients
-        else:
+        R = float(self._param("data_norm"))
+        if statistics == "counts":
             counts = noisy_class_counts(exact_counts(), noise_scale=noise_scale,
                                         rng=rng)
             self.noisy_class_count_ = counts
             self.intercept_offset_ = prevalence_offset(counts)
+            return
+        if statistics == "class_means":
+            counts, sums = noisy_class_statistics(
+                exact_counts(), exact_sums(), noise_scale=noise_scale,
+                data_norm=R, rng=rng)
+        else:
+            u, _ = unit_direction(np.atleast_2d(coef)[0])
+            exact = exact_counts()
+            counts, sums, square = noisy_class_moments(
+                exact, exact_sums(), exact_square(u),
+                noise_scale=noise_scale, data_norm=R, rng=rng)
+            self.noisy_score_square_ = square
+            # The database's size (public, as the planner's n): the
+            # certificates' bound on the rows both databases hold (9.12).
+            self._moment_rows = float(np.sum(exact))
+        self.noisy_class_count_ = counts
+        self.noisy_class_sum_ = sums
+        self.intercept_offset_ = 0.0  # set with the coefficients
 
     def _publish_intercept(self, trained):
-        """``intercept_`` from the trained intercept and the current offset.
-        The trained one is kept exactly as the solver left it when an offset
-        is added (subtracting the offset again would round), so the chain
-        continues from it and no later step reads the counts, not even through
-        a rounding (Section 18.9, G4). With the class-mean midpoint the
-        released intercept is ``-w^T c`` (eq. 18.6), so the offset is computed
-        here from the released ``coef_``."""
+        """``intercept_`` from the trained intercept and the current
+        statistics. The trained one is kept exactly as the solver left it
+        (subtracting an offset again would round), so the chain continues from
+        it and no later step reads the statistics, not even through a rounding
+        (Section 18.9, G4). The released intercept is ``-||w|| tau`` with the
+        class moments (eq. 18.9) and ``-w^T c`` with the class-mean midpoint
+        (eq. 18.6), computed here from the released ``coef_``; a model
+        pickled with the counts of 18.3 adds their offset."""
         if "noisy_class_sum_" in self.__dict__:
-            # Released exactly as -w^T c (the margin's own sum trained +
-            # offset agrees to a rounding, which the certificates' slack
-            # absorbs); the offset is what the solver's parameter lacks.
+            # Released exactly as -||w|| tau or -w^T c (the margin's own sum
+            # trained + offset agrees to a rounding, which the certificates'
+            # slack absorbs); the offset is what the solver's parameter lacks.
             w = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))[0]
             trained = np.asarray(trained, dtype=np.float64)
-            released = np.full_like(trained, -float(w @ self._midpoint()))
+            tau = self._threshold()
+            value = (-float(np.linalg.norm(w)) * tau if tau is not None
+                     else -float(w @ self._midpoint()))
+            released = np.full_like(trained, value)
             self.intercept_offset_ = float(released.ravel()[0] - trained.ravel()[0])
             self._trained_intercept = trained
             self.intercept_ = released
@@ -211,11 +241,22 @@ class _PrivateClassifierMixin:
         return self.__dict__.get("intercept_offset_", 0.0)
 
     def _midpoint(self):
-        """The released class-mean midpoint ``c`` (Section 18.11), or None."""
+        """The released class-mean midpoint ``c`` (Section 18.11), or None
+        (also with the class moments, whose margin has no midpoint form)."""
         sums = self.__dict__.get("noisy_class_sum_")
-        if sums is None:
+        if sums is None or "noisy_score_square_" in self.__dict__:
             return None
         return class_midpoint(self.noisy_class_count_, sums)
+
+    def _threshold(self):
+        """The released error threshold ``tau`` on ``u^T a(x) x`` (Section
+        18.12), or None without class moments."""
+        square = self.__dict__.get("noisy_score_square_")
+        if square is None:
+            return None
+        w = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))[0]
+        return moment_threshold(self.noisy_class_count_, self.noisy_class_sum_,
+                                square, w, data_norm=float(self._param("data_norm")))
 
     def _midpoint_change(self, k):
         """Largest move of the midpoint in norm on a database ``k`` records
@@ -223,15 +264,32 @@ class _PrivateClassifierMixin:
         return midpoint_change_bound(self.noisy_class_count_, self.noisy_class_sum_,
                                      int(k), data_norm=float(self._param("data_norm")))
 
+    def _threshold_change(self, k, radius):
+        """``delta_tau(k, r)`` of the error threshold (certificates.md 9.12),
+        one per radius (a model of one output has one)."""
+        w = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))[0]
+        radius = np.atleast_1d(np.asarray(radius, dtype=np.float64))
+        return np.array([threshold_change_bound(
+            self.noisy_class_count_, self.noisy_class_sum_, self.noisy_score_square_,
+            w, int(k), radius=float(r), n_records=self._moment_rows,
+            data_norm=float(self._param("data_norm"))) for r in radius])
+
     def _offset_change(self, k, radius=None):
         """Largest move of the released margin's intercept part on a database
-        ``k`` records away, with the same noise: the offset's bound
-        (certificates.md, 9.10; 0 without counts), or for the class-mean
-        midpoint ``(r + ||w||) delta_c(k)`` per output (9.11), where ``r`` is
-        the certificate's radius."""
+        ``k`` records away, with the same noise: with the class moments
+        ``r R + ||w|| delta_tau(k, r)`` (certificates.md, 9.12), for the
+        class-mean midpoint ``(r + ||w||) delta_c(k)`` per output (9.11),
+        where ``r`` is the certificate's radius, or a pickled model's counts
+        offset bound (9.10); 0 without statistics."""
         counts = self.__dict__.get("noisy_class_count_")
         if counts is None:
             return 0.0
+        if "noisy_score_square_" in self.__dict__:
+            r = np.zeros(1) if radius is None else np.atleast_1d(
+                np.asarray(radius, dtype=np.float64))
+            w = float(np.linalg.norm(np.asarray(self.coef_, dtype=np.float64)))
+            R = float(self._param("data_norm"))
+            return (r * R + w * self._threshold_change(k, r))[None, :]
         if "noisy_class_sum_" in self.__dict__:
             move = self._midpoint_change(k)
             w = float(np.linalg.norm(np.asarray(self.coef_, dtype=np.float64)))
@@ -240,9 +298,13 @@ class _PrivateClassifierMixin:
         return offset_change_bound(counts, int(k))
 
     def _certificate_norms(self, X, scale, norms, s_b):
-        """Per-row factor of a certificate's radius: ``||[a x, s_b]||``, or
-        with the class-mean midpoint ``||a x - c||`` (the intercept no longer
-        enters the released margin, certificates.md 9.11)."""
+        """Per-row factor of a certificate's radius: ``||[a x, s_b]||``, with
+        the class moments ``||a x||`` (the radius's ``r R`` term of the
+        threshold is in :meth:`_offset_change`; certificates.md 9.12), or with
+        the class-mean midpoint ``||a x - c||`` (the intercept no longer
+        enters the released margin, 9.11)."""
+        if "noisy_score_square_" in self.__dict__:
+            return np.asarray(norms, dtype=np.float64)
         mid = self._midpoint()
         if mid is None:
             return augmented_norms(norms, s_b)
@@ -275,11 +337,12 @@ class _PrivateClassifierMixin:
                     "for every row of "
                     f"norm <= data_norm={R:g}: its intercept outweighs its "
                     f"coefficients by {min(margins):.3g} there. At this epsilon and "
-                    "size the private model is too shrunk to separate the classes; "
-                    "for a binary model class_weight='balanced' (or the default "
-                    "prevalence_share > 0) offsets the intercept privately, and a "
-                    "larger epsilon, more rows or a larger C let it learn more "
-                    "(privacy-accounting.md, Section 18.6).",
+                    "size the private model does not separate the classes well "
+                    "enough to predict the other one anywhere (as "
+                    "LogisticRegression() may, for the error); for a binary model "
+                    "class_weight='balanced' decides for the balanced error "
+                    "privately, and a larger epsilon, more rows or a larger C let "
+                    "it learn more (privacy-accounting.md, Sections 18.6, 18.12).",
                     UserWarning, stacklevel=user_stacklevel())
                 return
 
@@ -287,8 +350,11 @@ class _PrivateClassifierMixin:
         """With ``class_weight="balanced"`` (Section 18.11), warn when a class's
         noisy count is under :data:`MIDPOINT_MIN_COUNT_PER_NOISE` times the
         release's noise: that class's mean, hence the threshold, is then
-        mostly noise. Reads released numbers only."""
-        if "noisy_class_sum_" not in self.__dict__:
+        mostly noise. Reads released numbers only. (The default error
+        threshold of Section 18.12 falls back to the more frequent class when
+        the means are not ordered, which :meth:`_warn_if_constant` reports.)"""
+        if ("noisy_class_sum_" not in self.__dict__
+                or "noisy_score_square_" in self.__dict__):
             return
         sigma = float(self.privacy_guarantee_.count_noise) if hasattr(
             self, "privacy_guarantee_") else 0.0

@@ -77,6 +77,9 @@ CASES = [
     # Noisy class counts (Section 18.10): summed over the shards, noised on
     # the driver, redrawn on the edited shards.
     (NoisyGDClassifier, dict(classes=[0, 1], class_weight="balanced"), 2, False),
+    # The class moments of the default error threshold (Section 18.12), the
+    # squared scores summed shard by shard along the released direction.
+    (NoisyGDClassifier, dict(classes=[0, 1], prevalence_share=0.05), 2, False),
     (NoisyGDClassifier, dict(classes=[0, 1, 2]), 3, True),
     (NoisyGDClassifier, dict(classes=[0, 1, 2], multi_class="ovr"), 3, False),
     # A public target scale: the shards divide by it, as fit does in memory (and
@@ -110,6 +113,10 @@ def test_fit_and_edits_match_in_memory(sharded, Est, params, n_classes, sparse,
         np.testing.assert_array_equal(on_cluster.noisy_class_count_,
                                       in_memory.noisy_class_count_)
         assert on_cluster.privacy_guarantee_.rho_counts > 0
+    if "noisy_score_square_" in in_memory.__dict__:
+        assert _rel(on_cluster.noisy_score_square_,
+                    in_memory.noisy_score_square_) < 1e-12
+        assert _rel(on_cluster.intercept_, in_memory.intercept_) < 1e-12
     # The rows moved as EditRequest.apply() moves them, shard-locally.
     X_new, y_new = request.apply()
     X_got, y_got = db.gather()

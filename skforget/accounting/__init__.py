@@ -70,6 +70,7 @@ from skforget.accounting._prevalence import (
     COUNT_FLOOR,
     PrevalenceBudget,
     class_midpoint,
+    class_moments_sensitivity,
     class_statistics_sensitivity,
     count_deletion_factor,
     count_noise_scale,
@@ -81,6 +82,14 @@ from skforget.accounting._prevalence import (
     prevalence_budget,
     prevalence_offset,
     rho_counts_adaptive,
+)
+from skforget.accounting._moments import (
+    counterfactual_moments,
+    direction_change_bound,
+    moment_threshold,
+    noisy_class_moments,
+    threshold_change_bound,
+    unit_direction,
 )
 from skforget.accounting._plan import (
     TrainingPlan,
@@ -153,6 +162,13 @@ __all__ = [
     "contraction",
     "count_deletion_factor",
     "class_midpoint",
+    "class_moments_sensitivity",
+    "counterfactual_moments",
+    "direction_change_bound",
+    "moment_threshold",
+    "noisy_class_moments",
+    "threshold_change_bound",
+    "unit_direction",
     "class_statistics_sensitivity",
     "count_noise_scale",
     "count_sensitivity",

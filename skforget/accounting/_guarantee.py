@@ -292,12 +292,14 @@ class PrivacyGuarantee:
         Standard deviation of the noise on each class count, in records.
     conversion_note : str
         Why ``conversion`` is valid for this figure (the theorem it rests on).
-    class_statistics : {"counts", "class_means"}
+    class_statistics : {"counts", "class_means", "class_moments"}
         What the ``rho_counts`` release holds: the class counts behind the
         prevalence offset (Section 18.3), or the class counts and the class
         sums of the rows behind the class-mean midpoint of
         ``class_weight="balanced"`` (Section 18.11; ``count_noise`` is then
-        also the noise on each coordinate of a sum, in units of the row bound).
+        also the noise on each coordinate of a sum, in units of the row bound),
+        or those and the pooled sum of squared scores behind the default error
+        threshold (Section 18.12; in units of the squared row bound).
     """
 
     epsilon: float
@@ -453,6 +455,15 @@ class PrivacyGuarantee:
                 "the balanced intercept (the midpoint of the class means), "
                 f"released with Gaussian noise of {self.count_noise:.3g} records "
                 "(and as many times data_norm on each coordinate of a sum; "
+                f"Rényi: q*{_fmt(self.rho_counts)} of the figure above), redrawn "
+                "on the current database at every edit.")
+        elif self.rho_counts > 0 and self.class_statistics == "class_moments":
+            lines.append(
+                "Included: the class counts, the class sums of the rows and the "
+                "sum of their squared scores behind the intercept (the threshold "
+                "of a Gaussian model of the scores), released with Gaussian noise "
+                f"of {self.count_noise:.3g} records (as many times data_norm on "
+                "each coordinate of a sum and data_norm**2 on the square; "
                 f"Rényi: q*{_fmt(self.rho_counts)} of the figure above), redrawn "
                 "on the current database at every edit.")
         elif self.rho_counts > 0:

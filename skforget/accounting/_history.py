@@ -77,7 +77,7 @@ def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True,
     target_epsilon : float or None
         The whole release's target when it differs from the plan's (the plan
         then calibrates noisy GD to what the counts leave, Section 18.2).
-    class_statistics : {"counts", "class_means"}, default="counts"
+    class_statistics : {"counts", "class_means", "class_moments"}, default="counts"
         What the ``rho_counts`` release holds (Sections 18.3, 18.11).
 
     Returns
@@ -226,7 +226,8 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
         # per release seen (eq. 18.3).
         r_adapt += rho_counts_adaptive(
             rho_counts=previous.rho_counts, relation=plan.relation,
-            n_replaced=n_rep, releases_seen=1 + len(previous.edits))
+            n_replaced=n_rep, releases_seen=1 + len(previous.edits),
+            statistics=previous.class_statistics)
 
     def eps(value):
         # Corollary 21.5: sqrt(2 rho)-GDP too under conversion "gaussian".

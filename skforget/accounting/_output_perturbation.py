@@ -451,7 +451,7 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         adaptive figure adds one count term per earlier release (eq. 18.3).
     target_epsilon : float or None
         The whole release's target when the plan got what the counts leave.
-    class_statistics : {"counts", "class_means"}, default="counts"
+    class_statistics : {"counts", "class_means", "class_moments"}, default="counts"
         What the ``rho_counts`` release holds (Sections 18.3, 18.11).
 
     Returns
@@ -502,7 +502,8 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         # (a smaller database under "auto") is charged as if it had them.
         r_adapt += rho_counts_adaptive(
             rho_counts=max(rho_counts, previous.rho_counts), relation=plan.relation,
-            n_replaced=n_rep, releases_seen=releases_seen)
+            n_replaced=n_rep, releases_seen=releases_seen,
+            statistics=previous.class_statistics)
     cert = EditCertificate(
         index=len(previous.edits) + 1, n_deleted=n_del, n_replaced=n_rep,
         n_inserted=n_ins, n_samples=plan.normaliser, steps=0, rho_deletion=0.0,

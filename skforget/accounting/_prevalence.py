@@ -84,31 +84,62 @@ def count_sensitivity(*, relation, group_size=1):
     return histogram_sensitivity(relation=relation, group_size=group_size)
 
 
-def count_deletion_factor(*, relation, n_replaced):
-    """``(Delta_n^del / Delta_n)^2``: the counts' rho at the deletion
-    sensitivity over their DP rho (Section 18.1, "Deletion sensitivity").
+def count_deletion_factor(*, relation, n_replaced, statistics="counts"):
+    """``(Delta^del / Delta)^2``: the class statistics' rho at the deletion
+    sensitivity over their DP rho (Section 18.1, "Deletion sensitivity";
+    Lemmas 18.12 and 18.16).
 
-    A deleted unit is compared with the null record in its slot (``g``), a
-    replaced one with its replacement (``sqrt(2) g``), whatever the relation.
-    So the factor is ``1/2`` for a deletion under ``"replace"`` (against
-    ``1/4`` for the gradient sum, :func:`deletion_factor`), ``1`` for a
-    replacement under ``"replace"`` or a deletion under ``"zero_out"``, and
-    ``2`` for a replacement under ``"zero_out"``.
+    A deleted unit is compared with the null record in its slot, a replaced
+    one with its replacement, whatever the relation. For the counts (``g``
+    against ``sqrt(2) g``) and the class means (``sqrt(2)`` times both) the
+    factor is ``1/2`` for a deletion under ``"replace"`` (against ``1/4`` for
+    the gradient sum, :func:`deletion_factor`), ``1`` for a replacement under
+    ``"replace"`` or a deletion under ``"zero_out"``, and ``2`` for a
+    replacement under ``"zero_out"``. For the class moments of Section 18.12
+    (``sqrt(3) g`` against ``sqrt(5) g``): ``3/5``, ``1``, ``1`` and ``5/3``.
 
     Parameters
     ----------
     relation : {"replace", "zero_out"}
     n_replaced : int
         Units the edit replaces (0: deletions only).
+    statistics : {"counts", "class_means", "class_moments"}, default="counts"
 
     Returns
     -------
     factor : float
     """
-    deletion_sq = 2.0 if check_int(n_replaced, "n_replaced") > 0 else 1.0
+    replaced = check_int(n_replaced, "n_replaced") > 0
     count_sensitivity(relation=relation)  # validates the relation
+    if statistics == "class_moments":
+        dp = class_moments_sensitivity(relation=relation)
+        return (5.0 if replaced else 3.0) / (dp * dp)
+    _check_statistics(statistics)
     dp_sq = 2.0 if relation == "replace" else 1.0
-    return deletion_sq / dp_sq
+    return (2.0 if replaced else 1.0) / dp_sq
+
+
+#: What a prevalence share can buy: the counts (18.1), the counts and class
+#: sums of the class-mean midpoint (18.11), or those and the pooled squared
+#: score of the error threshold (18.12).
+STATISTICS = ("counts", "class_means", "class_moments")
+
+
+def _check_statistics(statistics):
+    if statistics not in STATISTICS:
+        raise ValueError(f"statistics must be one of {STATISTICS}, got "
+                         f"{statistics!r}.")
+    return statistics
+
+
+def class_statistics_noise_sensitivity(*, statistics, relation, group_size=1):
+    """The sensitivity of the release ``statistics`` names: Lemma 18.1
+    (counts), 18.12 (class means) or 18.16 (class moments)."""
+    if _check_statistics(statistics) == "counts":
+        return count_sensitivity(relation=relation, group_size=group_size)
+    if statistics == "class_means":
+        return class_statistics_sensitivity(relation=relation, group_size=group_size)
+    return class_moments_sensitivity(relation=relation, group_size=group_size)
 
 
 def prevalence_budget(*, epsilon, delta, share, relation="replace", group_size=1,
@@ -133,11 +164,13 @@ def prevalence_budget(*, epsilon, delta, share, relation="replace", group_size=1
     group_size : int, default=1
     method : {"improved", "classic", "gaussian"}, default="improved"
         Conversion to ``(epsilon, delta)`` (Sections 6.4, 21).
-    statistics : {"counts", "class_means"}, default="counts"
-        What the share is spent on: the class counts of Section 18.1, or the
+    statistics : {"counts", "class_means", "class_moments"}, default="counts"
+        What the share is spent on: the class counts of Section 18.1, the
         class counts and class sums of the rows of Section 18.11 (sensitivity
         ``sqrt(2)`` times the counts', Lemma 18.12), for the class-mean
-        midpoint of ``class_weight="balanced"``.
+        midpoint of ``class_weight="balanced"``, or those and the pooled sum
+        of squared scores of Section 18.12 (Lemma 18.16), for the default
+        error threshold.
 
     Returns
     -------
@@ -171,7 +204,9 @@ def count_noise_scale(*, rho_counts, relation="replace", group_size=1,
     sigma^2)`` (Propositions 18.2 and 18.13; Mironov 2017, Prop. 7), with
     ``Delta`` the counts' sensitivity (Lemma 18.1) or, for
     ``statistics="class_means"``, that of the counts and class sums
-    (:func:`class_statistics_sensitivity`, Lemma 18.12).
+    (:func:`class_statistics_sensitivity`, Lemma 18.12) or, for
+    ``statistics="class_moments"``, that of the class moments
+    (:func:`class_moments_sensitivity`, Lemma 18.16).
 
     Parameters
     ----------
@@ -179,7 +214,7 @@ def count_noise_scale(*, rho_counts, relation="replace", group_size=1,
         Target rho-coefficient of the release, positive.
     relation : {"replace", "zero_out"}, default="replace"
     group_size : int, default=1
-    statistics : {"counts", "class_means"}, default="counts"
+    statistics : {"counts", "class_means", "class_moments"}, default="counts"
 
     Returns
     -------
@@ -187,14 +222,8 @@ def count_noise_scale(*, rho_counts, relation="replace", group_size=1,
         In records (counts) and in units of ``data_norm`` (sums).
     """
     rho_counts = check_positive(rho_counts, "rho_counts")
-    if statistics == "counts":
-        delta = count_sensitivity(relation=relation, group_size=group_size)
-    elif statistics == "class_means":
-        delta = class_statistics_sensitivity(relation=relation,
-                                             group_size=group_size)
-    else:
-        raise ValueError("statistics must be 'counts' or 'class_means', got "
-                         f"{statistics!r}.")
+    delta = class_statistics_noise_sensitivity(
+        statistics=statistics, relation=relation, group_size=group_size)
     return gaussian_noise_for_rho(rho=rho_counts, sensitivity=delta)
 
 
@@ -228,7 +257,38 @@ def class_statistics_sensitivity(*, relation, group_size=1):
     return 2.0 * g if relation == "replace" else math.sqrt(2.0) * g
 
 
-def rho_counts_adaptive(*, rho_counts, relation, n_replaced, releases_seen):
+def class_moments_sensitivity(*, relation, group_size=1):
+    """L2 sensitivity ``Delta_m`` of the class moments along any fixed unit
+    direction (Lemma 18.16).
+
+    A record adds ``(1, a(x) x / R)`` to its class's block and ``(u^T a(x)
+    x)^2 / R^2 in [0, 1]`` to one pooled coordinate. Replacing a unit of ``g``
+    records moves them by at most ``sqrt(5) g`` (the class block's ``2 g`` of
+    Lemma 18.12 and ``g`` on the square); zeroing it out by at most ``sqrt(3)
+    g``. Both are attained, for every direction.
+
+    Parameters
+    ----------
+    relation : {"replace", "zero_out"}
+    group_size : int, default=1
+
+    Returns
+    -------
+    sensitivity : float
+
+    Examples
+    --------
+    >>> from skforget.accounting import class_moments_sensitivity
+    >>> round(class_moments_sensitivity(relation="replace"), 6)
+    2.236068
+    """
+    count_sensitivity(relation=relation, group_size=group_size)  # validates
+    g = check_int(group_size, "group_size")
+    return (math.sqrt(5.0) if relation == "replace" else math.sqrt(3.0)) * g
+
+
+def rho_counts_adaptive(*, rho_counts, relation, n_replaced, releases_seen,
+                        statistics="counts"):
     """The counts' part of the adaptive deletion figure (eq. 18.3).
 
     Against a requester that saw ``s`` earlier releases, each of which carried
@@ -245,6 +305,8 @@ def rho_counts_adaptive(*, rho_counts, relation, n_replaced, releases_seen):
     relation : {"replace", "zero_out"}
     n_replaced : int
     releases_seen : int
+    statistics : {"counts", "class_means", "class_moments"}, default="counts"
+        The kind of release (its deletion factor, :func:`count_deletion_factor`).
 
     Returns
     -------
@@ -252,8 +314,8 @@ def rho_counts_adaptive(*, rho_counts, relation, n_replaced, releases_seen):
     """
     rho_counts = check_nonnegative(rho_counts, "rho_counts")
     s = check_int(releases_seen, "releases_seen")
-    return s * rho_counts * count_deletion_factor(relation=relation,
-                                                  n_replaced=n_replaced)
+    return s * rho_counts * count_deletion_factor(
+        relation=relation, n_replaced=n_replaced, statistics=statistics)
 
 
 def noisy_class_counts(counts, *, noise_scale, rng):

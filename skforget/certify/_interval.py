@@ -293,7 +293,26 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
     query = query.toarray() if sp.issparse(query) else np.asarray(query)
     mapped = np.asarray(query, dtype=np.float64) * scale[:, None]
     mid = estimator._midpoint()  # a classifier's (checked above)
-    if mid is not None:
+    tau = estimator._threshold()
+    if tau is not None:
+        # Error threshold (certificates.md, 9.12): the released margin is
+        # w^T x~ - ||w|| tau, with no intercept term; the same run on a
+        # neighbouring database with any w' of the box has a threshold within
+        # delta_tau(k, r) of tau, r the box's largest distance to w, and
+        # ||w'|| tau' ranges over the product of the two intervals.
+        lo, hi = box_margin_bounds(box, np.column_stack(
+            [mapped, np.zeros(len(query))]))
+        w = np.atleast_2d(np.asarray(estimator.coef_, dtype=np.float64))[0]
+        far = np.maximum(np.abs(box.W_hi[0] - w), np.abs(w - box.W_lo[0]))
+        move = float(estimator._threshold_change(k, float(np.linalg.norm(far)))[0])
+        near = np.where((box.W_lo[0] <= 0) & (box.W_hi[0] >= 0), 0.0,
+                        np.minimum(np.abs(box.W_lo[0]), np.abs(box.W_hi[0])))
+        reach = np.maximum(np.abs(box.W_lo[0]), np.abs(box.W_hi[0]))
+        corners = [a * t for a in (float(np.linalg.norm(near)),
+                                   float(np.linalg.norm(reach)))
+                   for t in (tau - move, tau + move)]
+        lo, hi = lo - max(corners), hi - min(corners)
+    elif mid is not None:
         # Class-mean midpoint (certificates.md, 9.11): the released margin is
         # w^T (x~ - c), with no intercept term; the same run on a neighbouring
         # database moves c by at most delta_c(k), which any w' of the box
@@ -307,7 +326,7 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
     else:
         lo, hi = box_margin_bounds(box, np.column_stack(
             [mapped, np.full(len(query), estimator._intercept_scaling())]))
-    if mid is None and "noisy_class_count_" in estimator.__dict__:
+    if mid is None and tau is None and "noisy_class_count_" in estimator.__dict__:
         # The released margins carry the prevalence offset, which the same
         # run on a neighbouring database moves by at most this much (its count
         # noise is the same draw; certificates.md, Section 9.10).

@@ -74,6 +74,15 @@ class _ClusterRows:
                                  self._shards.each(self._token, n_classes))
         return np.sum(list(parts), axis=0).astype(np.float64)
 
+    def score_squares(self, direction):
+        """Sum of the squared scores of the mapped rows along ``direction``
+        over every shard (the caller adds the noise of Section 18.12 on the
+        driver)."""
+        direction = np.asarray(direction, dtype=np.float64)
+        parts = self._shards.map("score_squares",
+                                 self._shards.each(self._token, direction))
+        return float(np.sum(list(parts)))
+
     async def _sum(self, W, b, G, Gb, loss_code, batch):
         parts = await self._shards.call_all(
             "gradient", self._shards.each(self._token, W, b, loss_code, batch,

@@ -147,6 +147,11 @@ class _Shard:
         class statistics, before the driver adds the noise)."""
         return self._maps[source].design.class_sums(n_classes)
 
+    def score_squares(self, source, direction):
+        """Sum of this shard's squared scores along ``direction`` (Section
+        18.12's pooled square, before the driver adds the noise)."""
+        return self._maps[source].design.score_squares(direction)
+
     def set_layout(self, source, order, bounds):
         m = self._maps[source]
         m.order = np.ascontiguousarray(order, dtype=np.int64)
