@@ -189,7 +189,7 @@ fig.tight_layout()
 plt.show()
 
 # %%
-# The private model spends 5 % of its budget on its class counts, class sums
+# The private model spends 10 % of its budget on its class counts, class sums
 # and squared scores (noisy, redrawn at every deletion) and sets its intercept
 # to the error-minimising threshold of a Gaussian model of its scores
 # (privacy-accounting.md, Section 18.12): it decides for the error, as the

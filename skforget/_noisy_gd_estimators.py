@@ -157,10 +157,10 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         and the deletion certificate is unchanged. 0 turns them off
         (decisions at the trained intercept, all of the budget to training);
         unused for three classes or more and with a ``class_weight`` dict.
-        "auto" is 0.05, spent only with ``C="auto"`` (with an explicit ``C``
+        "auto" is 0.10, spent only with ``C="auto"`` (with an explicit ``C``
         the model keeps its raw threshold, as ``LogisticRegression(C=...)``
         does) and when the table is large enough for the statistics' noise
-        (``n_samples >= 20 sigma_m``, about 750 rows at ``epsilon=1``);
+        (``n_samples >= 20 sigma_m``, about 530 rows at ``epsilon=1``);
         always with ``class_weight="balanced"``.
     C : float or "auto", default="auto"
         Inverse regularisation strength, as in ``LogisticRegression``: the

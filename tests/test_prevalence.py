@@ -22,6 +22,7 @@ from sklearn.metrics import balanced_accuracy_score
 
 from skforget import EditRequest, NoisyGDClassifier
 from skforget import accounting as acc
+from skforget._tasks import AUTO_PREVALENCE_SHARE
 from skforget._validation import segment_rng
 
 dp_rdp = pytest.importorskip("dp_accounting.rdp.rdp_privacy_accountant")
@@ -119,7 +120,7 @@ def test_guarantee_composes_counts_and_training():
     # The estimator's own conversion (exact Gaussian, Section 21): GDP
     # composes as rho adds, so the split is read with it (18.10).
     assert g.conversion == "gaussian"
-    b = acc.prevalence_budget(epsilon=1.0, delta=g.delta, share=0.05,
+    b = acc.prevalence_budget(epsilon=1.0, delta=g.delta, share=AUTO_PREVALENCE_SHARE,
                               method="gaussian", statistics="class_moments")
     assert g.rho_counts == pytest.approx(b.rho_counts)
     assert g.count_noise == pytest.approx(b.noise_scale)
@@ -333,7 +334,7 @@ def test_auto_spends_no_counts_with_an_explicit_C():
 
 
 def test_auto_spends_counts_only_where_their_noise_is_small():
-    from skforget._tasks import AUTO_MIN_ROWS_PER_NOISE, AUTO_PREVALENCE_SHARE
+    from skforget._tasks import AUTO_MIN_ROWS_PER_NOISE
 
     for n in (300, 700, 760, 3000):
         X, y = _rare_table(n=n, p=0.3)
@@ -537,7 +538,7 @@ def test_output_perturbation_releases_counts_at_every_refit():
     # The estimator's own conversion (exact Gaussian, Section 21): GDP
     # composes as rho adds, so the split is read with it (18.10).
     assert g.conversion == "gaussian"
-    b = acc.prevalence_budget(epsilon=1.0, delta=g.delta, share=0.05,
+    b = acc.prevalence_budget(epsilon=1.0, delta=g.delta, share=AUTO_PREVALENCE_SHARE,
                               method="gaussian", statistics="class_moments")
     assert g.rho_counts == pytest.approx(b.rho_counts)
     assert g.epsilon <= 1.0 + 1e-9 and g.target_epsilon == 1.0

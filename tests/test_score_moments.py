@@ -460,9 +460,9 @@ def test_continuation_never_reads_the_moments(monkeypatch):
 
 
 def test_auto_spends_on_large_tables_with_the_default_C_only():
-    X, y = _table(n=600, p=0.3)
+    X, y = _table(n=450, p=0.3)
     small = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
-    assert small.privacy_guarantee_.rho_counts == 0  # 600 < 20 sigma_m
+    assert small.privacy_guarantee_.rho_counts == 0  # 450 < 20 sigma_m
     assert not hasattr(small, "noisy_score_square_")
     X, y = _table(n=2000, p=0.3)
     assert NoisyGDClassifier(classes=[0, 1], random_state=0).fit(
