@@ -283,33 +283,6 @@ def test_a_deletion_without_a_pass_redraws_the_statistics():
     assert clf.intercept_[0] == -float(clf.coef_[0] @ clf._midpoint())
 
 
-def test_continuation_never_reads_the_statistics(monkeypatch):
-    """G4 with shared noise: two models whose fits differ only in the noise
-    of their class statistics are bitwise equal after a continuation edit."""
-    from skforget._tasks import _PrivateClassifierMixin
-
-    X, y = _rare_table(n=3000, p=0.1)
-    kw = dict(classes=[0, 1], random_state=1, class_weight="balanced",
-              max_lazy_records=0)
-    a = NoisyGDClassifier(**kw).fit(X, y)
-    orig = _PrivateClassifierMixin._redraw_counts
-
-    def other_fit_noise(self, exact_counts, noise_scale, *, segment, **kw):
-        orig(self, exact_counts, noise_scale, segment=segment, **kw)
-        if segment == 0:
-            self.noisy_class_sum_ = self.noisy_class_sum_ + 3.0
-
-    monkeypatch.setattr(_PrivateClassifierMixin, "_redraw_counts", other_fit_noise)
-    b = NoisyGDClassifier(**kw).fit(X, y)
-    monkeypatch.setattr(_PrivateClassifierMixin, "_redraw_counts", orig)
-    assert a.intercept_[0] != b.intercept_[0]
-    for m in (a, b):
-        _edited(m, X, y, [0])
-    assert a.privacy_guarantee_.deletion.steps > 0
-    np.testing.assert_array_equal(a.coef_, b.coef_)
-    np.testing.assert_array_equal(a.intercept_, b.intercept_)
-
-
 # --- certificates.md 9.11 -------------------------------------------------------------
 @pytest.mark.parametrize("k", [1, 3])
 def test_ball_bounds_contain_the_same_noise_counterfactual(k):

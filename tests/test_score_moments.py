@@ -433,27 +433,34 @@ def test_deletion_redraws_the_moments_on_the_edited_rows(how):
     assert cert.rho_adaptive >= cert.rho_deletion + 0.6 * g.rho_counts * (1 - 1e-12)
 
 
-def test_continuation_never_reads_the_moments(monkeypatch):
+@pytest.mark.parametrize("class_weight, name, shift", [
+    (None, "noisy_score_square_", 50.0), ("balanced", "noisy_class_sum_", 3.0)])
+def test_continuation_never_reads_the_statistics(monkeypatch, class_weight, name,
+                                                 shift):
     """G4 with shared noise: two models whose fits differ only in the noise
-    of their class moments are bitwise equal after a continuation edit."""
+    of their class statistics (the moments of 18.12, or the midpoint's class
+    sums of 18.11) are bitwise equal after a continuation edit."""
     from skforget._tasks import _PrivateClassifierMixin
 
     X, y = _table(n=3000, p=0.1)
-    kw = dict(classes=[0, 1], random_state=1, max_lazy_records=0)
+    kw = dict(classes=[0, 1], random_state=1, max_lazy_records=0,
+              class_weight=class_weight)
     a = NoisyGDClassifier(**kw).fit(X, y)
     orig = _PrivateClassifierMixin._redraw_counts
 
     def other_fit_noise(self, exact_counts, noise_scale, *, segment, **kw):
         orig(self, exact_counts, noise_scale, segment=segment, **kw)
         if segment == 0:
-            self.noisy_score_square_ = self.noisy_score_square_ + 50.0
+            setattr(self, name, getattr(self, name) + shift)
 
     monkeypatch.setattr(_PrivateClassifierMixin, "_redraw_counts", other_fit_noise)
     b = NoisyGDClassifier(**kw).fit(X, y)
     monkeypatch.setattr(_PrivateClassifierMixin, "_redraw_counts", orig)
     assert a.intercept_[0] != b.intercept_[0]
     for m in (a, b):
-        _edited(m, X, y, [0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            _edited(m, X, y, [0])
     assert a.privacy_guarantee_.deletion.steps > 0
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.intercept_, b.intercept_)

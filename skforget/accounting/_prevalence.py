@@ -265,7 +265,8 @@ def class_moments_sensitivity(*, relation, group_size=1):
     x)^2 / R^2 in [0, 1]`` to one pooled coordinate. Replacing a unit of ``g``
     records moves them by at most ``sqrt(5) g`` (the class block's ``2 g`` of
     Lemma 18.12 and ``g`` on the square); zeroing it out by at most ``sqrt(3)
-    g``. Both are attained, for every direction.
+    g``, for every direction with ``||u|| <= 1``. Both are attained when
+    ``||u|| = 1`` and there are two features or more.
 
     Parameters
     ----------
