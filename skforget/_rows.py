@@ -249,10 +249,12 @@ def class_sums(X, scale, codes, n_classes):
     scale = np.asarray(scale, dtype=np.float64)
     out = np.zeros((n_classes, X.shape[1]))
     for lo, hi in _row_blocks(X):
-        onehot = sp.csr_matrix((scale[lo:hi], (codes[lo:hi], np.arange(hi - lo))),
-                               shape=(n_classes, hi - lo))
-        part = onehot @ _float64_rows(X, lo, hi)
-        out += part.toarray() if sp.issparse(part) else part
+        # The block's scale factors in their classes' columns: one product.
+        onehot = np.zeros((hi - lo, n_classes))
+        onehot[np.arange(hi - lo), codes[lo:hi]] = scale[lo:hi]
+        rows = _float64_rows(X, lo, hi)
+        out += (rows.T @ onehot).T if sp.issparse(rows) else onehot.T @ rows
+        del rows  # before the next block's copy: one block in memory at a time
     return out
 
 
@@ -265,9 +267,9 @@ def _row_blocks(X, elements=1 << 16):
 
 
 def _float64_rows(X, lo, hi):
-    rows = X[lo:hi]
-    return rows.astype(np.float64) if sp.issparse(rows) else np.asarray(
-        rows, dtype=np.float64)
+    if sp.issparse(X):  # one block: the whole matrix, copied only if not float64
+        return X.astype(np.float64, copy=False)
+    return np.asarray(X[lo:hi], dtype=np.float64)
 
 
 def score_squares(X, scale, direction):
