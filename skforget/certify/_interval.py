@@ -207,6 +207,16 @@ def box_margin_bounds(box, rows):
     return mid - rad, mid + rad
 
 
+def box_coef_norms(box):
+    """Least and largest ``||w'||`` over the box, per output: each coordinate
+    at its interval's point nearest to 0 (0 when the interval holds it), or
+    farthest from 0."""
+    lo, hi = np.abs(box.W_lo), np.abs(box.W_hi)
+    near = np.where((box.W_lo <= 0) & (box.W_hi >= 0), 0.0, np.minimum(lo, hi))
+    return (np.sqrt(np.sum(near ** 2, axis=1)),
+            np.sqrt(np.sum(np.maximum(lo, hi) ** 2, axis=1)))
+
+
 def interval_certify(estimator, X, y, X_query, k, mode="remove"):
     """Certify predictions of a fitted classifier with the AGT interval box.
 
@@ -305,11 +315,7 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
         w = np.atleast_2d(np.asarray(estimator.coef_, dtype=np.float64))[0]
         far = np.maximum(np.abs(box.W_hi[0] - w), np.abs(w - box.W_lo[0]))
         move = float(estimator._threshold_change(k, float(np.linalg.norm(far)))[0])
-        near = np.where((box.W_lo[0] <= 0) & (box.W_hi[0] >= 0), 0.0,
-                        np.minimum(np.abs(box.W_lo[0]), np.abs(box.W_hi[0])))
-        reach = np.maximum(np.abs(box.W_lo[0]), np.abs(box.W_hi[0]))
-        corners = [a * t for a in (float(np.linalg.norm(near)),
-                                   float(np.linalg.norm(reach)))
+        corners = [float(a[0]) * t for a in box_coef_norms(box)
                    for t in (tau - move, tau + move)]
         lo, hi = lo - max(corners), hi - min(corners)
     elif mid is not None:
@@ -319,9 +325,7 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
         # turns into at most max ||w'|| delta_c(k).
         lo, hi = box_margin_bounds(box, np.column_stack(
             [mapped - mid[None, :], np.zeros(len(query))]))
-        w_max = np.sqrt(np.sum(np.maximum(np.abs(box.W_lo), np.abs(box.W_hi)) ** 2,
-                               axis=1))
-        move = w_max[None, :] * estimator._midpoint_change(k)
+        move = box_coef_norms(box)[1][None, :] * estimator._midpoint_change(k)
         lo, hi = lo - move, hi + move
     else:
         lo, hi = box_margin_bounds(box, np.column_stack(
