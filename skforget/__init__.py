@@ -24,6 +24,7 @@ from skforget.accounting import (
     PrivacyLedger,
 )
 from skforget.exceptions import (
+    CoarseRangeWarning,
     DataDependentStepError,
     NotCertifiableError,
     PrivacyBudgetWarning,
@@ -36,6 +37,7 @@ __version__ = "0.1.0.dev0"
 _install_legacy_paths()
 
 __all__ = [
+    "CoarseRangeWarning",
     "DataDependentStepError",
     "Database",
     "DatabaseVersion",

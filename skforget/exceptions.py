@@ -3,6 +3,7 @@
 """Warnings and errors raised by skforget."""
 
 __all__ = [
+    "CoarseRangeWarning",
     "DataDependentStepError",
     "NotCertifiableError",
     "PrivacyLeakWarning",
@@ -24,6 +25,18 @@ class PrivacyBudgetWarning(PrivacyLeakWarning):
     Raised, for instance, when scikit-learn's ``GridSearchCV`` or
     ``cross_val_score`` fits a private estimator many times on overlapping
     rows. Shown once per distinct message.
+    """
+
+
+class CoarseRangeWarning(UserWarning):
+    """A private range kept a single bin: the column keeps little of its spread.
+
+    Raised by :class:`~skforget.preprocessing.PrivateStandardScaler` (and the
+    private pipeline that uses it) when a column's released range is one bin
+    of the noisy log histogram: the transform then clips the column to a
+    factor-of-two interval (or to the bin around 0), so most of its values
+    land on the range's ends. It is computed from the released ``bounds_``
+    alone. The remedy is more budget for the preprocessing, or public bounds.
     """
 
 

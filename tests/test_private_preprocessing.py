@@ -22,6 +22,7 @@ from skforget.accounting import (
     rho_to_epsilon,
 )
 from skforget.exceptions import (
+    CoarseRangeWarning,
     DataDependentStepError,
     NotCertifiableError,
     PrivacyLeakWarning,
@@ -35,11 +36,14 @@ from skforget.preprocessing import (
     PrivateStandardScaler,
     PrivateTableEncoder,
 )
-from skforget.preprocessing._private import (
-    _noisy_counts,
+from skforget.preprocessing._numeric import (
+    _bin_edges,
+    _bins,
     _noisy_histogram,
     _noisy_sums,
+    _single_bin,
 )
+from skforget.preprocessing._private import _noisy_counts
 
 STEPS = [PrivateStandardScaler, PrivateSimpleImputer, PrivateOneHotEncoder,
          PrivateTableEncoder]
@@ -385,6 +389,7 @@ def test_adaptive_figure_is_stated_at_the_guarantee_delta():
 def test_reported_rho_is_the_rho_of_the_noise_drawn(monkeypatch):
     # Every release goes through one of three functions; record the noise each
     # was given and check the reported figure is exactly what it costs.
+    import skforget.preprocessing._numeric as num
     import skforget.preprocessing._private as mod
 
     spent = []
@@ -401,11 +406,11 @@ def test_reported_rho_is_the_rho_of_the_noise_drawn(monkeypatch):
     for relation in ("replace", "zero_out"):
         spent.clear()
         g = 2
-        monkeypatch.setattr(mod, "_noisy_histogram", spy(
-            mod._noisy_histogram,
+        monkeypatch.setattr(num, "_noisy_histogram", spy(
+            num._noisy_histogram,
             histogram_sensitivity(relation=relation, group_size=g)))
-        monkeypatch.setattr(mod, "_noisy_sums", spy(
-            mod._noisy_sums, moments_sensitivity(relation=relation, group_size=g)))
+        monkeypatch.setattr(num, "_noisy_sums", spy(
+            num._noisy_sums, moments_sensitivity(relation=relation, group_size=g)))
         monkeypatch.setattr(mod, "_noisy_counts", spy(
             mod._noisy_counts,
             histogram_sensitivity(relation=relation, group_size=g)))
@@ -688,3 +693,55 @@ def test_a_small_wide_table_warns_that_preprocessing_is_mostly_noise():
             make_private_pipeline(NoisyGDClassifier(classes=[0, 1]),
                                   epsilon=1.0).fit(X, y)
         assert any("mostly noise" in str(r.message) for r in rec) == warns, n
+
+
+def test_single_bin_is_exactly_one_bins_edges():
+    n_bins = _bins(np.zeros(0))[1]
+    edges = [_bin_edges(b) for b in range(n_bins)]
+    assert all(_single_bin(lo, hi) for lo, hi in edges)
+    # Two adjacent bins, or any wider range, are not one bin.
+    assert not any(_single_bin(edges[b][0], edges[b + 1][1])
+                   for b in range(n_bins - 1))
+    assert not _single_bin(8.0, 128.0) and not _single_bin(-1.0, 1.0)
+
+
+def _coarse_warnings(scaler, X):
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        scaler.fit(X)
+    return [r for r in rec if issubclass(r.category, CoarseRangeWarning)]
+
+
+def test_a_range_of_one_bin_warns_naming_the_column():
+    """A 0/1 column whose zeros are too few to clear the bounds threshold is
+    clipped to [1, 2], i.e. made constant: the scaler says so, naming it; a
+    well-spread column at ample budget does not warn."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    X = pd.DataFrame({"flag": (rng.random(n) < 0.9).astype(float),
+                      "age": rng.normal(40, 10, n)})
+    scaler = PrivateStandardScaler(rho=0.002, random_state=0)
+    rec = _coarse_warnings(scaler, X)
+    assert scaler.bounds_[0].tolist() == [1.0, 2.0]
+    assert np.ptp(scaler.transform(X)[:, 0]) == 0.0   # what the warning is about
+    assert len(rec) == 1
+    message = str(rec[0].message)
+    assert "'flag' [1, 2]" in message and "'age'" not in message
+    assert "1 of 2 column(s)" in message
+    assert not _coarse_warnings(PrivateStandardScaler(rho=1.0, random_state=0),
+                                X[["age"]])
+
+
+def test_the_coarse_range_warning_reads_only_the_released_bounds():
+    """Two fits on different rows with the same released bounds (and the same
+    public parameters) give the same message: it is a function of bounds_."""
+    rng = np.random.default_rng(1)
+    a = pd.DataFrame({"x": np.full(3000, 5.0)})
+    b = pd.DataFrame({"x": rng.uniform(4.0, 8.0, 3000)})
+    messages = []
+    for X in (a, b):
+        scaler = PrivateStandardScaler(rho=0.05, random_state=0)
+        rec = _coarse_warnings(scaler, X)
+        assert scaler.bounds_[0].tolist() == [4.0, 8.0]
+        messages.append(str(rec[0].message))
+    assert messages[0] == messages[1]

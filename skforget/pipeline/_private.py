@@ -14,7 +14,7 @@ from skforget._public import register_pipeline_class, split_preprocessing
 from skforget._validation import Interval, StrOptions, user_stacklevel
 from skforget.pipeline._forget import ForgetPipeline, _atomic_tree
 from skforget.preprocessing import PrivateTableEncoder
-from skforget.preprocessing._private import BOUNDS_SHARE
+from skforget.preprocessing._numeric import BOUNDS_SHARE, bounds_threshold
 
 __all__ = ["PrivatePipeline", "make_private_pipeline"]
 
@@ -147,8 +147,8 @@ class PrivatePipeline(ForgetPipeline):
         # A column gets its step's share split over the columns, and its
         # bounds BOUNDS_SHARE of that (Section 19.3); the noise of one count:
         rho = budget.rho_preprocessing / n_private / n_columns * BOUNDS_SHARE
-        sigma = accounting.gaussian_noise_for_rho(
-            rho=rho, sensitivity=accounting.histogram_sensitivity(**unit))
+        sigma, _ = bounds_threshold(rho, unit.get("relation", "replace"),
+                                    unit.get("group_size", 1))
         if sigma > n / 8.0:
             warnings.warn(
                 f"On {n} rows and {n_columns} columns at epsilon={self.epsilon:g}, "

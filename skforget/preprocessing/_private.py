@@ -13,10 +13,10 @@ estimator's.
 import functools
 import hashlib
 import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.stats import norm
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils.validation import (
     _check_feature_names,
@@ -27,16 +27,18 @@ from sklearn.utils.validation import (
 from skforget import accounting
 from skforget._utils import restore_on_error
 from skforget._validation import Interval, StrOptions, segment_rng
+from skforget.exceptions import CoarseRangeWarning
+from skforget.preprocessing._numeric import (
+    BOUNDS_SHARE,
+    _private_bounds,
+    _private_moments,
+    _single_bin,
+    bounds_threshold,
+)
 
 __all__ = ["PrivateOneHotEncoder", "PrivateSimpleImputer", "PrivateStandardScaler",
            "PrivateTableEncoder"]
 
-# Log bins of the bounds histogram (privacy-accounting.md, Section 19.2).
-K_MIN, K_MAX = -10, 50
-# Probability that some empty bin of a column passes the bounds threshold.
-BOUNDS_FALSE_BIN = 1e-3
-# Share of a numeric column's rho spent on its bounds (the rest: moments).
-BOUNDS_SHARE = 1 / 3
 MISSING = "<missing>"
 INFREQUENT = "infrequent"
 
@@ -145,75 +147,6 @@ def _noisy_counts(column, words, sigma):
     values, counts = np.unique(column, return_counts=True)
     return {v: c + _value_noise(words, v, sigma)
             for v, c in zip(values, counts, strict=True)}
-
-
-# --- numbers: bounds and moments ------------------------------------------------------
-
-def _bins(values):
-    """Bin index of each observed value in the log-binned histogram (Sec. 19.2)."""
-    n_mag = K_MAX - K_MIN + 1
-    a = np.abs(values)
-    with np.errstate(divide="ignore"):
-        k = np.floor(np.log2(np.where(a > 0, a, 1.0))).astype(np.int64)
-    k = np.clip(k, K_MIN, K_MAX)
-    zero = a < 2.0**K_MIN
-    idx = np.where(values > 0, n_mag + 1 + (k - K_MIN), n_mag - 1 - (k - K_MIN))
-    return np.where(zero, n_mag, idx), 2 * n_mag + 1
-
-
-def _bin_edges(b):
-    n_mag = K_MAX - K_MIN + 1
-    if b == n_mag:
-        return -(2.0**K_MIN), 2.0**K_MIN
-    k = (b - n_mag - 1 if b > n_mag else n_mag - 1 - b) + K_MIN
-    low, high = 2.0**k, 2.0 ** (k + 1)
-    return (low, high) if b > n_mag else (-high, -low)
-
-
-def _noisy_histogram(values, sigma, rng):
-    """The released histogram of Lemma 19.1 (the only read of the rows)."""
-    observed = values[~np.isnan(values)]
-    idx, n_bins = _bins(observed)
-    counts = np.bincount(idx, minlength=n_bins).astype(float)
-    return counts + sigma * rng.standard_normal(n_bins)
-
-
-def _noisy_sums(values, lo, hi, sigma, rng):
-    """The released sums of Lemma 19.2 (the only read of the rows)."""
-    observed = values[~np.isnan(values)]
-    u = (np.clip(observed, lo, hi) - lo) / (hi - lo)
-    # Correctly rounded sums: the release does not depend on the rows' order.
-    sums = np.array([math.fsum(u), math.fsum(u * u), float(u.size)])
-    return sums + sigma * rng.standard_normal(3)
-
-
-def _private_bounds(values, rho, relation, group_size, rng):
-    """Lemma 19.1: lo, hi from the noisy log histogram (a third of the column's
-    rho, ``BOUNDS_SHARE``)."""
-    sigma = accounting.gaussian_noise_for_rho(
-        rho=rho, sensitivity=accounting.histogram_sensitivity(
-            relation=relation, group_size=group_size))
-    noisy = _noisy_histogram(values, sigma, rng)
-    # An empty bin passes with probability BOUNDS_FALSE_BIN / n_bins: a
-    # spurious far bin would stretch the range by orders of magnitude.
-    threshold = sigma * float(norm.isf(BOUNDS_FALSE_BIN / noisy.size))
-    kept = np.flatnonzero(noisy > threshold)
-    if kept.size == 0:
-        kept = np.array([int(np.argmax(noisy))])
-    return _bin_edges(int(kept[0]))[0], _bin_edges(int(kept[-1]))[1]
-
-
-def _private_moments(values, lo, hi, rho, relation, group_size, rng):
-    """Lemma 19.2: centre and scale from the noisy sums of (u, u^2, 1)."""
-    sigma = accounting.gaussian_noise_for_rho(
-        rho=rho, sensitivity=accounting.moments_sensitivity(
-            relation=relation, group_size=group_size))
-    noisy = _noisy_sums(values, lo, hi, sigma, rng)
-    m = max(noisy[2], 1.0)
-    mean = min(max(noisy[0] / m, 0.0), 1.0)
-    # Floor: twice the noise of the sum of squares, divided by the count.
-    var = max(noisy[1] / m - mean * mean, 2.0 * sigma / m, 1e-4)
-    return lo + (hi - lo) * mean, (hi - lo) * math.sqrt(min(var, 0.25))
 
 
 def _atomic(fit):
@@ -387,7 +320,34 @@ class PrivateStandardScaler(_NumericStep):
 
     def _fit(self, X, rng):
         self.center_, self.scale_ = self._fit_columns(X, rng)
+        self._warn_if_coarse()
         return self
+
+    def _warn_if_coarse(self):
+        """Name the columns whose released range is one bin of the histogram.
+
+        Read from ``bounds_`` and public numbers only (the bins are public), so
+        the warning says nothing the fitted attributes do not.
+        """
+        coarse = [j for j, (lo, hi) in enumerate(self.bounds_)
+                  if _single_bin(lo, hi)]
+        if not coarse:
+            return
+        names = [c for c, _, _ in self.privacy_guarantee_.columns]
+        _, need = bounds_threshold(self.rho / len(names) * BOUNDS_SHARE,
+                                   self.relation, self.group_size)
+        listed = ", ".join(f"{names[j]!r} [{self.bounds_[j, 0]:.6g}, "
+                           f"{self.bounds_[j, 1]:.6g}]" for j in coarse[:5])
+        more = f" and {len(coarse) - 5} more" if len(coarse) > 5 else ""
+        warnings.warn(
+            f"{type(self).__name__}: the private range of {len(coarse)} of "
+            f"{len(names)} column(s) is a single bin of the log histogram: "
+            f"{listed}{more}. Their values are clipped to it, so they keep "
+            f"little more than their sign or octave. At rho={self.rho:.3g} a "
+            f"bin needs about {need:.0f} records to be kept; give the "
+            "preprocessing more budget (rho, or make_private_pipeline's "
+            "preprocessing_share) or public bounds (PublicScaler).",
+            CoarseRangeWarning, stacklevel=3)
 
     def transform(self, X):
         """``(clip(X, lo, hi) - center_) / scale_``; missing values become 0.
