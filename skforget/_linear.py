@@ -125,6 +125,11 @@ class _BasePrivateLinear(BaseEstimator):
     ``set_params`` changed since (privacy-accounting.md, Section 16).
     """
 
+    #: Whose default regularisation ``C="auto"`` / ``alpha="auto"`` is
+    #: (:func:`~skforget.accounting.coef_norm_growth`; Section 8.5): noisy GD's,
+    #: unless a solver says otherwise (output perturbation does).
+    _mechanism = "noisy_gd"
+
     #: Hyper-parameters an edit takes as they are now: they bound work, print
     #: public numbers, seed the noise (a seed is flagged in the guarantee),
     #: choose which prediction certificates are tracked on the side or where
@@ -406,7 +411,7 @@ class _BasePrivateLinear(BaseEstimator):
                                         method=self._dp_conversion())
         return accounting.default_regularization(
             sensitivity=S, n_params=n_params, rho=rho, n_samples=n_samples,
-            data_norm=self.data_norm)
+            data_norm=self.data_norm, mechanism=self._mechanism)
 
     def _class_weights(self, n_classes):
         """Per-class weights from ``class_weight`` (None: no class weights).

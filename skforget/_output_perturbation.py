@@ -54,6 +54,9 @@ def _count_fields(budget, epsilon, statistics="counts"):
 class _BaseOutputPerturbation(_BasePrivateLinear):
     """Output perturbation: ``fit`` and ``partial_unlearn`` (a refit)."""
 
+    # Whose default regularisation: no growth with rho (Section 8.5).
+    _mechanism = "output_perturbation"
+
     # max_iter bounds the certified solve's fast path only (Theorem 15.2a).
     _free_params = ("max_iter", "verbose", "n_jobs", "random_state", "ledger")
 

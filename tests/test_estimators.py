@@ -18,6 +18,7 @@ from skforget import (
     EditRequest,
     NoisyGDClassifier,
     NoisyGDRegressor,
+    OutputPerturbationClassifier,
     PrivacyLeakWarning,
 )
 from skforget import accounting as acc
@@ -67,6 +68,49 @@ def test_fitted_attributes_binary(binary_data):
     np.testing.assert_allclose(np.log(proba), clf.predict_log_proba(X), rtol=1e-10)
     np.testing.assert_array_equal(clf.predict(X), clf.classes_[proba.argmax(1)])
     assert clf.score(X, y) > 0.8
+
+
+def test_default_regularization_grows_with_rho_for_noisy_gd_only():
+    """Section 8.5: at and below the rho of epsilon = 1 (delta = 1e-5) the
+    nominal norm is Theta_0; above, noisy GD's grows as sqrt(rho / rho_ref) up
+    to 16x, and output perturbation's does not grow."""
+    ref = acc.epsilon_to_rho(epsilon=1.0, delta=1e-5, method="gaussian")
+    assert acc.coef_norm_growth(ref) == 1.0
+    assert acc.coef_norm_growth(ref / 3) == 1.0
+    assert acc.coef_norm_growth(4 * ref) == pytest.approx(2.0, rel=1e-12)
+    assert acc.coef_norm_growth(256 * ref) == pytest.approx(16.0, rel=1e-12)
+    assert acc.coef_norm_growth(1e6) == 16.0
+    assert acc.coef_norm_growth(4 * ref, mechanism="output_perturbation") == 1.0
+    with pytest.raises(ValueError, match="mechanism"):
+        acc.coef_norm_growth(1.0, mechanism="sgd")
+    kw = dict(sensitivity=1.0, n_params=11, n_samples=2000)
+    for rho in (ref / 2, ref, 9 * ref, 1e4):
+        grown = acc.default_regularization(rho=rho, **kw)
+        flat = acc.default_regularization(rho=rho, mechanism="output_perturbation",
+                                          **kw)
+        assert grown == pytest.approx(flat / acc.coef_norm_growth(rho), rel=1e-12)
+    # An explicit nominal norm is used as given.
+    assert acc.default_regularization(rho=9 * ref, coef_norm=2.0, **kw) == \
+        acc.default_regularization(rho=9 * ref, mechanism="output_perturbation", **kw)
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 10))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = (X[:, 0] > 0).astype(int)
+    ngd = {e: NoisyGDClassifier(epsilon=e, classes=[0, 1], random_state=0).fit(X, y)
+           for e in (1.0, 8.0)}
+    opc = {e: OutputPerturbationClassifier(epsilon=e, classes=[0, 1],
+                                           random_state=0).fit(X, y)
+           for e in (1.0, 8.0)}
+    # Same data and sensitivity: at epsilon = 1 the two defaults agree, at
+    # epsilon = 8 noisy GD's is smaller by the growth factor.
+    assert ngd[1.0].privacy_guarantee_.regularization == pytest.approx(
+        opc[1.0].privacy_guarantee_.regularization, rel=1e-12)
+    rho8 = acc.epsilon_to_rho(epsilon=8.0, delta=1e-5, method="gaussian")
+    assert ngd[8.0].privacy_guarantee_.regularization == pytest.approx(
+        opc[8.0].privacy_guarantee_.regularization / acc.coef_norm_growth(rho8),
+        rel=1e-12)
+    assert acc.coef_norm_growth(rho8) == pytest.approx(6.2154, rel=1e-4)
 
 
 @pytest.mark.parametrize("multi_class", ["multinomial", "ovr"])

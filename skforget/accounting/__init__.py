@@ -119,6 +119,7 @@ from skforget.accounting._preprocessing import (
     split_private_pipeline,
 )
 from skforget.accounting._recipes import (
+    coef_norm_growth,
     cs23_recipe,
     default_regularization,
     init_variance,
@@ -172,6 +173,7 @@ __all__ = [
     "class_statistics_sensitivity",
     "count_noise_scale",
     "count_sensitivity",
+    "coef_norm_growth",
     "coupling_distance",
     "cs23_recipe",
     "default_delta",

@@ -22,10 +22,41 @@ from skforget.accounting._noisy_gd import _log_inv, rho_deletion
 #: Coefficient norm, in units of ``1 / data_norm``, that the default
 #: regularisation balances the privacy noise against (Section 8.5).
 DEFAULT_COEF_NORM = 2.0
+#: The rho of (epsilon, delta) = (1, 1e-5) under the Gaussian profile (21.5):
+#: above it, noisy GD's nominal coefficient norm grows as sqrt(rho / RHO_REFERENCE).
+RHO_REFERENCE = 0.03592570232741472
+#: The largest growth of the nominal norm (reached near epsilon = 27 at
+#: delta = 1e-5): beyond it lambda would make the fit ill-conditioned (a
+#: condition number over 1e5 on unit rows) for no measured gain.
+MAX_COEF_NORM_GROWTH = 16.0
+MECHANISMS = ("noisy_gd", "output_perturbation")
+
+
+def coef_norm_growth(rho, *, mechanism="noisy_gd"):
+    """Factor by which the default's nominal coefficient norm grows with ``rho``.
+
+    ``min(16, max(1, sqrt(rho / RHO_REFERENCE)))`` for noisy GD, whose noise in
+    the data's curved directions does not grow as ``lambda`` falls; 1 for output
+    perturbation, whose noise does (privacy-accounting.md, Section 8.5).
+
+    Examples
+    --------
+    >>> from skforget.accounting import coef_norm_growth
+    >>> coef_norm_growth(0.03), round(coef_norm_growth(1.387828976), 2)
+    (1.0, 6.22)
+    >>> coef_norm_growth(1.387828976, mechanism="output_perturbation")
+    1.0
+    """
+    rho = check_positive(rho, "rho")
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism={mechanism!r} is not one of {MECHANISMS}.")
+    if mechanism == "output_perturbation":
+        return 1.0
+    return min(MAX_COEF_NORM_GROWTH, max(1.0, math.sqrt(rho / RHO_REFERENCE)))
 
 
 def default_regularization(*, sensitivity, n_params, rho, n_samples, data_norm=1.0,
-                           coef_norm=None):
+                           coef_norm=None, mechanism="noisy_gd"):
     """Default L2 strength ``lambda`` from public numbers (Section 8.5).
 
     The expected excess risk of the private model is about the Gibbs level
@@ -34,6 +65,8 @@ def default_regularization(*, sensitivity, n_params, rho, n_samples, data_norm=1
     ``Theta = coef_norm / data_norm`` the sum is least at
     ``lam = S sqrt(p / (2 rho)) / (Theta N)``, i.e. ``C = 1 / (lam N)`` grows with
     epsilon and shrinks with the number of parameters and the sensitivity.
+    For noisy GD, ``Theta`` itself grows above the ``rho`` of ``epsilon = 1``
+    (:func:`coef_norm_growth`), so ``C`` grows as ``rho`` there.
 
     Parameters
     ----------
@@ -47,7 +80,10 @@ def default_regularization(*, sensitivity, n_params, rho, n_samples, data_norm=1
         Public bound on the norm of a row.
     coef_norm : float or None, default=None
         Nominal coefficient norm ``Theta``, in units of ``1 / data_norm``; None for
-        2.
+        2, grown with ``rho`` as ``mechanism`` says.
+    mechanism : {"noisy_gd", "output_perturbation"}, default="noisy_gd"
+        Whose default: :func:`coef_norm_growth` (an explicit ``coef_norm`` is used
+        as given).
 
     Returns
     -------
@@ -59,14 +95,17 @@ def default_regularization(*, sensitivity, n_params, rho, n_samples, data_norm=1
     >>> round(default_regularization(sensitivity=1.0, n_params=31, rho=0.03,
     ...                              n_samples=1000), 6)
     0.011365
+    >>> round(default_regularization(sensitivity=1.0, n_params=31, rho=1.0,
+    ...                              n_samples=1000), 7)
+    0.0003731
     """
     S = check_positive(sensitivity, "sensitivity")
     p = check_int(n_params, "n_params", low=1)
     rho = check_positive(rho, "rho")
     N = check_positive(n_samples, "n_samples")
     R = check_positive(data_norm, "data_norm")
-    theta = (DEFAULT_COEF_NORM if coef_norm is None
-             else check_positive(coef_norm, "coef_norm")) / R
+    theta = (DEFAULT_COEF_NORM * coef_norm_growth(rho, mechanism=mechanism)
+             if coef_norm is None else check_positive(coef_norm, "coef_norm")) / R
     return S * math.sqrt(p / (2.0 * rho)) / (theta * N)
 
 
