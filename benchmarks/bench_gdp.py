@@ -99,16 +99,23 @@ def run_table(name, *, seeds, log, max_rows=MAX_ROWS):
                               classes=classes, max_iter=1)
     _fit(probe, X_tr, y_tr)
     lam_old = probe.privacy_guarantee_.regularization
-    assert abs(probe._plan.rho_target / rho_old - 1) < 1e-9
+    # The plan's target is what training gets; the class statistics (Section
+    # 18.12, prevalence_share="auto") take the rest of the same rho.
+    rho_total = probe._plan.rho_target + probe.privacy_guarantee_.rho_counts
+    assert abs(rho_total / rho_old - 1) < 1e-9
     assert abs(probe._plan.rho_deletion_target / rho_dd_old - 1) < 1e-9
     C_old = 1.0 / (lam_old * n)
+    # With an explicit C, prevalence_share="auto" spends nothing; the fixed-
+    # lambda arm keeps the share the defaults spent, so only the noise differs.
+    share_old = probe.privacy_guarantee_.rho_counts / rho_total
     for seed in range(seeds):
         order = ("new", "old", "new_old_lambda")
         order = order[seed % 3:] + order[:seed % 3]  # interleaved
         for label in order:
             eps, eps_dd = (eps_old, eps_dd_old) if label == "old" else \
                 (EPSILON, EPSILON / 10)
-            extra = {"C": C_old} if label == "new_old_lambda" else {}
+            extra = {"C": C_old, "prevalence_share": round(share_old, 12)} \
+                if label == "new_old_lambda" else {}
             model = NoisyGDClassifier(epsilon=eps, deletion_epsilon=eps_dd,
                                       classes=classes, random_state=seed, **extra)
             seconds = _fit(model, X_tr, y_tr)
@@ -120,7 +127,7 @@ def run_table(name, *, seeds, log, max_rows=MAX_ROWS):
                 "majority_share": float(np.mean(pred == majority)),
                 "sigma": g.noise_scale, "rho": g.rho, "epsilon": g.epsilon,
                 "regularization": g.regularization, "fit_seconds": seconds,
-                "passes": float(model.n_iter_[0]) / max(1, g.n_batches),
+                "passes": float(model.n_iter_[0]),   # n_iter_ counts passes
                 "edit_mode": model._plan.edit_mode,
                 "noise_factor": model._plan.noise_factor})
     plan_rho_old = epsilon_to_rho(epsilon=eps_old, delta=delta, method="gaussian")

@@ -36,8 +36,9 @@ def coef_norm_growth(rho, *, mechanism="noisy_gd"):
     """Factor by which the default's nominal coefficient norm grows with ``rho``.
 
     ``min(16, max(1, sqrt(rho / RHO_REFERENCE)))`` for noisy GD, whose noise in
-    the data's curved directions does not grow as ``lambda`` falls; 1 for output
-    perturbation, whose noise does (privacy-accounting.md, Section 8.5).
+    the data's curved directions grows as ``1 / lambda``; 1 for output
+    perturbation, whose noise grows as ``1 / lambda**2`` in every direction
+    (privacy-accounting.md, Section 8.5).
 
     Examples
     --------
