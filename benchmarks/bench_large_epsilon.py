@@ -84,8 +84,9 @@ def _arm(params, X, y, X_te, y_te, majority, requests, seed):
         seconds.append(time.perf_counter() - start)
         with_pass += model.privacy_guarantee_.deletion.passes > 0
         Xc, yc = request.apply()
-    out.update(unlearn_median=float(np.median(seconds)), requests_with_pass=with_pass,
-               refit_over_unlearn=fit_seconds / float(np.median(seconds)))
+    out.update(unlearn_median=float(np.median(seconds)),
+               unlearn_mean=float(np.mean(seconds)), requests_with_pass=with_pass,
+               refit_over_unlearn=fit_seconds / float(np.mean(seconds)))
     return out
 
 
@@ -144,16 +145,23 @@ def markdown(per_table, seeds, requests):
                     f"{_med(recs, 'passes'):.0f}", "/".join(modes),
                     f"{_med(recs, 'lazy_records'):.0f}",
                     f"{_med(recs, 'requests_with_pass'):.0f} / {requests}",
+                    f"{1e3 * _med(recs, 'fit_seconds'):.3g} ms",
+                    f"{1e3 * _med(recs, 'unlearn_median'):.3g} / "
+                    f"{1e3 * _med(recs, 'unlearn_mean'):.3g} ms",
                     f"{_med(recs, 'refit_over_unlearn'):.1f}x"])
     head = ["table", "epsilon", "default", "lambda", "acc", "bal acc", "AUC",
             "majority", "passes", "edit mode", "lazy records",
-            "requests with a pass", "refit / partial_unlearn"]
+            "requests with a pass", "fit", "request median / mean",
+            "fit / mean request"]
     return "\n".join([
         f"`NoisyGDClassifier(epsilon=eps)` at its defaults (**grown**, Section 8.5) "
         "against the same with `C` set to the default without the growth "
         f"(**epsilon=1 rule**); medians over {seeds} noise seed(s), both arms in "
         f"each round; then {requests} single-record deletions per model. "
-        "`refit / partial_unlearn` is the fit's time over the median request's.",
+        "`fit / mean request` is the arm's own fit time over its mean request "
+        "time (the mean counts the requests that pass over the data; the median "
+        "request makes no pass in either arm). A shorter fit lowers the ratio "
+        "too: compare the fit and request columns.",
         "", md_table(head, rows)])
 
 

@@ -5,8 +5,9 @@
 :class:`~skforget.OutputPerturbationClassifier` (one certified solve plus one
 Gaussian vector; deletion by refit) and :class:`~skforget.NoisyGDClassifier`
 (noisy passes; deletion by ``partial_unlearn``) with the same privacy
-parameters (epsilon, delta='auto', relation, clip_norm="auto", C="auto", so the
-same regularisation) on the bundled breast_cancer and digits sets and a
+parameters (epsilon, delta='auto', relation, clip_norm="auto", C="auto": the
+same regularisation up to epsilon = 1; above it noisy GD's default grows,
+privacy-accounting.md, Section 8.5) on the bundled breast_cancer and digits sets and a
 200000 x 100 synthetic set (20000 rows with ``--smoke``). Measured, in one run:
 
 * fit time (interleaved rounds, medians) and held-out accuracy at epsilon=1;
@@ -192,7 +193,9 @@ def run(*, smoke=False, out_dir=None, log=print, out=None):
         records.append(rec)
     md = [
         "Same privacy parameters for both (epsilon, delta='auto', replace-one, "
-        "clip_norm='auto', C='auto' hence the same lambda, max_edit_size=1); "
+        "clip_norm='auto', C='auto', max_edit_size=1): the same lambda up to "
+        "epsilon = 1; above it noisy GD's default C grows as rho (Section 8.5), "
+        "output perturbation's does not; "
         f"{'1 seed' if smoke else '10 seeds (3 on synthetic)'} per accuracy, "
         f"{rounds} interleaved round(s) per "
         "timing (medians). Held-out accuracy.",

@@ -170,10 +170,12 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         (``epsilon``, the sensitivity set by ``clip_norm``, the number of
         parameters; privacy-accounting.md, Section 8.5); differential privacy
         needs more regularisation than the non-private default of 1.0. Above
-        ``epsilon=1`` it grows as the budget's rho (6.2 times the earlier
-        rule at ``epsilon=8``), so the model approaches ``LogisticRegression``
-        as the noise fades; an explicit ``C`` makes deletions cheaper there
-        (more of them are served without a pass).
+        ``epsilon=1`` it grows as the budget's rho, up to 16 times (6.2 times
+        the ``epsilon=1`` rule at ``epsilon=8``, ``delta=1e-5``), so the model
+        approaches ``LogisticRegression`` as the noise fades. A smaller ``C``
+        serves more deletions without a pass; the ``epsilon=1`` rule's value
+        is this default divided by
+        :func:`~skforget.accounting.coef_norm_growth` of the target's rho.
     multi_class : {"multinomial", "ovr"}, default="multinomial"
         Model for three classes or more: one softmax model (never clipped,
         sensitivity ``sqrt(2) R``), or one binary model per class trained jointly

@@ -29,14 +29,16 @@ class PrivacyBudgetWarning(PrivacyLeakWarning):
 
 
 class CoarseRangeWarning(UserWarning):
-    """A private range kept a single bin: the column keeps little of its spread.
+    """A private range kept a single bin: the column may keep little of its spread.
 
     Raised by :class:`~skforget.preprocessing.PrivateStandardScaler` (and the
     private pipeline that uses it) when a column's released range is one bin
     of the noisy log histogram: the transform then clips the column to a
-    factor-of-two interval (or to the bin around 0), so most of its values
-    land on the range's ends. It is computed from the released ``bounds_``
-    alone. The remedy is more budget for the preprocessing, or public bounds.
+    factor-of-two interval (or to the bin around 0). Unless the column's
+    values do lie within it, they land on the range's ends and the column
+    keeps little more than its sign or octave. It is computed from the
+    released ``bounds_`` alone. The remedy is more budget for the
+    preprocessing, or public bounds.
     """
 
 

@@ -89,6 +89,8 @@ def test_default_regularization_grows_with_rho_for_noisy_gd_only():
         flat = acc.default_regularization(rho=rho, mechanism="output_perturbation",
                                           **kw)
         assert grown == pytest.approx(flat / acc.coef_norm_growth(rho), rel=1e-12)
+    with pytest.raises(ValueError, match="mechanism"):
+        acc.default_regularization(rho=1.0, coef_norm=2.0, mechanism="sgd", **kw)
     # An explicit nominal norm is used as given.
     assert acc.default_regularization(rho=9 * ref, coef_norm=2.0, **kw) == \
         acc.default_regularization(rho=9 * ref, mechanism="output_perturbation", **kw)

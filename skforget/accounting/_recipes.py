@@ -26,8 +26,8 @@ DEFAULT_COEF_NORM = 2.0
 #: above it, noisy GD's nominal coefficient norm grows as sqrt(rho / RHO_REFERENCE).
 RHO_REFERENCE = 0.03592570232741472
 #: The largest growth of the nominal norm (reached near epsilon = 27 at
-#: delta = 1e-5): beyond it lambda would make the fit ill-conditioned (a
-#: condition number over 1e5 on unit rows) for no measured gain.
+#: delta = 1e-5): at 64, the near non-private fit (epsilon = 1e4) no longer
+#: converged in scikit-learn's class-weight check (privacy-accounting.md, 8.5).
 MAX_COEF_NORM_GROWTH = 16.0
 MECHANISMS = ("noisy_gd", "output_perturbation")
 
@@ -51,9 +51,11 @@ def coef_norm_growth(rho, *, mechanism="noisy_gd"):
     rho = check_positive(rho, "rho")
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism={mechanism!r} is not one of {MECHANISMS}.")
-    if mechanism == "output_perturbation":
+    # At and below the reference (up to the last bits of its root, which
+    # differ between builds) the epsilon = 1 rule holds exactly.
+    if mechanism == "output_perturbation" or rho <= RHO_REFERENCE * (1 + 1e-9):
         return 1.0
-    return min(MAX_COEF_NORM_GROWTH, max(1.0, math.sqrt(rho / RHO_REFERENCE)))
+    return min(MAX_COEF_NORM_GROWTH, math.sqrt(rho / RHO_REFERENCE))
 
 
 def default_regularization(*, sensitivity, n_params, rho, n_samples, data_norm=1.0,
@@ -105,8 +107,9 @@ def default_regularization(*, sensitivity, n_params, rho, n_samples, data_norm=1
     rho = check_positive(rho, "rho")
     N = check_positive(n_samples, "n_samples")
     R = check_positive(data_norm, "data_norm")
-    theta = (DEFAULT_COEF_NORM * coef_norm_growth(rho, mechanism=mechanism)
-             if coef_norm is None else check_positive(coef_norm, "coef_norm")) / R
+    growth = coef_norm_growth(rho, mechanism=mechanism)   # validates mechanism
+    theta = (DEFAULT_COEF_NORM * growth if coef_norm is None
+             else check_positive(coef_norm, "coef_norm")) / R
     return S * math.sqrt(p / (2.0 * rho)) / (theta * N)
 
 

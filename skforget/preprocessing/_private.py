@@ -26,7 +26,7 @@ from sklearn.utils.validation import (
 
 from skforget import accounting
 from skforget._utils import restore_on_error
-from skforget._validation import Interval, StrOptions, segment_rng
+from skforget._validation import Interval, StrOptions, segment_rng, user_stacklevel
 from skforget.exceptions import CoarseRangeWarning
 from skforget.preprocessing._numeric import (
     BOUNDS_SHARE,
@@ -342,12 +342,13 @@ class PrivateStandardScaler(_NumericStep):
         warnings.warn(
             f"{type(self).__name__}: the private range of {len(coarse)} of "
             f"{len(names)} column(s) is a single bin of the log histogram: "
-            f"{listed}{more}. Their values are clipped to it, so they keep "
-            f"little more than their sign or octave. At rho={self.rho:.3g} a "
-            f"bin needs about {need:.0f} records to be kept; give the "
+            f"{listed}{more}. Values outside it are clipped to its ends: unless "
+            "a column's values do lie within that factor of two (or at 0), it "
+            f"keeps little more than its sign or octave. At rho={self.rho:.3g} "
+            f"a bin needs about {need:.0f} records to be kept; give the "
             "preprocessing more budget (rho, or make_private_pipeline's "
             "preprocessing_share) or public bounds (PublicScaler).",
-            CoarseRangeWarning, stacklevel=3)
+            CoarseRangeWarning, stacklevel=user_stacklevel())
 
     def transform(self, X):
         """``(clip(X, lo, hi) - center_) / scale_``; missing values become 0.
