@@ -23,11 +23,10 @@ from skforget._linear import (
 )
 from skforget._rows import (
     class_counts,
-    class_sums,
+    class_sums_and_square,
     plan_weighting,
     project_rows,
     row_weights,
-    score_squares,
 )
 from skforget._solver import effective_n_jobs, initial_draw, run_segment
 from skforget._utils import check_sample_weight, no_interrupts, restore_on_error
@@ -766,12 +765,14 @@ class _BaseNoisyGD(_BasePrivateLinear):
                 trained = self.__dict__["_trained_intercept"]
                 codes = self._encode_targets(np.asarray(edits.y), fit=False)[0]
                 rows = self._edited_rows(codes, edits)
+                # One read for both: the coefficients, hence u, do not change.
+                u, _ = accounting.unit_direction(np.atleast_2d(self.coef_)[0])
+                sums, square = class_sums_and_square(
+                    rows.X, rows.scale, rows.codes, len(self.classes_), u)
                 self._redraw_counts(
                     lambda: self._edited_class_counts(codes, edits),
                     previous.count_noise, segment=len(previous.edits) + 1,
-                    exact_sums=lambda: class_sums(rows.X, rows.scale, rows.codes,
-                                                  len(self.classes_)),
-                    exact_square=lambda u: score_squares(rows.X, rows.scale, u),
+                    exact_sums=lambda: sums, exact_square=lambda _u: square,
                     coef=self.coef_, statistics=previous.class_statistics)
                 self._publish_intercept(trained)
         self.n_unlearn_iter_ = 0
@@ -789,12 +790,11 @@ class _BaseNoisyGD(_BasePrivateLinear):
         return class_counts(codes, K) - class_counts(removed, K)
 
     def _edited_rows(self, codes, edits):
-        """The mapped rows (and their class codes) of the database a pure
-        deletion leaves, read once, no gradient: what its fresh class sums
-        and squared scores are computed from (Sections 18.11, 18.12)."""
+        """The mapped rows and codes of the database a pure deletion leaves,
+        read once (Sections 18.11, 18.12): deleted rows stay in place, scaled
+        by 0 (exact zeros, no copy; only their public positions shape blocks)."""
         X = self._validate_rows(edits.X, reset=False, order=None)
         X, scale, _ = project_rows(X, self._param("data_norm"), clip_rows=True)
-        keep = np.ones(len(codes), dtype=bool)
-        keep[np.asarray(edits.delete, dtype=np.int64)] = False
-        keep = np.flatnonzero(keep)
-        return SimpleNamespace(X=X[keep], scale=scale[keep], codes=codes[keep])
+        scale = np.array(scale, dtype=np.float64)
+        scale[np.asarray(edits.delete, dtype=np.int64)] = 0.0
+        return SimpleNamespace(X=X, scale=scale, codes=codes)

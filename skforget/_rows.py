@@ -245,17 +245,7 @@ def class_sums(X, scale, codes, n_classes):
     """Sums of each class's mapped rows ``a_i x_i`` (a binary classifier's
     class statistics, Sections 18.11 and 18.12), in float64, as a dense
     ``(n_classes, d)`` array: a function of the rows and their labels only."""
-    codes = np.asarray(codes).astype(np.int64)
-    scale = np.asarray(scale, dtype=np.float64)
-    out = np.zeros((n_classes, X.shape[1]))
-    for lo, hi in _row_blocks(X):
-        # The block's scale factors in their classes' columns: one product.
-        onehot = np.zeros((hi - lo, n_classes))
-        onehot[np.arange(hi - lo), codes[lo:hi]] = scale[lo:hi]
-        rows = _float64_rows(X, lo, hi)
-        out += (rows.T @ onehot).T if sp.issparse(rows) else onehot.T @ rows
-        del rows  # before the next block's copy: one block in memory at a time
-    return out
+    return class_sums_and_square(X, scale, codes, n_classes)[0]
 
 
 def _row_blocks(X, elements=1 << 16):
@@ -276,13 +266,30 @@ def score_squares(X, scale, direction):
     """Sum over the rows of the squared scores ``(u^T a_i x_i)^2`` along a
     direction ``u`` (Section 18.12's pooled square, before its noise), in
     float64: a function of the rows and ``u`` only."""
-    u = np.asarray(direction, dtype=np.float64)
+    return class_sums_and_square(X, scale, None, 0, direction)[1]
+
+
+def class_sums_and_square(X, scale, codes, n_classes, direction=None):
+    """:func:`class_sums` (when ``codes`` is given) and :func:`score_squares`
+    (when ``direction`` is) in one read of the rows, a block of rows at a time
+    in float64: a deletion served without a pass reads them for both."""
     scale = np.asarray(scale, dtype=np.float64)
-    total = 0.0
+    if codes is not None:
+        codes = np.asarray(codes).astype(np.int64)
+    u = None if direction is None else np.asarray(direction, dtype=np.float64)
+    out, total = np.zeros((n_classes, X.shape[1])), 0.0
     for lo, hi in _row_blocks(X):
-        scores = np.asarray(_float64_rows(X, lo, hi) @ u).ravel() * scale[lo:hi]
-        total += float(scores @ scores)
-    return total
+        rows = _float64_rows(X, lo, hi)
+        if codes is not None:
+            # The block's scale factors in their classes' columns: one product.
+            onehot = np.zeros((hi - lo, n_classes))
+            onehot[np.arange(hi - lo), codes[lo:hi]] = scale[lo:hi]
+            out += (rows.T @ onehot).T if sp.issparse(rows) else onehot.T @ rows
+        if u is not None:
+            scores = np.asarray(rows @ u).ravel() * scale[lo:hi]
+            total += float(scores @ scores)
+        del rows  # before the next block's copy: one block in memory at a time
+    return out, total
 
 
 @dataclass(frozen=True)

@@ -385,6 +385,28 @@ def test_defaults_decide_like_logistic_regression():
         assert np.mean(pred == yt) > np.mean(pred_offset == yt) + 0.02
 
 
+def test_a_deletion_without_a_pass_reads_nothing_of_the_deleted_rows():
+    """The redraw of a deletion served without a pass reads the database in
+    place, the deleted rows scaled by 0: two requests that differ only in the
+    deleted rows' values and labels release bit-identical statistics (same
+    fitted model, same noise)."""
+    X, y = _table(n=3000, p=0.2)
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=3).fit(X, y)
+    drop = np.array([int(np.flatnonzero(y == 1)[0]), 5, 17])
+    X2, y2 = X.copy(), y.copy()
+    X2[drop] = np.random.default_rng(1).normal(scale=50.0, size=(3, X.shape[1]))
+    y2[drop] = 1 - y2[drop]
+    released = []
+    for rows, labels in ((X, y), (X2, y2)):
+        model = pickle.loads(pickle.dumps(clf))
+        _edited(model, rows, labels, drop)
+        assert model.privacy_guarantee_.deletion.without_pass
+        released.append((model.noisy_class_count_, model.noisy_class_sum_,
+                         model.noisy_score_square_, model.intercept_))
+    for a, b in zip(*released, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("how", ["without_pass", "continue", "retrain"])
 def test_deletion_redraws_the_moments_on_the_edited_rows(how):
     """Theorem 18.18 (ii): after an edit, the statistics are the edited
