@@ -230,6 +230,24 @@ def write_json(path, obj):
         f.write("\n")
 
 
+def write_standalone(out_dir, stem, section):
+    """Write ``{stem}.md`` and ``{stem}.json`` for a scenario run alone with
+    ``--out-dir``: its markdown under a line naming the machine, the versions,
+    the commit and the command; its data with the machine."""
+    out_dir = Path(out_dir)
+    info = machine_info()
+    write_json(out_dir / f"{stem}.json", {"machine": info, **section.data})
+    versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items() if v)
+    machine = (f"Measured {info['date']} on {info['cpu_model']}, "
+               f"{info['cpu_count']} cores (shared with other jobs), "
+               f"{info['memory_gib']} GiB; Python {info['python']}; {versions}; "
+               f"git {info['git_commit']}. Command: `python benchmarks/"
+               f"bench_{stem}.py --out-dir benchmarks/results`. Raw numbers in "
+               f"`{stem}.json`.")
+    (out_dir / f"{stem}.md").write_text(
+        f"# {section.title}\n\n{machine}\n\n{section.markdown}\n")
+
+
 def scenario_main(run, description, argv=None, *, add_arguments=None):
     """Command line of one scenario run alone: ``--smoke``, print its table.
 

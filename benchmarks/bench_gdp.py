@@ -32,10 +32,9 @@ the noise variance is ``rho_improved / rho_gaussian`` times the old one.
 
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
-from _common import Section, md_table, scenario_main
+from _common import Section, md_table, scenario_main, write_standalone
 from _data import MissingDataset
 from _tables import MAX_ROWS, load_table, represent
 from sklearn.metrics import accuracy_score, balanced_accuracy_score
@@ -218,19 +217,7 @@ def run(*, smoke=False, out_dir=None, log=print, tables=None, seeds=None):
     section.data = {"variance_ratios": ratios, "tables": per_table,
                     "skipped": skipped}
     if out_dir is not None and not smoke:
-        from _common import machine_info, write_json
-
-        out_dir = Path(out_dir)
-        info = machine_info()
-        write_json(out_dir / "gdp.json", {"machine": info, **section.data})
-        versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items() if v)
-        machine = (f"Measured {info['date']} on {info['cpu_model']}, "
-                   f"{info['cpu_count']} cores (shared with other jobs), "
-                   f"{info['memory_gib']} GiB; Python {info['python']}; {versions}; "
-                   f"git {info['git_commit']}. Command: `python benchmarks/"
-                   "bench_gdp.py --out-dir benchmarks/results`. Raw numbers in "
-                   "`gdp.json`.")
-        (out_dir / "gdp.md").write_text(f"# {section.title}\n\n{machine}\n\n{md}\n")
+        write_standalone(out_dir, "gdp", section)
     return section
 
 

@@ -26,10 +26,9 @@ Run: ``python benchmarks/bench_large_epsilon.py --out-dir benchmarks/results``.
 
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
-from _common import Section, md_table, scenario_main
+from _common import Section, md_table, scenario_main, write_standalone
 from _data import MissingDataset
 from _tables import MAX_ROWS, load_table, represent
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, roc_auc_score
@@ -187,20 +186,7 @@ def run(*, smoke=False, out_dir=None, log=print, tables=None, seeds=None):
     section.markdown = md
     section.data = {"tables": per_table, "skipped": skipped}
     if out_dir is not None and not smoke:
-        from _common import machine_info, write_json
-
-        out_dir = Path(out_dir)
-        info = machine_info()
-        write_json(out_dir / "large_epsilon.json", {"machine": info, **section.data})
-        versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items() if v)
-        machine = (f"Measured {info['date']} on {info['cpu_model']}, "
-                   f"{info['cpu_count']} cores (shared with other jobs), "
-                   f"{info['memory_gib']} GiB; Python {info['python']}; {versions}; "
-                   f"git {info['git_commit']}. Command: `python benchmarks/"
-                   "bench_large_epsilon.py --out-dir benchmarks/results`. Raw "
-                   "numbers in `large_epsilon.json`.")
-        (out_dir / "large_epsilon.md").write_text(
-            f"# {section.title}\n\n{machine}\n\n{md}\n")
+        write_standalone(out_dir, "large_epsilon", section)
     return section
 
 

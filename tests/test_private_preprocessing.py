@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
@@ -95,7 +95,10 @@ def test_a_value_beyond_the_range_acts_only_through_its_bin_and_the_clip(seed, b
     X[0, 0], Y[0, 0] = 2.0**41, big
     a = PrivateStandardScaler(rho=0.2, random_state=seed).fit(X)
     b = PrivateStandardScaler(rho=0.2, random_state=seed).fit(Y)
-    assert a.bounds_[0, 1] < 2.0**41
+    # The premise: the lone record's bin stays below the threshold. Its count
+    # 1 + N(0, 3.87^2) clears the threshold (4.31 sigma) with probability
+    # about 3e-5 (seed 10919 does), and then the range holds it, legitimately.
+    assume(a.bounds_[0, 1] < 2.0**41)
     assert pickle.dumps(a.__dict__) == pickle.dumps(b.__dict__)
 
 
