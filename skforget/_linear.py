@@ -565,8 +565,8 @@ class _BasePrivateLinear(BaseEstimator):
         classifiers override it, Section 18)."""
         return None
 
-    def _redraw_counts(self, exact_counts, noise_scale, *, segment, exact_sums,
-                       exact_square, coef, statistics):
+    def _redraw_counts(self, exact_counts, noise_scale, *, segment, exact_moments,
+                       coef, statistics):
         """Drop and redraw released class statistics (classifiers hold them)."""
 
     def _class_statistics(self):

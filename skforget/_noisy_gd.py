@@ -457,9 +457,9 @@ class _BaseNoisyGD(_BasePrivateLinear):
         self._plan = plan  # before the coefficients: it fixes "auto" scalings
         self._redraw_counts(lambda: design.class_counts(len(self.classes_)),
                             guarantee.count_noise, segment=0,
-                            exact_sums=lambda: design.class_sums(len(self.classes_)),
-                            exact_square=design.score_squares, coef=W,
-                            statistics=guarantee.class_statistics)
+                            exact_moments=lambda u: design.class_moments(
+                                len(self.classes_), u),
+                            coef=W, statistics=guarantee.class_statistics)
         self._set_coefficients(W, b)
         self.n_iter_ = np.array([plan.fit_epochs], dtype=np.int32)
         self.privacy_guarantee_ = guarantee
@@ -733,9 +733,9 @@ class _BaseNoisyGD(_BasePrivateLinear):
         # Fresh counts of the edited database, or none (18.3).
         self._redraw_counts(lambda: design.class_counts(len(self.classes_)),
                             previous.count_noise, segment=segment,
-                            exact_sums=lambda: design.class_sums(len(self.classes_)),
-                            exact_square=design.score_squares, coef=W,
-                            statistics=previous.class_statistics)
+                            exact_moments=lambda u: design.class_moments(
+                                len(self.classes_), u),
+                            coef=W, statistics=previous.class_statistics)
         self._set_coefficients(W, b)
         self.n_unlearn_iter_ = steps // edit.n_batches
         self.privacy_guarantee_ = guarantee
@@ -765,14 +765,11 @@ class _BaseNoisyGD(_BasePrivateLinear):
                 trained = self.__dict__["_trained_intercept"]
                 codes = self._encode_targets(np.asarray(edits.y), fit=False)[0]
                 rows = self._edited_rows(codes, edits)
-                # One read for both: the coefficients, hence u, do not change.
-                u, _ = accounting.unit_direction(np.atleast_2d(self.coef_)[0])
-                sums, square = class_sums_and_square(
-                    rows.X, rows.scale, rows.codes, len(self.classes_), u)
                 self._redraw_counts(
                     lambda: self._edited_class_counts(codes, edits),
                     previous.count_noise, segment=len(previous.edits) + 1,
-                    exact_sums=lambda: sums, exact_square=lambda _u: square,
+                    exact_moments=lambda u: class_sums_and_square(
+                        rows.X, rows.scale, rows.codes, len(self.classes_), u),
                     coef=self.coef_, statistics=previous.class_statistics)
                 self._publish_intercept(trained)
         self.n_unlearn_iter_ = 0

@@ -144,9 +144,9 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
         18.10-18.12)."""
         self._redraw_counts(lambda: design.class_counts(2),
                             0.0 if budget is None else budget.noise_scale,
-                            segment=segment, exact_sums=lambda: design.class_sums(2),
-                            exact_square=design.score_squares, coef=W,
-                            statistics=self._class_statistics())
+                            segment=segment,
+                            exact_moments=lambda u: design.class_moments(2, u),
+                            coef=W, statistics=self._class_statistics())
 
     def _plan_release(self, loss, n, d, n_outputs, delta, weighting):
         """The public plan of one release on ``n`` rows (fit or refit), with

@@ -338,14 +338,11 @@ class Design:
         """Records per class code of these rows (:func:`class_counts`)."""
         return class_counts(self.y, n_classes)
 
-    def class_sums(self, n_classes):
-        """Sums of each class's mapped rows (:func:`class_sums`)."""
-        return class_sums(self.X, self.scale, self.y, n_classes)
-
-    def score_squares(self, direction):
-        """Sum of the squared scores of the mapped rows along ``direction``
-        (:func:`score_squares`)."""
-        return score_squares(self.X, self.scale, direction)
+    def class_moments(self, n_classes, direction=None):
+        """Sums of each class's mapped rows and, along ``direction``, the sum
+        of their squared scores, in one read (:func:`class_sums_and_square`)."""
+        return class_sums_and_square(self.X, self.scale, self.y, n_classes,
+                                     direction)
 
     def gradient_sum(self, W, b, G, Gb, *, loss_code, weight=None, n_threads=1,
                      order=None, lo=0, hi=-1):

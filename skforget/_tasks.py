@@ -165,17 +165,18 @@ class _PrivateClassifierMixin:
             deep=False) else None
         return "class_means" if cw == "balanced" else "class_moments"
 
-    def _redraw_counts(self, exact_counts, noise_scale, *, segment, exact_sums,
-                       exact_square, coef, statistics):
+    def _redraw_counts(self, exact_counts, noise_scale, *, segment, exact_moments,
+                       coef, statistics):
         """Drop the previous release's class statistics (they must not survive
         an edit that removes a record they counted: Section 18.3, "what must
         not be done") and, when this release spends a share on them
         (``noise_scale > 0``), release with a noise stream of their own the
-        current database's ``exact_counts()`` and ``exact_sums()`` (the sums
-        of each class's mapped rows; the class-mean midpoint, Section 18.11)
-        and, for the default error threshold, ``exact_square(u)``, the sum of
-        the squared scores along the direction ``u`` of the coefficients
-        ``coef`` about to be released (Section 18.12). ``statistics`` is the
+        current database's ``exact_counts()`` and ``exact_moments(u)``, one
+        read of the rows giving the sums of each class's mapped rows (the
+        class-mean midpoint, Section 18.11) and, when ``u`` is given, the sum
+        of the squared scores along it: for the default error threshold, the
+        direction of the coefficients ``coef`` about to be released (Section
+        18.12); ``None`` when only the sums are released. ``statistics`` is the
         kind the release's guarantee was planned for (its noise scale's
         sensitivity): an edit of a model pickled with the counts of 18.3
         redraws counts. Call :meth:`_set_coefficients` or
@@ -196,14 +197,14 @@ class _PrivateClassifierMixin:
             return
         if statistics == "class_means":
             counts, sums = noisy_class_statistics(
-                exact_counts(), exact_sums(), noise_scale=noise_scale,
+                exact_counts(), exact_moments(None)[0], noise_scale=noise_scale,
                 data_norm=R, rng=rng)
         else:
             u, _ = unit_direction(np.atleast_2d(coef)[0])
             exact = exact_counts()
             counts, sums, square = noisy_class_moments(
-                exact, exact_sums(), exact_square(u),
-                noise_scale=noise_scale, data_norm=R, rng=rng)
+                exact, *exact_moments(u), noise_scale=noise_scale, data_norm=R,
+                rng=rng)
             self.noisy_score_square_ = square
             # The database's size (public, as the planner's n): the
             # certificates' bound on the rows both databases hold (9.12).

@@ -32,8 +32,8 @@ def same_noise_counterfactual(clf, X, y, drop):
     with cf._fit_hyperparameters():
         cf._redraw_counts(lambda: design.class_counts(2),
                           clf.privacy_guarantee_.count_noise, segment=0,
-                          exact_sums=lambda: design.class_sums(2),
-                          exact_square=design.score_squares, coef=W,
+                          exact_moments=lambda u: design.class_moments(2, u),
+                          coef=W,
                           statistics=clf.privacy_guarantee_.class_statistics)
         cf._set_coefficients(W, b)
     return cf

@@ -475,8 +475,8 @@ def test_margin_bounds_contain_the_same_noise_counterfactual(class_weight):
         rows, scale, _ = project_rows(Xi, 1.0)
         cf._redraw_counts(lambda: np.bincount(yi, minlength=2).astype(float),
                           clf.privacy_guarantee_.count_noise, segment=0,
-                          exact_sums=lambda: class_sums(rows, scale, yi, 2),
-                          exact_square=lambda u: score_squares(rows, scale, u),
+                          exact_moments=lambda u: (class_sums(rows, scale, yi, 2),
+                                                   score_squares(rows, scale, u)),
                           coef=W, statistics=clf.privacy_guarantee_.class_statistics)
         cf._set_coefficients(W, b)
         m = cf.decision_function(query)

@@ -66,22 +66,17 @@ class _ClusterRows:
                                  self._shards.each(self._token, n_classes))
         return np.sum(list(parts), axis=0).astype(np.float64)
 
-    def class_sums(self, n_classes):
-        """Sums of each class's mapped rows over every shard (float64, summed
-        shard by shard; the caller adds the noise of Section 18.11 on the
-        driver)."""
-        parts = self._shards.map("class_sums",
-                                 self._shards.each(self._token, n_classes))
-        return np.sum(list(parts), axis=0).astype(np.float64)
-
-    def score_squares(self, direction):
-        """Sum of the squared scores of the mapped rows along ``direction``
-        over every shard (the caller adds the noise of Section 18.12 on the
-        driver)."""
-        direction = np.asarray(direction, dtype=np.float64)
-        parts = self._shards.map("score_squares",
-                                 self._shards.each(self._token, direction))
-        return float(np.sum(list(parts)))
+    def class_moments(self, n_classes, direction=None):
+        """Sums of each class's mapped rows and, along ``direction``, of their
+        squared scores over every shard, each shard reading its rows once
+        (float64, summed shard by shard; the caller adds the noise of
+        Sections 18.11 and 18.12 on the driver)."""
+        if direction is not None:
+            direction = np.asarray(direction, dtype=np.float64)
+        parts = list(self._shards.map(
+            "class_moments", self._shards.each(self._token, n_classes, direction)))
+        sums = np.sum([p[0] for p in parts], axis=0).astype(np.float64)
+        return sums, float(np.sum([p[1] for p in parts]))
 
     async def _sum(self, W, b, G, Gb, loss_code, batch):
         parts = await self._shards.call_all(

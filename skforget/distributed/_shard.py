@@ -142,15 +142,11 @@ class _Shard:
         the driver adds the noise)."""
         return self._maps[source].design.class_counts(n_classes)
 
-    def class_sums(self, source, n_classes):
-        """Sums of each class's mapped rows in this shard (Section 18.11's
-        class statistics, before the driver adds the noise)."""
-        return self._maps[source].design.class_sums(n_classes)
-
-    def score_squares(self, source, direction):
-        """Sum of this shard's squared scores along ``direction`` (Section
-        18.12's pooled square, before the driver adds the noise)."""
-        return self._maps[source].design.score_squares(direction)
+    def class_moments(self, source, n_classes, direction):
+        """This shard's class sums and squared scores along ``direction``, in
+        one read (Sections 18.11 and 18.12, before the driver adds the
+        noise)."""
+        return self._maps[source].design.class_moments(n_classes, direction)
 
     def set_layout(self, source, order, bounds):
         m = self._maps[source]
