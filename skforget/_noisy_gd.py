@@ -6,7 +6,6 @@ import contextlib
 import dataclasses
 import time
 import warnings
-from types import SimpleNamespace
 
 import numpy as np
 from sklearn.base import _fit_context
@@ -21,13 +20,7 @@ from skforget._linear import (
     _BasePrivateLinear,
     check_edit_weighting,
 )
-from skforget._rows import (
-    class_counts,
-    class_sums_and_square,
-    plan_weighting,
-    project_rows,
-    row_weights,
-)
+from skforget._rows import plan_weighting, row_weights
 from skforget._solver import effective_n_jobs, initial_draw, run_segment
 from skforget._utils import check_sample_weight, no_interrupts, restore_on_error
 from skforget._validation import (
@@ -190,7 +183,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
         budget = self._prevalence_budget(n_outputs, loss, delta, n)
         if budget is not None:
             # Noisy GD gets what the class counts leave of the target (18.2);
-            # the counts add nothing to a deletion certificate (18.4 (ii)).
+            # fresh counts add nothing to a deletion certificate (18.4 (ii)),
+            # kept ones are charged to it against the whole target (12.12).
             if deletion_epsilon > float(self.epsilon):
                 raise ValueError(
                     f"deletion_epsilon={deletion_epsilon!r} must be <= epsilon="
@@ -198,6 +192,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
                     "weaker deletion target would certify nothing (CS23 Theorem "
                     "5.1 assumes eps_dd <= eps_dp).")
             epsilon = budget.epsilon_training
+            public.update(target_deletion_epsilon=deletion_epsilon)
             deletion_epsilon = min(deletion_epsilon, epsilon)
             public.update(rho_counts=budget.rho_counts,
                           count_noise=budget.noise_scale,
@@ -746,9 +741,11 @@ class _BaseNoisyGD(_BasePrivateLinear):
 
     def _certify_without_pass(self, edits, plan, previous, edit):
         """A deletion the current model already certifies (Theorem 12.9): the
-        coefficients stay, a new certificate and database version are taken.
-        No row is read; the request's layout (features, their names) is
-        checked on a zero-row view, as a pass would check it."""
+        coefficients stay, with the class statistics released with them
+        (Theorem 12.12: the certificate charges what they still say about the
+        removed records), and a new certificate and database version are
+        taken. No row is read; the request's layout (features, their names)
+        is checked on a zero-row view, as a pass would check it."""
         X = edits.X
         self._validate_rows(X.iloc[:0] if hasattr(X, "iloc") else X[:0],
                             reset=False, ensure_min_samples=0)
@@ -756,42 +753,9 @@ class _BaseNoisyGD(_BasePrivateLinear):
         if self.verbose:
             print("[skforget] partial_unlearn: no pass over the data (the model "
                   "already certifies the removed records)")
-        if previous.rho_counts > 0:
-            # The coefficients stay; the class statistics are released afresh
-            # on the edited database (one read of the remaining rows): the
-            # previous release held the removed records and must not survive
-            # the edit (18.3, 18.10-18.12). It is all this edit spends.
-            with self._ledger_spending("partial_unlearn", previous.rho_counts):
-                trained = self.__dict__["_trained_intercept"]
-                codes = self._encode_targets(np.asarray(edits.y), fit=False)[0]
-                rows = self._edited_rows(codes, edits)
-                self._redraw_counts(
-                    lambda: self._edited_class_counts(codes, edits),
-                    previous.count_noise, segment=len(previous.edits) + 1,
-                    exact_moments=lambda u: class_sums_and_square(
-                        rows.X, rows.scale, rows.codes, len(self.classes_), u),
-                    coef=self.coef_, statistics=previous.class_statistics)
-                self._publish_intercept(trained)
         self.n_unlearn_iter_ = 0
         self.privacy_guarantee_ = guarantee
         self.database_version_ = edits.version_after
         self._warn_if_adaptive_exceeds(guarantee)
         self._warn_if_constant()
         return self
-
-    def _edited_class_counts(self, codes, edits):
-        """Class counts of the database a pure deletion leaves, from the
-        request's labels alone (``codes``, encoded; no feature row is read)."""
-        K = len(self.classes_)
-        removed = codes[np.asarray(edits.delete, dtype=np.int64)]
-        return class_counts(codes, K) - class_counts(removed, K)
-
-    def _edited_rows(self, codes, edits):
-        """The mapped rows and codes of the database a pure deletion leaves,
-        read once (Sections 18.11, 18.12): deleted rows stay in place, scaled
-        by 0 (exact zeros, no copy; only their public positions shape blocks)."""
-        X = self._validate_rows(edits.X, reset=False, order=None)
-        X, scale, _ = project_rows(X, self._param("data_norm"), clip_rows=True)
-        scale = np.array(scale, dtype=np.float64)
-        scale[np.asarray(edits.delete, dtype=np.int64)] = 0.0
-        return SimpleNamespace(X=X, scale=scale, codes=codes)

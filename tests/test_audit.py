@@ -214,6 +214,30 @@ def test_audit_of_a_deletion_served_without_a_pass(audit_data):
     assert 0.0 <= deletion.epsilon_lower <= deletion.epsilon_certified < 8.0
 
 
+def test_audit_of_a_deletion_served_without_a_pass_with_kept_statistics(audit_data):
+    # Theorem 12.12: the default binary model releases class statistics with
+    # its coefficients; a deletion served without a pass keeps both, and its
+    # certificate charges the statistics at the deletion sensitivity. The
+    # canary test sees the released margin, intercept from the statistics
+    # included, and must stay below that figure.
+    X, y = audit_data
+    clf = NoisyGDClassifier(classes=[0, 1], C=0.5, epsilon=8.0, clip_norm=0.5,
+                            max_edit_size=1, batch_size=None, max_iter=400,
+                            prevalence_share=0.3)
+    fitted = clone(clf).fit(X, y)
+    counts = fitted.noisy_class_count_.copy()
+    fitted.partial_unlearn(EditRequest(X, y, delete=[0]))
+    g = fitted.privacy_guarantee_
+    assert g.deletion.without_pass and g.class_statistics == "class_moments"
+    np.testing.assert_array_equal(fitted.noisy_class_count_, counts)
+    assert g.deletion.rho_deletion > 0.3 * 0.6 * g.rho  # the statistics' share
+    deletion = audit_deletion(clf, X, y, n_trials=300, random_state=1)
+    assert not deletion.violated
+    assert 0.0 <= deletion.epsilon_lower <= deletion.epsilon_certified < 8.0
+    assert deletion.epsilon_certified == pytest.approx(g.deletion.epsilon_deletion,
+                                                       rel=1e-6)
+
+
 def test_audit_of_output_perturbation_stays_below_its_certificate(audit_data):
     # The new mechanism of Section 15: one Gaussian vector on a certified
     # solve; deletion is a refit (kept small: each trial is two solves).

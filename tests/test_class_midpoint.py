@@ -229,7 +229,7 @@ def _edited(clf, X, y, delete, **kw):
     return clf
 
 
-@pytest.mark.parametrize("how", ["without_pass", "continue", "retrain"])
+@pytest.mark.parametrize("how", ["continue", "retrain"])
 def test_deletion_coupling_statistics_equal_reference(how):
     """Theorem 18.14 (ii) with shared noise, by every edit path: the real run
     (record present at fit, then deleted) and the reference run (another
@@ -240,7 +240,7 @@ def test_deletion_coupling_statistics_equal_reference(how):
     X_ref, y_ref = X.copy(), y.copy()
     X_ref[i], y_ref[i] = -X[3], 0
     kw = dict(classes=[0, 1], random_state=3, class_weight="balanced",
-              max_lazy_records="auto" if how == "without_pass" else 0)
+              max_lazy_records=0)
     if how == "continue":
         kw["max_iter"] = 300  # a refit dearer than the continuation
     # A very strong deletion target costs more passes than a refit: retrain.
@@ -251,7 +251,7 @@ def test_deletion_coupling_statistics_equal_reference(how):
     _edited(real, X, y, [i], **request)
     _edited(ref, X_ref, y_ref, [i], **request)
     cert = real.privacy_guarantee_.deletion
-    assert {"without_pass": cert.without_pass, "retrain": cert.retrained,
+    assert {"retrain": cert.retrained,
             "continue": cert.steps > 0 and not cert.retrained}[how]
     np.testing.assert_array_equal(real.noisy_class_count_, ref.noisy_class_count_)
     np.testing.assert_array_equal(real.noisy_class_sum_, ref.noisy_class_sum_)
@@ -260,27 +260,53 @@ def test_deletion_coupling_statistics_equal_reference(how):
     assert cert.rho_adaptive >= cert.rho_deletion + 0.5 * g.rho_counts * (1 - 1e-12)
 
 
-def test_a_deletion_without_a_pass_redraws_the_statistics():
+def test_a_deletion_without_a_pass_keeps_the_statistics_within_their_charge():
+    """Theorem 12.12 by a same-noise coupling: the kept release is the fit's
+    (the exact statistics of the database that held the removed rows plus the
+    fit's noise); the reference release on the edited database with the same
+    noise differs from it by the removed rows' contribution alone, at most
+    r * Delta_del = r * sqrt(2) in noise units, which is what the certificate
+    charges: (Delta_del / sigma)^2 / 2 per record, 0.5 * rho_counts."""
     X, y = _rare_table(n=3000, p=0.2)
     clf = NoisyGDClassifier(classes=[0, 1], class_weight="balanced",
                             random_state=4).fit(X, y)
     coef, trained = clf.coef_.copy(), clf._trained_intercept.copy()
-    _edited(clf, X, y, [5, 7])
+    intercept = clf.intercept_.copy()
+    drop = [5, 7, int(np.flatnonzero(y == 1)[0])]
+    _edited(clf, X, y, drop)
     g = clf.privacy_guarantee_
     assert g.deletion.without_pass and clf.n_unlearn_iter_ == 0
     np.testing.assert_array_equal(clf.coef_, coef)
     np.testing.assert_array_equal(clf._trained_intercept, trained)
-    keep = np.setdiff1d(np.arange(len(y)), [5, 7])
-    rows, scale, _ = project_rows(X[keep], 1.0)
-    rng = segment_rng(4, 1, stream=1)
+    np.testing.assert_array_equal(clf.intercept_, intercept)
+    rng = segment_rng(4, 0, stream=1)  # the fit's statistics stream
     noise_n = rng.normal(0.0, g.count_noise, 2)
     noise_s = rng.normal(0.0, g.count_noise, (2, X.shape[1]))
-    np.testing.assert_allclose(clf.noisy_class_count_,
-                               np.bincount(y[keep]) + noise_n, rtol=1e-15)
+    rows, scale, _ = project_rows(X, 1.0)
+    np.testing.assert_allclose(clf.noisy_class_count_, np.bincount(y) + noise_n,
+                               rtol=1e-15)
     np.testing.assert_allclose(clf.noisy_class_sum_,
-                               class_sums(rows, scale, y[keep], 2) + noise_s,
-                               atol=1e-12)
-    assert clf.intercept_[0] == -float(clf.coef_[0] @ clf._midpoint())
+                               class_sums(rows, scale, y, 2) + noise_s, atol=1e-12)
+    keep = np.setdiff1d(np.arange(len(y)), drop)
+    reference = np.concatenate([
+        np.bincount(y[keep], minlength=2) + noise_n,
+        (class_sums(rows[keep], scale[keep], y[keep], 2) + noise_s).ravel()])
+    kept = np.concatenate([clf.noisy_class_count_, clf.noisy_class_sum_.ravel()])
+    distance = np.linalg.norm(kept - reference)  # in records (R = 1)
+    assert 0.5 < distance <= len(drop) * math.sqrt(2.0) * (1 + 1e-12)
+    # Gaussian closed form: the pair's divergence is q * distance^2 / (2
+    # sigma^2) at most (r sqrt 2)^2 / (2 sigma^2) = r^2 * 0.5 * rho_counts.
+    per_record = 1.0 / g.count_noise ** 2
+    assert per_record == pytest.approx(0.5 * g.rho_counts, rel=1e-12)
+    assert distance ** 2 / (2 * g.count_noise ** 2) <= \
+        len(drop) ** 2 * per_record * (1 + 1e-12)
+    alone = acc.PrivacyGuarantee(**{
+        **{f: getattr(g, f) for f in acc.PrivacyGuarantee.__dataclass_fields__},
+        "rho_counts": 0.0, "edits": ()})
+    assert g.deletion.rho_deletion == pytest.approx(
+        acc.lazy_deletion_rho(clf._plan, alone) + per_record, rel=1e-12)
+    assert g.deletion.rho_deletion_batch == pytest.approx(
+        9 * g.deletion.rho_deletion, rel=1e-12)
 
 
 # --- certificates.md 9.11 -------------------------------------------------------------

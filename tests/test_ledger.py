@@ -244,25 +244,28 @@ def _model(cls=NoisyGDClassifier, **kw):
     return cls(classes=[0, 1], delta=DELTA, **kw)
 
 
-def test_a_deletion_without_a_pass_records_only_fresh_counts(binary_data):
-    """Theorem 12.9: a deletion the model already certifies re-releases the
-    same coefficients, so it spends nothing; a binary model with noisy class
-    counts redraws them (Section 18.10), and that is all it spends."""
+def test_a_deletion_without_a_pass_records_nothing(binary_data):
+    """Theorems 12.9 and 12.12: a deletion the model already certifies
+    re-releases the same coefficients, and the same class statistics when the
+    model has them, so it spends nothing; the next edit that passes over the
+    data draws them afresh and records its release."""
     X, y = binary_data
-    for share, spent in ((0.0, 0), ("auto", None)):
+    for share in (0.0, "auto"):
         ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
         model = NoisyGDClassifier(classes=[0, 1], delta=DELTA, ledger=ledger,
                                   class_weight=None if share == 0.0 else "balanced",
                                   prevalence_share=share, random_state=0).fit(X, y)
+        assert (model.privacy_guarantee_.rho_counts > 0) == (share == "auto")
         model.partial_unlearn(EditRequest(X, y, delete=[0]))
         assert model.privacy_guarantee_.deletion.without_pass
-        entries = ledger.entries
-        if spent == 0:
-            assert len(entries) == 1
-        else:
-            assert len(entries) == 2
-            assert entries[-1].rho == pytest.approx(
-                model.privacy_guarantee_.rho_counts)
+        assert len(ledger.entries) == 1
+        model.partial_unlearn(EditRequest(X[1:], y[1:], delete=[0]),
+                              deletion_epsilon=0.05)
+        g = model.privacy_guarantee_
+        assert not g.deletion.without_pass
+        assert len(ledger.entries) == 2
+        assert ledger.entries[-1].rho == pytest.approx(
+            acc.release_rho(g, model._plan), rel=1e-12)
 
 
 @pytest.mark.parametrize("cls", [NoisyGDClassifier, NoisyGDRegressor,

@@ -172,8 +172,10 @@ def test_deletion_coupling_counts_equal_reference(retrain):
     i = int(np.flatnonzero(y == 1)[0])
     X_ref, y_ref = X.copy(), y.copy()
     X_ref[i], y_ref[i] = X[0], 0  # the slot holds another record in the reference
+    # An edit that passes over the data (a deletion served without one keeps
+    # the fit's counts: test_a_deletion_without_a_pass_keeps_the_counts).
     kw = dict(classes=[0, 1], random_state=3, max_edit_size=1 if retrain else 10,
-              prevalence_share=0.05)
+              prevalence_share=0.05, max_lazy_records=0)
     real = NoisyGDClassifier(**kw).fit(X, y)
     ref = NoisyGDClassifier(**kw).fit(X_ref, y_ref)
     assert not np.allclose(real.noisy_class_count_, ref.noisy_class_count_)
@@ -182,6 +184,7 @@ def test_deletion_coupling_counts_equal_reference(retrain):
         real.partial_unlearn(EditRequest(X, y, delete=[i]))
         ref.partial_unlearn(EditRequest(X_ref, y_ref, delete=[i]))
     np.testing.assert_array_equal(real.noisy_class_count_, ref.noisy_class_count_)
+    assert not real.privacy_guarantee_.deletion.without_pass
     # The deletion certificate is noisy GD's alone (Theorems 18.4 (ii), 18.18);
     # the adaptive one adds the fit's release at the deletion factor 3/5.
     cert = real.privacy_guarantee_.deletion
@@ -221,32 +224,74 @@ def test_adaptive_figure_adds_one_count_term_per_release():
     assert cert.rho_deletion == bare.rho_deletion
 
 
-def test_a_deletion_without_a_pass_redraws_the_counts():
-    """Theorem 12.9 keeps the coefficients, but the statistics held the
-    removed record: they are released afresh on the edited database, from
-    the edit's own stream, the trained intercept stays bitwise, the ledger is
-    charged the statistics alone and the adaptive figure counts them."""
+def test_a_deletion_without_a_pass_keeps_the_counts():
+    """Theorem 12.12: a deletion served without a pass re-releases the fit's
+    pair, coefficients and statistics bit for bit, spends nothing on the
+    ledger, and its certificate charges the kept statistics at the deletion
+    factor (3/5 for the class moments) on top of Theorem 12.9's figure; the
+    adaptive figure counts them once per release that drew them."""
     from skforget import PrivacyLedger
 
     X, y = _rare_table(n=3000)
     ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
     clf = NoisyGDClassifier(classes=[0, 1], random_state=4, delta=1e-5,
                             ledger=ledger).fit(X, y)
-    coef, trained = clf.coef_.copy(), clf._trained_intercept.copy()
+    fitted = {name: np.copy(getattr(clf, name)) for name in (
+        "coef_", "intercept_", "_trained_intercept", "noisy_class_count_",
+        "noisy_class_sum_", "noisy_score_square_")}
+    entries = len(ledger.entries)
+    before = clf.privacy_guarantee_
     i = int(np.flatnonzero(y == 1)[0])
     clf.partial_unlearn(EditRequest(X, y, delete=[i]))
+    clf.partial_unlearn(EditRequest(np.delete(X, i, 0), np.delete(y, i),
+                                    delete=[0, 1]))
     g = clf.privacy_guarantee_
     assert g.deletion.without_pass and clf.n_unlearn_iter_ == 0
-    np.testing.assert_array_equal(clf.coef_, coef)
-    np.testing.assert_array_equal(clf._trained_intercept, trained)
-    noise = segment_rng(4, 1, stream=1).normal(0.0, g.count_noise, size=2)
-    exact = np.bincount(np.delete(y, i), minlength=2)
-    np.testing.assert_allclose(clf.noisy_class_count_, exact + noise, rtol=1e-15)
-    assert clf.intercept_[0] == pytest.approx(trained[0] + clf.intercept_offset_,
-                                              rel=1e-12)
-    assert ledger.entries[-1].rho == pytest.approx(g.rho_counts)
-    # One term per release seen (the fit), at the deletion factor 3/5.
-    assert g.deletion.rho_adaptive >= g.deletion.rho_deletion + 0.6 * g.rho_counts
+    assert not g.deletion.statistics_drawn
+    for name, value in fitted.items():
+        np.testing.assert_array_equal(getattr(clf, name), value)
+    assert len(ledger.entries) == entries  # an identity re-release spends nothing
+    # The certificate: Theorem 12.9's figure of the coefficients alone plus
+    # the kept statistics' at the deletion sensitivity (eq. 12.6).
+    alone = acc.PrivacyGuarantee(**{
+        **{f: getattr(before, f) for f in acc.PrivacyGuarantee.__dataclass_fields__},
+        "rho_counts": 0.0})
+    theta = acc.lazy_deletion_rho(clf._plan, alone)
+    assert theta > 0
+    assert g.deletion.rho_deletion == pytest.approx(theta + 0.6 * g.rho_counts,
+                                                    rel=1e-12)
+    # The three records awaiting a pass, as one unit: 3**2 times the figure.
+    assert g.deletion.n_pending == 3
+    assert g.deletion.rho_pending_group == pytest.approx(
+        9 * g.deletion.rho_deletion, rel=1e-12)
+    # Adaptive: the fit's release (coefficients and statistics) counted once
+    # more, not the first certificate-only edit's identical re-release.
+    assert g.deletion.rho_adaptive == pytest.approx(
+        g.deletion.rho_deletion + theta + 0.6 * g.rho_counts, rel=1e-9)
+
+
+@pytest.mark.parametrize("class_weight", [None, "balanced"])
+def test_zero_out_deletion_without_a_pass_meets_the_whole_target(class_weight):
+    """Theorem 12.12, "Planning": under zero_out the figure (12.6) of a
+    deletion served without a pass is the DP figure itself (deletion factor
+    1 for the coefficients and for every kind of statistics), which meets the
+    default target epsilon_dd = epsilon of the whole release exactly, not the
+    plan's capped share (every such deletion would otherwise retrain); a
+    request for a stronger target gets a pass."""
+    X, y = _rare_table(n=4000, p=0.2)
+    clf = NoisyGDClassifier(classes=[0, 1], relation="zero_out", random_state=0,
+                            class_weight=class_weight).fit(X, y)
+    g = clf.privacy_guarantee_
+    assert g.rho_counts > 0 and g.target_deletion_epsilon == 1.0
+    assert clf._plan.deletion_epsilon < 1.0  # the plan's share
+    clf.partial_unlearn(EditRequest(X, y, delete=[0]))
+    cert = clf.privacy_guarantee_.deletion
+    assert cert.without_pass
+    assert cert.rho_deletion == pytest.approx(g.rho, rel=1e-9)
+    assert cert.epsilon_deletion <= 1.0 + 1e-9
+    clf.partial_unlearn(EditRequest(X[1:], y[1:], delete=[0]),
+                        deletion_epsilon=0.9)
+    assert not clf.privacy_guarantee_.deletion.without_pass
 
 
 def test_the_default_threshold_fixes_the_one_class_model():
@@ -428,8 +473,10 @@ def test_edit_counts_are_fresh_and_have_the_planned_law():
     X, y = _rare_table(n=1000, p=0.2)
     res_fit, res_edit = [], []
     for seed in range(300):
+        # An edit that passes over the data draws fresh statistics (one
+        # served without a pass keeps them, Theorem 12.12).
         clf = NoisyGDClassifier(classes=[0, 1], random_state=seed, max_iter=2,
-                                class_weight="balanced")
+                                class_weight="balanced", max_lazy_records=0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             clf.fit(X, y)
@@ -489,6 +536,42 @@ def test_margin_bounds_contain_the_same_noise_counterfactual(class_weight):
         else:
             move = np.linalg.norm(cf._midpoint() - clf._midpoint())
             assert 0 < move <= clf._midpoint_change(1) + 1e-12
+
+
+@pytest.mark.parametrize("class_weight, p, epsilon, share", [
+    (None, 0.25, 1.0, 0.05),
+    # A rare class (12 records) whose statistics move far when 4 of them go:
+    # evaluated at k=0 instead of k + 4, this bound misses 4 of the margins.
+    ("balanced", 0.02, 8.0, 0.5)])
+def test_forgetting_bounds_cover_the_statistics_a_deletion_kept(class_weight, p,
+                                                                 epsilon, share):
+    """certificates.md 9.11-9.12 with Theorem 12.12: after deletions served
+    without a pass the model keeps the fit's statistics, drawn on rows that
+    included the deleted ones, so the forgetting certificate (k=0, rows
+    deleted by earlier edits included) must contain the same-noise run that
+    never saw them, statistics and all; the statistics' change bound is
+    evaluated that many records away."""
+    from _counterfactual import same_noise_counterfactual
+
+    X, y = _rare_table(n=600, p=p)
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
+                            clip_norm=0.5, class_weight=class_weight,
+                            epsilon=epsilon, prevalence_share=share).fit(X, y)
+    drop = sorted(np.flatnonzero(y == 1)[:4].tolist(), reverse=True)
+    for j, row in enumerate(drop):
+        clf.partial_unlearn(EditRequest(np.delete(X, drop[:j], axis=0),
+                                        np.delete(y, drop[:j]), delete=[row]))
+        assert clf.privacy_guarantee_.deletion.without_pass
+    assert acc.statistics_age(clf.privacy_guarantee_) == 4
+    query = X[:300]
+    lo, hi = clf.decision_function_bounds(query, k=0)
+    m = same_noise_counterfactual(clf, X, y, drop).decision_function(query)
+    assert np.all(lo <= m) and np.all(m <= hi)
+    # Without the rows deleted by earlier edits the bound is that of k=0:
+    # the released margin itself (the counterfactual deleted them too).
+    lo0, hi0 = clf.decision_function_bounds(query, k=0, include_forgotten=False)
+    np.testing.assert_allclose(lo0, clf.decision_function(query), rtol=1e-6,
+                               atol=1e-9)
 
 
 def test_no_intercept_no_counts():

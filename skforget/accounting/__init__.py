@@ -98,6 +98,7 @@ from skforget.accounting._plan import (
     pending_removals,
     plan_training,
     plan_unlearning,
+    statistics_age,
 )
 from skforget.accounting._preprocessing import (
     PipelineBudget,
@@ -214,6 +215,7 @@ __all__ = [
     "release_guarantee",
     "lazy_deletion_rho",
     "pending_removals",
+    "statistics_age",
     "replacement_rho",
     "repetition_gamma",
     "release_rho",

@@ -47,10 +47,16 @@ def _set_state(obj, state):
 
 
 # What a deletion served without a pass leaves (review findings 6-7).
+_REDRAWN = (
+    "on the current database at every edit that passes over the data, and kept "
+    "with the coefficients, charged to the deletion figure, at a deletion served "
+    "without a pass (privacy-accounting.md, Theorem 12.12).")
 _NO_PASS = (
     "served without computation: the coefficients are identical to those before "
     "this request. The removed records' protection is the fit's differential "
-    "privacy, measured against a model trained with an empty record in its place; "
+    "privacy (and that of the class statistics released with them, kept "
+    "unchanged too), measured against a model trained with an empty record in "
+    "its place; "
     "their influence stays in the coefficients until the next pass over the data "
     "(a replacement, an insertion, a stronger target, or more records awaiting a "
     "pass than max_lazy_records allows).")
@@ -108,6 +114,13 @@ class EditCertificate:
     rho_pending_group, epsilon_pending_group : float
         Those ``n_pending`` records together, as one unit (``n_pending**2``
         times the per-unit figure); 0 when ``n_pending`` is 0.
+    statistics_drawn : bool
+        Whether the release after this edit drew its class statistics afresh
+        (a model that releases none: vacuously True). An edit served without
+        a pass keeps those of the last pass and charges them to its deletion
+        figure instead (privacy-accounting.md, Theorem 12.12). True for the
+        edits of a certificate pickled before the field existed: those
+        redrew them.
     """
 
     index: int
@@ -129,6 +142,7 @@ class EditCertificate:
     n_pending: int = 0
     rho_pending_group: float = 0.0
     epsilon_pending_group: float = 0.0
+    statistics_drawn: bool = True
 
     def __setstate__(self, state):
         # A certificate pickled before a field was added lacks it (fields are
@@ -287,7 +301,8 @@ class PrivacyGuarantee:
     rho_counts : float
         Rho-coefficient of the noisy class counts released with the model
         (privacy-accounting.md, Section 18), included in ``rho``; 0 when the
-        model releases none. Redrawn with fresh noise at every edit.
+        model releases none. Redrawn with fresh noise at every edit that
+        passes over the data, kept at one served without a pass (Theorem 12.12).
     count_noise : float
         Standard deviation of the noise on each class count, in records.
     conversion_note : str
@@ -456,7 +471,7 @@ class PrivacyGuarantee:
                 f"released with Gaussian noise of {self.count_noise:.3g} records "
                 "(and as many times data_norm on each coordinate of a sum; "
                 f"Rényi: q*{_fmt(self.rho_counts)} of the figure above), redrawn "
-                "on the current database at every edit.")
+                f"{_REDRAWN}")
         elif self.rho_counts > 0 and self.class_statistics == "class_moments":
             lines.append(
                 "Included: the class counts, the class sums of the rows and the "
@@ -465,13 +480,13 @@ class PrivacyGuarantee:
                 f"of {self.count_noise:.3g} records (as many times data_norm on "
                 "each coordinate of a sum and data_norm**2 on the square; "
                 f"Rényi: q*{_fmt(self.rho_counts)} of the figure above), redrawn "
-                "on the current database at every edit.")
+                f"{_REDRAWN}")
         elif self.rho_counts > 0:
             lines.append(
                 "Included: the class counts behind the intercept offset, released "
                 f"with Gaussian noise of {self.count_noise:.3g} records "
                 f"(Rényi: q*{_fmt(self.rho_counts)} of the figure above), redrawn "
-                "on the current database at every edit.")
+                f"{_REDRAWN}")
         if self.preprocessing:
             lines.append("Preprocessing inside the guarantee, all public:")
             lines.extend(f"  {path}: {how}" for path, how in self.preprocessing)

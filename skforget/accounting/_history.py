@@ -48,7 +48,8 @@ def _dp_fields(plan, rho, rho_inf_value):
 
 def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True,
                         target_scale_public=True, rho_counts=0.0, count_noise=0.0,
-                        target_epsilon=None, class_statistics="counts"):
+                        target_epsilon=None, class_statistics="counts",
+                        target_deletion_epsilon=None):
     """Guarantee of the model released by ``fit`` after ``steps`` steps.
 
     Every record present: ``R_q <= q rho`` at every order, with ``rho`` from
@@ -79,6 +80,11 @@ def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True,
         then calibrates noisy GD to what the counts leave, Section 18.2).
     class_statistics : {"counts", "class_means", "class_moments"}, default="counts"
         What the ``rho_counts`` release holds (Sections 18.3, 18.11).
+    target_deletion_epsilon : float or None
+        The whole release's deletion target when it differs from the plan's
+        (which the split caps at noisy GD's share): the target of a deletion
+        served without a pass, whose figure includes the kept statistics'
+        (Section 12.12, "Planning").
 
     Returns
     -------
@@ -98,7 +104,8 @@ def guarantee_after_fit(plan, *, steps, seeded, label_set_public=True,
         delta=plan.delta, relation=plan.relation, group_size=plan.group_size,
         conversion=plan.conversion,
         target_epsilon=plan.epsilon if target_epsilon is None else target_epsilon,
-        target_deletion_epsilon=plan.deletion_epsilon, noise_scale=plan.sigma,
+        target_deletion_epsilon=plan.deletion_epsilon if target_deletion_epsilon
+        is None else float(target_deletion_epsilon), noise_scale=plan.sigma,
         learning_rate=plan.learning_rate, regularization=plan.lam,
         clip_norm=plan.clip_norm, row_norm=plan.row_norm,
         gradient_bound=plan.gradient_bound, sensitivity=plan.sensitivity,
@@ -135,10 +142,12 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
       releases' figures at the deletion sensitivity, plus one count term per
       release when the model releases noisy class counts (eq. 18.3).
 
-    The noisy class counts of the previous guarantee (``rho_counts``) are
-    redrawn with fresh noise on the edited database for this release: they
-    add to the DP figure (Theorem 18.4 (i)) and nothing to the deletion
-    figure (Theorem 18.4 (ii)).
+    The noisy class statistics of the previous guarantee (``rho_counts``) are
+    redrawn with fresh noise on the edited database by an edit that runs
+    steps: they add to the DP figure (Theorem 18.4 (i)) and nothing to the
+    deletion figure (Theorem 18.4 (ii)). A certificate-only edit keeps them
+    with the coefficients: its deletion figure then includes theirs at the
+    deletion sensitivity (Theorem 12.12, in :func:`lazy_deletion_rho`).
 
     Parameters
     ----------
@@ -221,12 +230,14 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
     r_adapt = rho_adaptive(rho_deletion=r_del, rho_releases=releases) if removed \
         else 0.0
     if removed:
-        # Every release drew fresh counts, certificate-only edits included
-        # (they re-release the coefficients, not the counts): one count term
-        # per release seen (eq. 18.3).
+        # One statistics term per release that drew them (eq. 18.3): the fit
+        # and every edit that passed over the data; a certificate-only edit
+        # re-releases the pair it kept and adds nothing (Theorem 12.12). Edits
+        # of a guarantee saved before 12.12 count as drawn: they redrew.
         r_adapt += rho_counts_adaptive(
             rho_counts=previous.rho_counts, relation=plan.relation,
-            n_replaced=n_rep, releases_seen=1 + len(previous.edits),
+            n_replaced=n_rep,
+            releases_seen=1 + sum(e.statistics_drawn for e in previous.edits),
             statistics=previous.class_statistics)
 
     def eps(value):
@@ -242,6 +253,7 @@ def guarantee_after_edit(plan, previous, *, steps, n_samples, n_deleted, n_repla
         retrained=bool(retrained), data_weight=weight, n_batches=E,
         n_pending=pending, rho_pending_group=as_group(pending) if pending else 0.0,
         epsilon_pending_group=eps(as_group(pending)) if pending else 0.0,
+        statistics_drawn=not lazy,
     )
     fields = {f: getattr(previous, f) for f in PrivacyGuarantee.__dataclass_fields__}
     fields.update(_dp_fields(plan, rho + previous.rho_counts,

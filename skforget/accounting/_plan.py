@@ -62,6 +62,7 @@ from skforget.accounting._noisy_gd import (
     sensitivity,
     smoothness,
 )
+from skforget.accounting._prevalence import count_deletion_factor
 from skforget.accounting._runs import (
     MIN_EDIT_RELAXATIONS,
     _Run,
@@ -387,6 +388,19 @@ def pending_removals(guarantee):
     return pending
 
 
+def statistics_age(guarantee):
+    """Records removed since the released class statistics were drawn: by
+    the edits served without a pass that kept them (Theorem 12.12), from the
+    public history. The statistics' prediction certificates are evaluated
+    that many records further away (certificates.md, 9.10-9.12)."""
+    age = 0
+    for cert in reversed(getattr(guarantee, "edits", ())):
+        if cert.statistics_drawn:
+            break
+        age += cert.n_deleted + cert.n_replaced
+    return age
+
+
 def _cert_segment(plan, cert):
     return plan.segment(cert.n_batches, cert.steps, cert.data_weight)
 
@@ -458,7 +472,17 @@ def plan_unlearning(plan, previous, *, n_samples, edit_size=None, n_deleted=None
     n_del = check_int(n_deleted, "n_deleted", low=0)
     n_rep = check_int(n_replaced, "n_replaced", low=0)
     n_ins = check_int(n_inserted, "n_inserted", low=0)
+    # A deletion served without a pass keeps the class statistics too, so its
+    # figure (12.6) is held to the whole release's target, which the budget
+    # split may have capped in the plan at noisy GD's share (12.12); a
+    # request's own target is at most the plan's.
+    lazy_target = epsilon_to_rho(
+        epsilon=getattr(previous, "target_deletion_epsilon", plan.deletion_epsilon),
+        delta=plan.delta, method=plan.conversion) if deletion_epsilon is None \
+        else None
     plan = _with_deletion_target(plan, deletion_epsilon)
+    if lazy_target is None or lazy_target < plan.rho_deletion_target:
+        lazy_target = plan.rho_deletion_target
     E = edit_batches(n, plan.n_batches, plan.normaliser)
     weight = plan.data_weight(n, E)
     if not _check_contracts(plan, weight):
@@ -473,7 +497,7 @@ def plan_unlearning(plan, previous, *, n_samples, edit_size=None, n_deleted=None
                         data_weight=weight, n_batches=E)
     removed = n_del + n_rep
     lazy = _lazy_plan(plan, previous, E, weight, n_del, n_rep, n_ins,
-                      max_lazy_records)
+                      max_lazy_records, lazy_target)
     if lazy is not None:
         return lazy
     if plan.edit_mode == "retrain":
@@ -518,16 +542,22 @@ def _with_deletion_target(plan, deletion_epsilon):
 
 
 def lazy_deletion_rho(plan, previous, n_replaced=0):
-    """Deletion figure of a unit removed now without a pass (eq. 12.4):
-    the present units' figure of the history at the deletion sensitivity."""
+    """Deletion figure of a unit removed now without a pass (eq. 12.6): the
+    present units' figure of the history at the deletion sensitivity (eq.
+    12.4, Theorem 12.9) plus the kept class statistics' at theirs (Theorem
+    12.12; 0 for a model that releases none)."""
     chain = _segments(plan, previous)
     c_bar = plan.contraction if plan.n_batches != 1 else \
         _full_batch_contraction(plan, previous, previous.fit_data_weight)
     factor = deletion_factor(plan_relation=plan.relation, n_replaced=n_replaced)
-    return _rho_present(plan, chain, c_bar)[0] * factor
+    kept = previous.rho_counts * count_deletion_factor(
+        relation=plan.relation, n_replaced=n_replaced,
+        statistics=previous.class_statistics) if previous.rho_counts else 0.0
+    return _rho_present(plan, chain, c_bar)[0] * factor + kept
 
 
-def _lazy_plan(plan, previous, E, weight, n_del, n_rep, n_ins, max_lazy_records):
+def _lazy_plan(plan, previous, E, weight, n_del, n_rep, n_ins, max_lazy_records,
+               rho_target):
     """A certificate-only plan (Section 12.9), or None when the edit must pass
     over the data: it replaces or inserts records, the paper's recipe is in
     use, too many records would then await a pass, or the release does not
@@ -539,7 +569,10 @@ def _lazy_plan(plan, previous, E, weight, n_del, n_rep, n_ins, max_lazy_records)
                                                   "max_lazy_records", low=0)
     if pending_removals(previous) + n_del > limit:
         return None
-    if lazy_deletion_rho(plan, previous) > plan.rho_deletion_target:
+    # The relative slack of the other target checks: under "zero_out" the
+    # figure (12.6) of a fit with class statistics is the DP figure itself,
+    # equal to the default target up to rounding (Section 12.12, "Planning").
+    if lazy_deletion_rho(plan, previous) > rho_target * (1 + 1e-9):
         return None
     return EditPlan(steps=0, retrained=False, data_weight=weight, n_batches=E)
 

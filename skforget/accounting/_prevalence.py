@@ -112,8 +112,10 @@ def count_deletion_factor(*, relation, n_replaced, statistics="counts"):
     replaced = check_int(n_replaced, "n_replaced") > 0
     count_sensitivity(relation=relation)  # validates the relation
     if statistics == "class_moments":
-        dp = class_moments_sensitivity(relation=relation)
-        return (5.0 if replaced else 3.0) / (dp * dp)
+        # Squared sensitivities 5 (replace) and 3 (zero_out) in units of g^2,
+        # divided exactly (through sqrt they round off 1 under zero_out).
+        class_moments_sensitivity(relation=relation)
+        return (5.0 if replaced else 3.0) / (5.0 if relation == "replace" else 3.0)
     _check_statistics(statistics)
     dp_sq = 2.0 if relation == "replace" else 1.0
     return (2.0 if replaced else 1.0) / dp_sq

@@ -18,6 +18,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from skforget._validation import user_stacklevel
+from skforget.accounting import statistics_age
 from skforget.certify._ball import (
     BallTracker,
     ClearingTracker,
@@ -208,7 +209,7 @@ class CertifyMixin:
         ``predict``) and the norms ``||[a x, s_b]||`` of the mapped rows."""
         return self._margins(X, return_norms=True)
 
-    def _half_width(self, radius, scores, aug, k):
+    def _half_width(self, radius, scores, aug, k, include_forgotten):
         # The margin range over the ball B(theta, r) is exactly m +- r ||x||;
         # the slack absorbs rounding in the margin and in the recursion.
         width = (radius[None, :] * aug[:, None] * (1.0 + _REL_SLACK)
@@ -218,8 +219,14 @@ class CertifyMixin:
         # Section 9.10; 0 for models without one).
         # With the class-mean midpoint (9.11) the bound also grows with the
         # radius: (r + ||w||) delta_c(k).
+        # Statistics kept by deletions served without a pass were drawn on a
+        # database that still held the rows removed since (privacy-accounting.md,
+        # Theorem 12.12): a counterfactual without those rows is that many
+        # records further from it.
         change = getattr(self, "_offset_change", None)
         if change is not None:
+            if include_forgotten:
+                k = k + statistics_age(getattr(self, "privacy_guarantee_", None))
             width = width + change(k, radius) * (1.0 + _REL_SLACK)
         return width
 
@@ -253,7 +260,7 @@ class CertifyMixin:
         k = _check_budget(k)
         radius = self._radii([k], mode, data_dependent, include_forgotten)[0]
         scores, aug = self._scores_and_norms(X)
-        width = self._half_width(radius, scores, aug, k)
+        width = self._half_width(radius, scores, aug, k, include_forgotten)
         return scores - width, scores + width
 
     # --- public methods -----------------------------------------------------------
@@ -323,7 +330,9 @@ class CertifyMixin:
             private rows: do not publish the resulting mask, or a serve/no-serve
             decision based on it.
         include_forgotten : bool, default=True
-            Also cover the rows deleted by earlier edits.
+            Also cover the rows deleted by earlier edits (the released
+            intercept's class statistics too, when deletions served without a
+            pass kept them: they count those rows, Theorem 12.12).
 
         Returns
         -------
@@ -344,8 +353,8 @@ class CertifyMixin:
         k = _check_budget(k)
         radius = self._radii([k], mode, data_dependent, include_forgotten)[0]
         scores, aug = self._scores_and_norms(X)
-        return self._certified_mask(scores, self._half_width(radius, scores, aug, k),
-                                    tol)
+        width = self._half_width(radius, scores, aug, k, include_forgotten)
+        return self._certified_mask(scores, width, tol)
 
     def certified_k(self, X, mode="remove", *, tol=None, data_dependent=False,
                     include_forgotten=True):
@@ -396,7 +405,7 @@ class CertifyMixin:
         alive = np.ones(scores.shape[0], dtype=bool)
         for k, radius in enumerate(all_radii):
             # Radii are non-decreasing in k, so once a row fails it stays failed.
-            width = self._half_width(radius, scores, aug, k)
+            width = self._half_width(radius, scores, aug, k, include_forgotten)
             alive &= self._certified_mask(scores, width, tol)
             if not alive.any():
                 break
