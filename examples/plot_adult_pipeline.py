@@ -190,7 +190,8 @@ plt.show()
 
 # %%
 # The private model spends 10 % of its budget on its class counts, class sums
-# and squared scores (noisy, redrawn at every deletion) and sets its intercept
+# and squared scores (noisy, redrawn at every deletion that passes over the
+# data, kept and certified by one served without a pass) and sets its intercept
 # to the error-minimising threshold of a Gaussian model of its scores
 # (privacy-accounting.md, Section 18.12): it decides for the error, as the
 # non-private pipeline does (the printed shares above).

@@ -142,8 +142,10 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
     prevalence_share : float in [0, 1) or "auto", default="auto"
         Share of the privacy budget (of ``rho``, privacy-accounting.md,
         Section 18.2) that a binary model spends on its class statistics,
-        released with Gaussian noise after training and redrawn on the
-        current database at every :meth:`partial_unlearn`. By default (no
+        released with Gaussian noise after training, redrawn on the current
+        database at every :meth:`partial_unlearn` that passes over the data
+        and kept, charged to the deletion certificate, by a deletion served
+        without a pass (Theorem 12.12). By default (no
         ``class_weight``) they are the two class counts, the class sums of the
         rows and the sum of the rows' squared scores along ``coef_``, and they
         set the intercept to the error-minimising threshold of a Gaussian
@@ -270,7 +272,9 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         Only for a binary model that spends ``prevalence_share``: the class
         counts of the current database plus Gaussian noise (standard deviation
         ``privacy_guarantee_.count_noise`` records), covered by the guarantee
-        and redrawn at every edit.
+        and redrawn at every edit that passes over the data (a deletion served
+        without a pass keeps them; they then count the rows it removed, which
+        its certificate covers: privacy-accounting.md, Theorem 12.12).
     noisy_class_sum_ : ndarray of shape (2, n_features)
         With ``noisy_class_count_``: the sums of each class's rows (as mapped
         into the ``data_norm`` ball) plus Gaussian noise, released and redrawn

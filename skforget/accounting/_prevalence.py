@@ -10,7 +10,7 @@ released with Gaussian noise and a small share of the same privacy budget,
 give the offset ``-logit p_hat`` that turns its decisions into decisions for
 the balanced error (privacy-accounting.md, Section 18: the count mechanism
 18.1, its composition with noisy GD 18.2, the offset and why it is redrawn at
-every edit 18.3). Pure functions of public numbers, except
+every edit that runs steps 18.3, and kept by one that does not, 12.12). Pure functions of public numbers, except
 :func:`noisy_class_counts`, which adds the noise to counts it is given.
 """
 
