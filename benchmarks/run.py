@@ -20,7 +20,9 @@ item 5: fit time on 500-5,000-row tables against LogisticRegression),
 thresholds (issues 23 and 24: binary decision rules at epsilon 1 and 8, the
 prototype of privacy-accounting.md Section 18.12), large_epsilon (issue 23,
 item 4: the default regularisation above epsilon = 1, accuracy and deletion
-cost; also writes large_epsilon.md/.json). The exit status is non-zero if any scenario failed, including a full run that could
+cost; also writes large_epsilon.md/.json), regression_alpha (NoisyGDRegressor's
+alpha="auto" on real regression tables; also writes regression_alpha.md/.json).
+The exit status is non-zero if any scenario failed, including a full run that could
 not set up diffprivlib.
 """
 
@@ -38,7 +40,7 @@ from _common import RESULTS, ROOT, Section, machine_info, write_json  # noqa: E4
 SCENARIOS = (
     "kernel", "fit", "privacy_utility", "unlearn", "audit", "imbalanced", "scale",
     "output_perturbation", "decisions", "search", "gdp", "deletion_stream",
-    "small_fit", "thresholds", "large_epsilon",
+    "small_fit", "thresholds", "large_epsilon", "regression_alpha",
 )
 
 

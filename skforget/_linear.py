@@ -129,6 +129,10 @@ class _BasePrivateLinear(BaseEstimator):
     #: (:func:`~skforget.accounting.coef_norm_growth`; Section 8.5): noisy GD's,
     #: unless a solver says otherwise (output perturbation does).
     _mechanism = "noisy_gd"
+    #: Whether ``C="auto"`` / ``alpha="auto"`` lets its nominal coefficient
+    #: norm grow with ``rho`` above epsilon = 1 (Section 8.5): measured for
+    #: noisy GD's classifiers; a regressor keeps the epsilon = 1 rule.
+    _default_norm_grows = True
 
     #: Hyper-parameters an edit takes as they are now: they bound work, print
     #: public numbers, seed the noise (a seed is flagged in the guarantee),
@@ -411,7 +415,9 @@ class _BasePrivateLinear(BaseEstimator):
                                         method=self._dp_conversion())
         return accounting.default_regularization(
             sensitivity=S, n_params=n_params, rho=rho, n_samples=n_samples,
-            data_norm=self.data_norm, mechanism=self._mechanism)
+            data_norm=self.data_norm, mechanism=self._mechanism,
+            coef_norm=None if self._default_norm_grows
+            else accounting.DEFAULT_COEF_NORM)
 
     def _class_weights(self, n_classes):
         """Per-class weights from ``class_weight`` (None: no class weights).

@@ -115,6 +115,31 @@ def test_default_regularization_grows_with_rho_for_noisy_gd_only():
     assert acc.coef_norm_growth(rho8) == pytest.approx(6.2154, rel=1e-4)
 
 
+def test_regressor_auto_alpha_keeps_the_epsilon_one_rule():
+    """Section 8.5: the growth with rho is the classifiers'; NoisyGDRegressor's
+    alpha="auto" is the default of the nominal norm Theta_0 at every epsilon
+    (measured: the growth never helped R^2 on three regression tables at
+    epsilon = 8 and lost 7 points on the smallest)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 10))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = X @ rng.normal(size=10) * 0.3
+    for eps in (1.0, 8.0):
+        reg = NoisyGDRegressor(alpha="auto", epsilon=eps, target_scale=1.0,
+                               random_state=0).fit(X, y)
+        g = reg.privacy_guarantee_
+        rho = acc.epsilon_to_rho(epsilon=eps, delta=g.delta, method="gaussian")
+        expected = acc.default_regularization(
+            sensitivity=reg._plan.sensitivity, n_params=11, rho=rho, n_samples=2000,
+            coef_norm=acc.DEFAULT_COEF_NORM)
+        assert g.regularization == pytest.approx(expected, rel=1e-12)
+        if eps > 1:
+            grown = acc.default_regularization(
+                sensitivity=reg._plan.sensitivity, n_params=11, rho=rho,
+                n_samples=2000)
+            assert g.regularization > 6 * grown
+
+
 @pytest.mark.parametrize("multi_class", ["multinomial", "ovr"])
 def test_fitted_attributes_multiclass(multiclass_data, multi_class):
     X, y = multiclass_data

@@ -120,6 +120,7 @@ from skforget.accounting._preprocessing import (
     split_private_pipeline,
 )
 from skforget.accounting._recipes import (
+    DEFAULT_COEF_NORM,
     coef_norm_growth,
     cs23_recipe,
     default_regularization,
@@ -174,6 +175,7 @@ __all__ = [
     "class_statistics_sensitivity",
     "count_noise_scale",
     "count_sensitivity",
+    "DEFAULT_COEF_NORM",
     "coef_norm_growth",
     "coupling_distance",
     "cs23_recipe",
