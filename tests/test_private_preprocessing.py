@@ -735,6 +735,24 @@ def test_a_range_of_one_bin_warns_naming_the_column():
                                 X[["age"]])
 
 
+def test_a_table_without_string_column_names_names_columns_by_position():
+    """A DataFrame whose column labels are not strings has no feature names:
+    the table encoder's sub-steps then name a column by its position in the
+    whole table (x1 for the second column), in the warning, the guarantee and
+    the output names, not by its position among the numeric columns."""
+    rng = np.random.default_rng(0)
+    n = 5000
+    X = pd.DataFrame({0: rng.choice(["a", "b"], n), 1: rng.uniform(4.1, 7.9, n),
+                      2: rng.normal(0, 100, n)})
+    enc = PrivateTableEncoder(rho=0.5, random_state=0)
+    rec = _coarse_warnings(enc, X)
+    assert len(rec) == 1 and "'x1' [4, 8]" in str(rec[0].message)
+    assert "rho=" not in str(rec[0].message)   # no internal share quoted
+    assert [c for c, _, _ in enc.privacy_guarantee_.columns] == ["x1", "x2", "x0"]
+    assert enc.get_feature_names_out()[:2].tolist() == ["x1", "x2"]
+    assert enc.get_feature_names_out()[2].startswith("x0_")
+
+
 def test_the_coarse_range_warning_reads_only_the_released_bounds():
     """Two fits on different rows with the same released bounds (and the same
     public parameters) give the same message: it is a function of bounds_."""

@@ -67,7 +67,11 @@ def _column(X, j):
 def _input_names(est):
     names = getattr(est, "feature_names_in_", None)
     if names is None:
-        return [f"x{j}" for j in range(est.n_features_in_)]
+        # A sub-step of a table encoder fitted on an array names its columns
+        # by their position in the whole table, as the user does.
+        positions = est.__dict__.get("_positions")
+        return [f"x{j}" for j in (positions if positions is not None
+                                  else range(est.n_features_in_))]
     return [str(c) for c in names]
 
 
@@ -344,8 +348,8 @@ class PrivateStandardScaler(_NumericStep):
             f"{len(names)} column(s) is a single bin of the log histogram: "
             f"{listed}{more}. Values outside it are clipped to its ends: unless "
             "a column's values do lie within that factor of two (or at 0), it "
-            f"keeps little more than its sign or octave. At rho={self.rho:.3g} "
-            f"a bin needs about {need:.0f} records to be kept; give the "
+            f"keeps little more than its sign or octave. At this budget a bin "
+            f"needs about {need:.0f} records to be kept; give the "
             "preprocessing more budget (rho, or make_private_pipeline's "
             "preprocessing_share) or public bounds (PublicScaler).",
             CoarseRangeWarning, stacklevel=user_stacklevel())
@@ -692,14 +696,20 @@ class PrivateTableEncoder(_PrivateStep):
         rngs = segment_rng(self.random_state, 0).spawn(2)
         common = dict(relation=self.relation, group_size=self.group_size)
         scaler = encoder = None
+        named = hasattr(self, "feature_names_in_")
         if num:
             scaler = PrivateStandardScaler(
                 rho=self.rho * len(num) / n_cols, add_indicator=self.add_indicator,
-                **common)._fit(self._part(X, num), rngs[0])
+                **common)
+            if not named:
+                scaler._positions = num
+            scaler = scaler._fit(self._part(X, num), rngs[0])
         if cat:
             encoder = PrivateOneHotEncoder(
-                rho=self.rho * len(cat) / n_cols, delta=self.delta,
-                **common)._fit(self._part(X, cat), rngs[1])
+                rho=self.rho * len(cat) / n_cols, delta=self.delta, **common)
+            if not named:
+                encoder._positions = cat
+            encoder = encoder._fit(self._part(X, cat), rngs[1])
         released = [s.privacy_guarantee_ for s in (scaler, encoder) if s is not None]
         self.scaler_, self.encoder_ = scaler, encoder
         self.numeric_columns_, self.categorical_columns_ = num, cat
