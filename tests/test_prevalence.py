@@ -268,6 +268,15 @@ def test_a_deletion_without_a_pass_keeps_the_counts():
     # more, not the first certificate-only edit's identical re-release.
     assert g.deletion.rho_adaptive == pytest.approx(
         g.deletion.rho_deletion + theta + 0.6 * g.rho_counts, rel=1e-9)
+    # The printed guarantee cites the theorem that covers the kept statistics;
+    # a model without statistics cites Theorem 12.9 alone.
+    assert "Theorems 12.9 and 12.12" in str(g)
+    plain = NoisyGDClassifier(classes=[0, 1], random_state=4, delta=1e-5,
+                              prevalence_share=0.0).fit(X, y)
+    plain.partial_unlearn(EditRequest(X, y, delete=[i]))
+    assert plain.privacy_guarantee_.deletion.without_pass
+    assert "Theorem 12.9)" in str(plain.privacy_guarantee_)
+    assert "12.12" not in str(plain.privacy_guarantee_)
 
 
 @pytest.mark.parametrize("class_weight", [None, "balanced"])

@@ -54,9 +54,8 @@ _REDRAWN = (
 _NO_PASS = (
     "served without computation: the coefficients are identical to those before "
     "this request. The removed records' protection is the fit's differential "
-    "privacy (and that of the class statistics released with them, kept "
-    "unchanged too), measured against a model trained with an empty record in "
-    "its place; "
+    "privacy, measured against a model trained with an empty record in its "
+    "place; "
     "their influence stays in the coefficients until the next pass over the data "
     "(a replacement, an insertion, a stronger target, or more records awaiting a "
     "pass than max_lazy_records allows).")
@@ -419,8 +418,11 @@ class PrivacyGuarantee:
             lines.append(
                 f"Deleted records (edit {cert.index}: {cert.n_deleted} deleted), "
                 f"{_NO_PASS} Each removed record: ({_fmt(cert.epsilon_deletion)}, "
-                f"{self.delta:.3g}) (Rényi: q*{_fmt(cert.rho_deletion)}; Theorem "
-                f"12.9); the {cert.n_deleted} removed "
+                f"{self.delta:.3g}) (Rényi: q*{_fmt(cert.rho_deletion)}; "
+                + ("Theorems 12.9 and 12.12: the class statistics released with "
+                   "the coefficients are kept too and counted in this figure"
+                   if self.rho_counts > 0 else "Theorem 12.9")
+                + f"); the {cert.n_deleted} removed "
                 f"record{'s' if cert.n_deleted > 1 else ''} together, as one unit: "
                 f"({_fmt(cert.epsilon_deletion_batch)}, {self.delta:.3g}); the "
                 f"{cert.n_pending} record{'s' if cert.n_pending > 1 else ''} "
