@@ -21,7 +21,9 @@ thresholds (issues 23 and 24: binary decision rules at epsilon 1 and 8, the
 prototype of privacy-accounting.md Section 18.12), large_epsilon (issue 23,
 item 4: the default regularisation above epsilon = 1, accuracy and deletion
 cost; also writes large_epsilon.md/.json), regression_alpha (NoisyGDRegressor's
-alpha="auto" on real regression tables; also writes regression_alpha.md/.json).
+alpha="auto" on real regression tables; also writes regression_alpha.md/.json),
+multinomial_clip (issue 23: the clipped softmax of Lemma 4.5 on multiclass
+tables; also writes multinomial_clip.md/.json).
 The exit status is non-zero if any scenario failed, including a full run that could
 not set up diffprivlib.
 """
@@ -41,6 +43,7 @@ SCENARIOS = (
     "kernel", "fit", "privacy_utility", "unlearn", "audit", "imbalanced", "scale",
     "output_perturbation", "decisions", "search", "gdp", "deletion_stream",
     "small_fit", "thresholds", "large_epsilon", "regression_alpha",
+    "multinomial_clip",
 )
 
 

@@ -32,6 +32,11 @@
 #   call (skf_sigmoid4, a polynomial exp accurate to a few ulps): a scalar libm
 #   exp per row cost about 15% of a dense step. Accuracy does not touch the
 #   guarantee: the clamp at +-tau comes after it.
+# * The softmax's residual p - e_y is already within sqrt(2) of 0; a tau_i below
+#   that selects the clipped softmax (privacy-accounting.md, Lemma 4.5): a row
+#   whose residual leaves the ball of radius tau_i gets q* - e_y instead, q*
+#   the maximiser of <q, z> + H(q) over the simplex within the ball, found by
+#   a few nested scalar Newton solves (tens of softmaxes for such a row).
 # * float32 rows are widened to double as they are read: margins, residuals, clip
 #   thresholds and the gradient are double, so ||clipped gradient|| <= L holds in
 #   float64 whatever the input dtype.
@@ -49,7 +54,7 @@
 
 from cython cimport floating
 from cython.parallel cimport prange
-from libc.math cimport exp, fabs, fmax, fmin, sqrt
+from libc.math cimport NAN, exp, fabs, fmax, fmin, log, sqrt
 from libc.stdlib cimport calloc, free, malloc
 
 import numpy as np
@@ -168,6 +173,185 @@ cdef inline bint _batch_sigmoids(int loss, double *z, Py_ssize_t count) noexcept
     return True
 
 
+cdef enum:
+    # Largest number of classes whose margins the clipped softmax keeps on
+    # the stack; more classes use the heap (a row at a time, violating rows).
+    _SOFTMAX_STACK = 64
+#: The natural bound of ||softmax(z) - e_y||: a threshold at or above it never
+#: binds (privacy-accounting.md, Lemma 4.5 (v)).
+cdef double _SQRT2 = 1.4142135623730951
+
+
+cdef inline double _lambert_log(double t) noexcept nogil:
+    """``s`` with ``exp(s) + s = t``, i.e. ``log W(exp(t))``."""
+    # Start near the root (t - log1p(e^t) + log1p(log1p(e^t)) is exact to
+    # first order at both ends); Newton on a convex increasing function then
+    # lands right of the root at worst once and descends to it.
+    cdef double lp = t + log(1.0 + exp(-t)) if t > 0.0 else log(1.0 + exp(t))
+    cdef double s = t - lp + log(1.0 + lp)
+    cdef double e, f, step
+    cdef int it
+    for it in range(100):
+        # Halley's step on f(s) = e^s + s - t (f' = e^s + 1, f'' = e^s).
+        e = exp(s)
+        f = e + s - t
+        step = f / ((e + 1.0) - 0.5 * f * e / (e + 1.0))
+        s -= step
+        if fabs(step) <= 4e-16 * (1.0 + fabs(s)):
+            break
+    return s
+
+
+cdef double _ball_q(const double *z, Py_ssize_t K, Py_ssize_t y, double mu,
+                    double *q, double *slope_out, double *cp_io) noexcept nogil:
+    """The simplex point of Lemma 4.5's KKT conditions for the multiplier
+    ``mu > 0`` of the ball: ``log q_k + mu q_k = z_k + mu [k = y] + c``, i.e.
+    ``mu q_k = W(exp(t_k))``, ``t_k = z_k + mu [k = y] + c + log mu``, with
+    ``c`` such that ``sum q = 1``. In ``c' = c + log mu`` the sum ``sum_k
+    W(exp(t_k))`` is convex and increasing with slope in ``(0, K)``; Newton
+    starts right of the root (where the ``y`` term alone equals ``mu``), so
+    it descends monotonically. Writes ``q``; returns ``||q - e_y||^2`` and,
+    in ``slope_out``, its derivative in ``log mu`` (implicit differentiation
+    of the KKT conditions)."""
+    cdef Py_ssize_t k
+    cdef double cp = log(mu) - z[y], tot, slope, step, w, t, d2, a, sa, sea, dc, dd
+    cdef int it
+    if cp_io[0] == cp_io[0]:
+        # Warm start from the last multiplier's solution (not NaN), kept only
+        # if it lies right of the root, where Newton descends monotonically.
+        tot = 0.0
+        for k in range(K):
+            tot += exp(_lambert_log(z[k] + (mu if k == y else 0.0) + cp_io[0]))
+        if tot >= mu:
+            cp = cp_io[0]
+    for it in range(200):
+        tot = 0.0
+        slope = 0.0
+        for k in range(K):
+            w = exp(_lambert_log(z[k] + (mu if k == y else 0.0) + cp))
+            q[k] = w
+            tot += w
+            slope += w / (1.0 + w)
+        # Relative to mu: the sum's own rounding is about K ulps of it.
+        if fabs(tot - mu) <= 1e-13 * mu:
+            break
+        step = (tot - mu) / slope
+        cp -= step
+        if fabs(step) <= 1e-15 * (1.0 + fabs(cp)):
+            break
+    tot = 0.0
+    for k in range(K):
+        q[k] = exp(_lambert_log(z[k] + (mu if k == y else 0.0) + cp))
+        tot += q[k]
+    d2 = 0.0
+    sa = 0.0
+    sea = 0.0
+    for k in range(K):
+        q[k] /= tot
+        t = q[k] - (1.0 if k == y else 0.0)
+        d2 += t * t
+        a = q[k] / (1.0 + mu * q[k])
+        sa += a
+        sea += (-t) * a
+    # q_k' = (e_yk - q_k + c') a_k in mu, with c' keeping sum q = 1.
+    dc = -sea / sa
+    dd = 0.0
+    for k in range(K):
+        t = q[k] - (1.0 if k == y else 0.0)
+        a = q[k] / (1.0 + mu * q[k])
+        dd += 2.0 * t * (-t + dc) * a
+    slope_out[0] = mu * dd
+    cp_io[0] = cp
+    return d2
+
+
+cdef void _softmax_ball(double *z, Py_ssize_t K, Py_ssize_t y,
+                        double tau) noexcept nogil:
+    """Overwrite the margins ``z`` of one row with ``q* - e_y``, the gradient
+    of the clipped softmax ``l_tau`` (privacy-accounting.md, Lemma 4.5): the
+    softmax's own ``softmax(z) - e_y`` inside the ball ``||. || <= tau``.
+
+    Outside it, the ball's multiplier ``mu`` (``||q(mu) - e_y||`` decreases in
+    it) is bracketed in ``log mu`` and found by safeguarded Newton steps; the
+    falsi; the final point is on the feasible side of the bracket and its
+    distance to ``e_y`` is scaled onto the ball in the last bits, so
+    ``||q - e_y|| <= tau`` holds in float64 (the rounding of any clipped
+    gradient, Section 16.2). A row whose scratch memory cannot be allocated
+    (more than 64 classes) gets a zero gradient, within every bound."""
+    cdef double stack_margins[_SOFTMAX_STACK]
+    cdef double stack_q[_SOFTMAX_STACK]
+    cdef double *zz = stack_margins
+    cdef double *q = stack_q
+    cdef bint heap = K > _SOFTMAX_STACK
+    cdef Py_ssize_t k
+    cdef double m, s, d2, lo, hi, u, fu, df, t, norm, tau2 = tau * tau
+    cdef double cpw = NAN  # no warm start yet
+    cdef int it
+    if tau <= 0.0:
+        # An all-zero augmented row (tau_i = 0): its gradient is 0 whatever
+        # its residual (privacy-accounting.md, Lemma 4.5, tau = infinity there).
+        for k in range(K):
+            z[k] = 0.0
+        return
+    if heap:
+        zz = <double *> malloc(2 * K * sizeof(double))
+        if zz == NULL:
+            for k in range(K):
+                z[k] = 0.0
+            return
+        q = zz + K
+    m = z[0]
+    for k in range(1, K):
+        m = fmax(m, z[k])
+    s = 0.0
+    for k in range(K):
+        zz[k] = z[k] - m   # shifted margins: c absorbs the shift
+        q[k] = exp(zz[k])
+        s += q[k]
+    d2 = 0.0
+    for k in range(K):
+        q[k] /= s
+        t = q[k] - (1.0 if k == y else 0.0)
+        d2 += t * t
+    if d2 > tau2:
+        # Safeguarded Newton in u = log mu on f(u) = ||q - e_y||^2 - tau^2,
+        # decreasing in u, inside a bracket [lo, hi] with f(lo) > 0 >= f(hi).
+        lo = -30.0
+        hi = 10.0
+        while _ball_q(zz, K, y, exp(hi), q, &df, &cpw) > tau2 and hi < 600.0:
+            lo = hi
+            hi += 10.0
+        u = 0.0 if lo < 0.0 < hi else 0.5 * (lo + hi)
+        for it in range(100):
+            fu = _ball_q(zz, K, y, exp(u), q, &df, &cpw) - tau2
+            if fu > 0.0:
+                lo = u
+            else:
+                hi = u
+            if fu == 0.0 or hi - lo <= 1e-13 * (1.0 + fabs(hi)):
+                break
+            t = u - fu / df if df < 0.0 else 0.5 * (lo + hi)
+            if not (lo < t < hi):
+                t = 0.5 * (lo + hi)
+            if fabs(t - u) <= 1e-13 * (1.0 + fabs(u)):
+                # Converged: step once past the root to the feasible side.
+                if fu > 0.0:
+                    hi = fmin(hi, u + 1e-12 * (1.0 + fabs(u)))
+                break
+            u = t
+        d2 = _ball_q(zz, K, y, exp(hi), q, &df, &cpw)
+        norm = sqrt(d2)
+        if norm > tau:
+            # Rounding only: move onto the ball along q - e_y.
+            for k in range(K):
+                t = q[k] - (1.0 if k == y else 0.0)
+                q[k] = (1.0 if k == y else 0.0) + t * (tau / norm)
+    for k in range(K):
+        z[k] = q[k] - (1.0 if k == y else 0.0)
+    if heap:
+        free(zz)
+
+
 cdef inline void _residuals(int loss, double *z, Py_ssize_t K, double y,
                             double tau, bint probs) noexcept nogil:
     """Overwrite the K margins of one row with its clipped loss derivatives
@@ -182,7 +366,9 @@ cdef inline void _residuals(int loss, double *z, Py_ssize_t K, double y,
         for k in range(K):
             z[k] = _clamp((z[k] if probs else _sigmoid(z[k]))
                           - (1.0 if k == <Py_ssize_t> y else 0.0), tau)
-    else:  # softmax minus one-hot; never clipped (natural bound sqrt(2) R)
+    elif tau < _SQRT2:  # clipped softmax (privacy-accounting.md, Lemma 4.5)
+        _softmax_ball(z, K, <Py_ssize_t> y, tau)
+    else:  # softmax minus one-hot, within its natural bound sqrt(2) R
         m = z[0]
         for k in range(1, K):
             m = fmax(m, z[k])

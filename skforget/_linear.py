@@ -513,7 +513,8 @@ class _BasePrivateLinear(BaseEstimator):
         "auto" clips each logistic output at ``0.5 * data_norm`` (the measured
         sweet spot: an eighth of the noise variance of the natural bound
         ``sqrt(2) * data_norm`` with the default intercept, for a Huber-like cap
-        on badly fitted records); the softmax is never clipped (None).
+        on badly fitted records); the softmax is not clipped (None; a value
+        below its natural bound selects the clipped softmax of Lemma 4.5).
         """
         L = self._param("clip_norm")
         if isinstance(L, str) and L == "auto":
@@ -526,12 +527,14 @@ class _BasePrivateLinear(BaseEstimator):
 
         ``min(L, R)`` for each logistic output (``R`` when ``clip_norm`` is None:
         the clamp is then inactive for rows within the ball), ``L`` for the
-        squared loss, ``sqrt(2) R`` for the softmax, which is never clamped.
+        squared loss, ``min(L, sqrt(2) R)`` for the softmax (the clipped
+        softmax of Lemma 4.5 below its natural bound).
         """
         R = self._row_norm_bound(loss)
         L = self._clip_norm(loss)
         if loss == "multinomial":
-            return math.sqrt(2.0) * R
+            # The clipped softmax of Lemma 4.5 below the natural bound.
+            return math.sqrt(2.0) * R if L is None else min(float(L), math.sqrt(2.0) * R)
         if loss == "squared":
             return float(L)
         return R if L is None else min(float(L), R)

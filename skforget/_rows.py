@@ -416,12 +416,18 @@ def make_design(X, y, *, loss, data_norm, intercept_scaling, gradient_bound,
 
     ``gradient_bound`` is the per-record bound the accountant assumes for
     ``loss``: ``min(L, R)`` for the logistic losses (per output), ``L`` for the
-    squared loss, ``sqrt(2) R`` for the softmax (which is not clamped; its bound
-    follows from the projection).
+    squared loss, ``sqrt(2) R`` for the softmax (not clamped: its bound follows
+    from the projection), or ``L`` below it for the clipped softmax of Lemma
+    4.5 (``tau_i = L / ||x~_i||`` is then the radius of each row's ball).
     """
     X, scale, norms = project_rows(X, data_norm, clip_rows=clip_rows, where=where)
     aug = augmented_norms(norms, intercept_scaling)
     tau = clip_thresholds(aug, gradient_bound, X.shape[1])
+    if loss == "multinomial" and gradient_bound >= math.sqrt(2.0) * math.hypot(
+            data_norm, intercept_scaling) * (1.0 - 1e-12):
+        # The plain softmax: its natural bound holds row by row, and a
+        # threshold that never binds keeps the kernel on its softmax path.
+        tau = np.full_like(tau, _DBL_MAX)
     return Design(X=X, y=np.ascontiguousarray(y, dtype=np.float64),
                   scale=np.ascontiguousarray(scale, dtype=np.float64), tau=tau,
                   aug_norms=aug, intercept_scaling=float(intercept_scaling),

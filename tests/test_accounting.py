@@ -466,8 +466,6 @@ def test_edit_beyond_contraction_is_refused():
     (acc.sensitivity, dict(gradient_bound=1.0, group_size=0), "group_size"),
     (acc.gradient_bound, dict(loss="hinge", row_norm=1.0), "loss"),
     (acc.gradient_bound, dict(loss="squared", row_norm=1.0), "clip_norm"),
-    (acc.gradient_bound, dict(loss="multinomial", row_norm=1.0, clip_norm=1.0),
-     "clip_norm"),
     (acc.gradient_bound, dict(loss="logistic", row_norm=0.0), "row_norm"),
     (acc.steps_unlearn_privacy, dict(rho_inf=0.1, rho_target=0.0, contraction=0.9),
      "rho_target"),

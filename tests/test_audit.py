@@ -321,6 +321,21 @@ def test_audit_multiclass_runs(multiclass_data):
     assert res.epsilon_lower <= res.epsilon_certified
 
 
+def test_audit_of_the_clipped_softmax_stays_below_its_certificate(multiclass_data):
+    # privacy-accounting.md, Lemma 4.5: with clip_norm below sqrt(2) R the
+    # multinomial model trains the clipped softmax, whose sensitivity (and
+    # noise) follow clip_norm. The worst-case canary of the audit must stay
+    # below the certified figure, and be visible at epsilon = 8.
+    X, y = multiclass_data
+    clf = NoisyGDClassifier(classes=[0, 1, 2], C=0.5, epsilon=8.0, clip_norm=0.8,
+                            batch_size=None, max_iter=60)
+    res = audit_dp(clf, X, y, n_trials=100, random_state=0)
+    fitted = clone(clf).fit(X, y)
+    assert fitted._plan.gradient_bound == 0.8 < np.sqrt(2) * fitted._plan.row_norm
+    assert not res.violated
+    assert 0.0 <= res.epsilon_lower <= res.epsilon_certified <= 8.0 + 1e-9
+
+
 def test_audit_rejects_comparisons_the_certificate_does_not_cover(audit_data):
     X, y = audit_data
     zero_out = NoisyGDClassifier(relation="zero_out")

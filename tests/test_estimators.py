@@ -370,12 +370,6 @@ def test_invalid_params_are_named(params, name, binary_data):
         NoisyGDClassifier(**params).fit(X, y)
 
 
-def test_multinomial_clip_below_natural_bound_is_rejected(multiclass_data):
-    X, y = multiclass_data
-    with pytest.raises(ValueError, match="clip_norm"):
-        NoisyGDClassifier(clip_norm=0.5).fit(X, y)
-
-
 def test_regressor_needs_clip_norm(regression_data):
     X, y = regression_data
     with pytest.raises(ValueError, match="clip_norm"):
@@ -464,3 +458,32 @@ def test_verbose_progress_appears_during_the_run(binary_data, capsys, monkeypatc
     lines = [ln for ln in capsys.readouterr().out.splitlines() if "epoch" in ln]
     assert len(lines) >= 4
     assert "about" in lines[0] and "s left" in lines[0]
+
+
+def test_multinomial_clip_norm_is_the_clipped_softmax():
+    """privacy-accounting.md, Lemma 4.5: a clip_norm below sqrt(2) R makes the
+    multinomial model's per-record bound clip_norm (the sensitivity and the
+    noise follow), the default lambda of 8.5 follows the smaller sensitivity,
+    and every row's gradient stays within it; output perturbation, which
+    solves the softmax loss itself, refuses it, naming the parameter."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 5))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.argmax(X[:, :3] + 0.3 * rng.normal(size=(600, 3)), axis=1)
+    plain = NoisyGDClassifier(classes=[0, 1, 2], random_state=0).fit(X, y)
+    clipped = NoisyGDClassifier(classes=[0, 1, 2], clip_norm=0.5,
+                                random_state=0).fit(X, y)
+    R = plain._plan.row_norm
+    assert plain._plan.gradient_bound == pytest.approx(np.sqrt(2) * R)
+    assert clipped._plan.gradient_bound == 0.5
+    assert clipped._plan.sensitivity == pytest.approx(1.0)   # 2 G, replace-one
+    assert clipped._plan.sigma < plain._plan.sigma
+    assert clipped.privacy_guarantee_.regularization < \
+        plain.privacy_guarantee_.regularization
+    assert clipped.score(X, y) > 0.5
+    # A clip_norm at or above the natural bound is the plain softmax model.
+    same = NoisyGDClassifier(classes=[0, 1, 2], clip_norm=10.0,
+                             random_state=0).fit(X, y)
+    np.testing.assert_array_equal(same.coef_, plain.coef_)
+    with pytest.raises(ValueError, match="clip_norm"):
+        OutputPerturbationClassifier(classes=[0, 1, 2], clip_norm=0.5).fit(X, y)

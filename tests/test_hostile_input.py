@@ -66,6 +66,10 @@ CONFIGS = {
                      np.arange(24) % 3, 0, [2]),
     "multinomial": (lambda **kw: NoisyGDClassifier(classes=[0, 1, 2], **kw),
                     np.arange(24) % 3, 0, [2]),
+    # The clipped softmax of Lemma 4.5 (joint bound 0.3 instead of sqrt(2) R).
+    "multinomial clip 0.3": (lambda **kw: NoisyGDClassifier(classes=[0, 1, 2],
+                                                            clip_norm=0.3, **kw),
+                             np.arange(24) % 3, 0, [2]),
     "squared": (lambda **kw: NoisyGDRegressor(**kw),
                 np.linspace(-0.5, 0.5, 24), 0.1, [1e6, -1e300]),
 }
@@ -173,7 +177,7 @@ def test_coupling_fit_replace_one(config, row, batch_size):
 
 
 @pytest.mark.parametrize("config", ["logistic", "logistic clip 0.1", "ovr clip 0.1",
-                                    "squared"])
+                                    "multinomial clip 0.3", "squared"])
 @pytest.mark.parametrize("row", ["1e200", "overflowing norm", "subnormal",
                                  "1e-170 mixed"])
 def test_coupling_fit_zero_out(config, row):

@@ -55,6 +55,10 @@ def problem(n, d, loss, rng, *, n_classes=3, margin_scale=1.0):
         y = rng.normal(size=n)
     s_b = 0.7
     tau = 0.4 / np.sqrt((scale * norms) ** 2 + s_b**2)
+    if loss == "multinomial":
+        # At or above sqrt(2) the threshold never binds (Lemma 4.5 (v)): the
+        # plain softmax; the clipped one is tested against a solver below.
+        tau = np.full(n, 2.0)
     W = margin_scale * rng.normal(size=(K, d))
     b = margin_scale * rng.normal(size=K)
     return X, y, scale, tau, W, b, s_b
@@ -265,3 +269,99 @@ def test_step_loop_refuses_inconsistent_schedules():
         call(**ok, noise=np.zeros((2, 1, 3)))
     with pytest.raises(ValueError, match="permutation"):
         call(np.arange(5, dtype=np.int64), ok["bounds"])
+
+
+# --- the clipped softmax (privacy-accounting.md, Lemma 4.5) ---------------------------
+
+def _softmax_residual(kernel, z, y, tau):
+    """The kernel's residual ``q* - e_y`` for one row of margins ``z``: a
+    one-feature row ``x = 1`` with ``W = z`` and no intercept."""
+    K = len(z)
+    G = np.zeros((K, 1))
+    Gb = np.zeros(K)
+    kernel.clipped_gradient_dense(np.ones((1, 1)), np.array([float(y)]), np.ones(1),
+                                  np.array([tau]), np.ascontiguousarray(z[:, None]),
+                                  np.zeros(K), 0.0, kernel.MULTINOMIAL, G, Gb)
+    return G[:, 0]
+
+
+def _clipped_objective(v, z, y):
+    """``<q - e_y, z> + H(q)`` at ``q = v + e_y``: the value of (4.5)."""
+    q = v.copy()
+    q[y] += 1.0
+    q = np.clip(q, 0.0, 1.0)
+    return float(v @ z - np.sum(np.where(q > 0, q * np.log(np.where(q > 0, q, 1)), 0)))
+
+
+@pytest.mark.parametrize("kernel", BUILDS, ids=lambda m: m.__name__.split(".")[-1])
+def test_clipped_softmax_is_the_constrained_maximiser(kernel):
+    """Lemma 4.5 (ii): the residual is q* - e_y, q* the maximiser of
+    <q, z> + H(q) over the simplex within distance tau of e_y, as a general
+    constrained solver (SLSQP, from two starts) finds it."""
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(3)
+    checked = 0
+    for _ in range(40):
+        K = int(rng.choice([3, 5, 8]))
+        z = rng.normal(0.0, float(rng.choice([0.5, 3.0, 20.0])), K)
+        y = int(rng.integers(K))
+        tau = float(rng.choice([0.05, 0.3, 0.8, 1.3]))
+        v = _softmax_residual(kernel, z, y, tau)
+        e = np.eye(K)[y]
+
+        def negative(q, z=z):
+            return -(q @ z - np.sum(q * np.log(np.maximum(q, 1e-300))))
+
+        cons = [{"type": "eq", "fun": lambda q: q.sum() - 1.0},
+                {"type": "ineq", "fun": lambda q, e=e, tau=tau:
+                 tau**2 - np.sum((q - e) ** 2)}]
+        best = min((minimize(negative, start, constraints=cons, bounds=[(0, 1)] * K,
+                             method="SLSQP", options={"ftol": 1e-15, "maxiter": 2000})
+                    for start in (np.full(K, 1.0 / K), 0.9 * e + 0.1 / K)),
+                   key=lambda r: r.fun)
+        if not best.success:   # the solver's own failure, not a check
+            continue
+        checked += 1
+        np.testing.assert_allclose(v + e, best.x, atol=2e-5)
+        # No point of the feasible set does better than the kernel's (the
+        # solver maximises <q, z> + H(q), which is (4.5) plus z_y).
+        value = _clipped_objective(v, z, y) + z[y]
+        assert value >= -best.fun - 1e-9 * (1 + abs(best.fun))
+    assert checked >= 30
+
+
+@pytest.mark.parametrize("kernel", BUILDS, ids=lambda m: m.__name__.split(".")[-1])
+def test_clipped_softmax_properties(kernel):
+    """Lemma 4.5 (iii)-(v) and the gradient of a convex function: the
+    residual lies in the tau ball and sums to 0 with q = v + e_y >= 0; it is
+    the softmax's inside the ball and for tau >= sqrt(2); it is 1/2-Lipschitz
+    in the margins; it is the derivative of the objective value (4.5) along
+    random directions, which is convex along lines."""
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        K = int(rng.integers(2, 9))
+        z = rng.normal(0.0, float(rng.choice([0.3, 2.0, 30.0])), K)
+        y = int(rng.integers(K))
+        tau = float(rng.uniform(0.01, 1.6))
+        v = _softmax_residual(kernel, z, y, tau)
+        q = v + np.eye(K)[y]
+        assert np.linalg.norm(v) <= tau * (1 + 1e-12)
+        assert abs(v.sum()) <= 1e-12 and q.min() >= -1e-15
+        plain = softmax(z) - np.eye(K)[y]
+        if np.linalg.norm(plain) <= tau or tau >= np.sqrt(2):
+            np.testing.assert_allclose(v, plain, rtol=1e-12, atol=1e-15)
+        d = rng.normal(size=K)
+        d /= np.linalg.norm(d)
+        for h in (1e-3, 0.5, 5.0):
+            w = _softmax_residual(kernel, z + h * d, y, tau)
+            assert np.linalg.norm(w - v) <= 0.5 * h * (1 + 1e-7) + 1e-12
+        if np.max(np.abs(z)) < 50:
+            h = 1e-5
+            up = _clipped_objective(_softmax_residual(kernel, z + h * d, y, tau),
+                                    z + h * d, y)
+            down = _clipped_objective(_softmax_residual(kernel, z - h * d, y, tau),
+                                      z - h * d, y)
+            mid = _clipped_objective(v, z, y)
+            assert abs((up - down) / (2 * h) - v @ d) <= 1e-5
+            assert up + down >= 2 * mid - 1e-9   # convex along the line

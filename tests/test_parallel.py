@@ -103,7 +103,9 @@ def test_small_batches_stay_on_one_thread(sparse):
     split = _steps(X, y, scale, tau, weight, 3, _kernels.MULTINOMIAL, n_batches=4,
                    n_threads=4, min_rows=50)
     assert not np.array_equal(split, ref)  # the batches of 100 rows were split
-    np.testing.assert_allclose(split, ref, rtol=1e-12, atol=1e-15)
+    # Sums in another order: rounding of the largest terms (tau spans the
+    # clipped softmax's rows too, whose residuals reach tau).
+    np.testing.assert_allclose(split, ref, rtol=1e-12, atol=1e-13)
 
 
 @pytest.mark.parametrize("sparse", [False, True])

@@ -63,9 +63,9 @@ def gradient_bound(*, loss, row_norm, clip_norm=None, n_classes=2):
       because ``|sigmoid(z) - y| < 1``. ``clip_norm=None`` means ``G = R``.
     * ``"squared"``: ``L``; the residual is unbounded, so clipping is required.
     * ``"multinomial"`` (softmax, joint parameter): ``sqrt(2) R`` because
-      ``||p - e_y|| <= sqrt(2)``. The softmax gradient is never clipped (joint
-      clipping is not a monotone scalar clamp and is not covered by Lemma 2.1), so
-      a ``clip_norm`` below ``sqrt(2) R`` is rejected.
+      ``||p - e_y|| <= sqrt(2)``; with ``clip_norm`` ``L`` below it, ``L``: the
+      record's loss is then the clipped softmax of Lemma 4.5 (Section 4.5), a
+      convex, equally smooth surrogate whose gradient has norm at most ``L``.
     * ``"ovr"`` (``C`` binary logistic models trained jointly, each clipped at
       ``L``): ``sqrt(C) min(L, R)`` for the joint parameter (Section 4.3).
 
@@ -103,13 +103,7 @@ def gradient_bound(*, loss, row_norm, clip_norm=None, n_classes=2):
                              "gradient is unbounded without clipping.")
         return L
     natural = math.sqrt(2.0) * R
-    if L is not None and L < natural * (1.0 - 1e-12):
-        raise ValueError(
-            f"clip_norm={L!r} is below sqrt(2) * row_norm = {natural!r}: the "
-            "multinomial model is not clipped (joint clipping of the softmax gradient "
-            "is not covered by the accounting, Section 4.3). Use clip_norm=None."
-        )
-    return natural
+    return natural if L is None else min(L, natural)
 
 
 def sensitivity(*, gradient_bound, relation="replace", group_size=1):
