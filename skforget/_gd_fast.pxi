@@ -35,8 +35,10 @@
 # * The softmax's residual p - e_y is already within sqrt(2) of 0; a tau_i below
 #   that selects the clipped softmax (privacy-accounting.md, Lemma 4.5): a row
 #   whose residual leaves the ball of radius tau_i gets q* - e_y instead, q*
-#   the maximiser of <q, z> + H(q) over the simplex within the ball, found by
-#   a few nested scalar Newton solves (tens of softmaxes for such a row).
+#   the maximiser of <q, z> + H(q) over the simplex within the ball: Newton's
+#   method on the two KKT equations at once (a few softmaxes' worth for such a
+#   row), or, when that does not converge (margins in the tens), nested scalar
+#   solves bracketed in the ball's multiplier (tens of softmaxes).
 # * float32 rows are widened to double as they are read: margins, residuals, clip
 #   thresholds and the gradient are double, so ||clipped gradient|| <= L holds in
 #   float64 whatever the input dtype.
@@ -265,14 +267,98 @@ cdef double _ball_q(const double *z, Py_ssize_t K, Py_ssize_t y, double mu,
     return d2
 
 
+cdef bint _ball_newton(const double *z, Py_ssize_t K, Py_ssize_t y, double tau2,
+                       double *q, double *sk) noexcept nogil:
+    """Newton's method on Lemma 4.5's two KKT equations at once, in ``c'``
+    and ``u = log mu``: ``sum_k W(exp(t_k)) = mu`` and ``||q - e_y||^2 =
+    tau^2``, ``t_k = z_k + mu [k = y] + c'``, ``q_k = W(exp(t_k)) / mu``, with
+    each ``log W`` refined from the last iterate's (``sk``, scratch). The
+    solution of both equations with ``mu > 0`` is the maximiser (the problem
+    is strictly concave), so when this converges it returns what the
+    bracketed solver would; it returns False (and the caller falls back to
+    that solver) when it does not converge in 40 damped steps."""
+    cdef Py_ssize_t k
+    cdef double u = 0.0, mu = 1.0, cp, m, tot, f1, f2, a, j11, j12, j21, j22
+    cdef double det, dc, du, t, e, f, step, sa, ay, res, res_new, lam
+    cdef int it, inner
+    # Start: mu = 1 and c' = -logsumexp(z + e_y) (q near the softmax).
+    m = z[0] + (1.0 if y == 0 else 0.0)
+    for k in range(1, K):
+        m = fmax(m, z[k] + (1.0 if k == y else 0.0))
+    tot = 0.0
+    for k in range(K):
+        tot += exp(z[k] + (1.0 if k == y else 0.0) - m)
+    cp = -(m + log(tot))
+    for k in range(K):
+        sk[k] = _lambert_log(z[k] + (1.0 if k == y else 0.0) + cp)
+    res = 1e300
+    for it in range(40):
+        # Residuals and Jacobian at (c', u).
+        tot = 0.0
+        sa = 0.0
+        ay = 0.0
+        for k in range(K):
+            t = z[k] + (mu if k == y else 0.0) + cp
+            for inner in range(50):   # Halley from the last iterate's root
+                e = exp(sk[k])
+                f = e + sk[k] - t
+                step = f / ((e + 1.0) - 0.5 * f * e / (e + 1.0))
+                sk[k] -= step
+                if fabs(step) <= 4e-16 * (1.0 + fabs(sk[k])):
+                    break
+            q[k] = exp(sk[k])
+            tot += q[k]
+            a = q[k] / (1.0 + q[k])
+            sa += a
+            if k == y:
+                ay = a
+        f1 = tot - mu
+        f2 = -tau2
+        j21 = 0.0
+        j22 = 0.0
+        for k in range(K):
+            t = q[k] / mu - (1.0 if k == y else 0.0)
+            a = q[k] / (1.0 + q[k])
+            f2 += t * t
+            j21 += 2.0 * t * a / mu
+            j22 += 2.0 * t * ((a if k == y else 0.0) - q[k] / mu)
+        res_new = fabs(f1) / mu + fabs(f2)
+        if fabs(f1) <= 1e-14 * mu and fabs(f2) <= 1e-14:
+            for k in range(K):
+                q[k] /= tot
+            return True
+        if not (res_new == res_new) or mu > 1e250:
+            return False
+        res = res_new
+        j11 = sa
+        j12 = mu * (ay - 1.0)
+        det = j11 * j22 - j12 * j21
+        if det == 0.0 or not (det == det):
+            return False
+        dc = (j22 * f1 - j12 * f2) / det
+        du = (j11 * f2 - j21 * f1) / det
+        # Damping: at most two units of log mu and of c' per step.
+        lam = 1.0
+        if fabs(du) > 2.0:
+            lam = 2.0 / fabs(du)
+        if fabs(dc) * lam > 2.0:
+            lam = 2.0 / fabs(dc)
+        cp -= lam * dc
+        u -= lam * du
+        mu = exp(u)
+    return False
+
+
 cdef void _softmax_ball(double *z, Py_ssize_t K, Py_ssize_t y,
                         double tau) noexcept nogil:
     """Overwrite the margins ``z`` of one row with ``q* - e_y``, the gradient
     of the clipped softmax ``l_tau`` (privacy-accounting.md, Lemma 4.5): the
     softmax's own ``softmax(z) - e_y`` inside the ball ``||. || <= tau``.
 
-    Outside it, the ball's multiplier ``mu`` (``||q(mu) - e_y||`` decreases in
-    it) is bracketed in ``log mu`` and found by safeguarded Newton steps; the
+    Outside it, Newton's method on the two KKT equations (``_ball_newton``);
+    if that does not converge, the ball's multiplier ``mu`` (``||q(mu) -
+    e_y||`` decreases in it) is bracketed in ``log mu`` and found by
+    safeguarded Newton steps over nested scalar solves; the
     falsi; the final point is on the feasible side of the bracket and its
     distance to ``e_y`` is scaled onto the ball in the last bits, so
     ``||q - e_y|| <= tau`` holds in float64 (the rounding of any clipped
@@ -280,6 +366,7 @@ cdef void _softmax_ball(double *z, Py_ssize_t K, Py_ssize_t y,
     (more than 64 classes) gets a zero gradient, within every bound."""
     cdef double stack_margins[_SOFTMAX_STACK]
     cdef double stack_q[_SOFTMAX_STACK]
+    cdef double sk_stack[_SOFTMAX_STACK]
     cdef double *zz = stack_margins
     cdef double *q = stack_q
     cdef bint heap = K > _SOFTMAX_STACK
@@ -294,7 +381,7 @@ cdef void _softmax_ball(double *z, Py_ssize_t K, Py_ssize_t y,
             z[k] = 0.0
         return
     if heap:
-        zz = <double *> malloc(2 * K * sizeof(double))
+        zz = <double *> malloc(3 * K * sizeof(double))
         if zz == NULL:
             for k in range(K):
                 z[k] = 0.0
@@ -313,7 +400,17 @@ cdef void _softmax_ball(double *z, Py_ssize_t K, Py_ssize_t y,
         q[k] /= s
         t = q[k] - (1.0 if k == y else 0.0)
         d2 += t * t
-    if d2 > tau2:
+    if d2 > tau2 and _ball_newton(zz, K, y, tau2, q, zz + 2 * K if heap else sk_stack):
+        norm = 0.0
+        for k in range(K):
+            t = q[k] - (1.0 if k == y else 0.0)
+            norm += t * t
+        norm = sqrt(norm)
+        if norm > tau:
+            for k in range(K):
+                t = q[k] - (1.0 if k == y else 0.0)
+                q[k] = (1.0 if k == y else 0.0) + t * (tau / norm)
+    elif d2 > tau2:
         # Safeguarded Newton in u = log mu on f(u) = ||q - e_y||^2 - tau^2,
         # decreasing in u, inside a bracket [lo, hi] with f(lo) > 0 >= f(hi).
         lo = -30.0
