@@ -226,8 +226,8 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         ``clip_norm=data_norm``: +0.3 to +2.9 points of accuracy on five
         multiclass tables, ``benchmarks/results/multinomial_clip.md``), and a
         row outside the bound costs a small root-finding instead of a
-        softmax (fits 1.3 to 22 times slower there; smaller values clip more
-        rows and fit slower still).
+        softmax (fits 1.2 to 11 times slower on those tables; smaller values
+        clip more rows and fit slower still).
     fit_intercept : bool, default=True
         Fit an intercept (an ordinary, regularised coordinate).
     intercept_scaling : float or "auto", default="auto"
