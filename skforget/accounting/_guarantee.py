@@ -53,9 +53,9 @@ _REDRAWN = (
     "without a pass (privacy-accounting.md, Theorem 12.12).")
 _NO_PASS = (
     "served without computation: the coefficients are identical to those before "
-    "this request. The removed records' protection is the fit's differential "
-    "privacy, measured against a model trained with an empty record in its "
-    "place; "
+    "this request. The removed records' protection is the differential "
+    "privacy of the model's last release, measured against a model trained "
+    "with an empty record in its place; "
     "their influence stays in the coefficients until the next pass over the data "
     "(a replacement, an insertion, a stronger target, or more records awaiting a "
     "pass than max_lazy_records allows).")
