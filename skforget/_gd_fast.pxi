@@ -184,17 +184,12 @@ cdef enum:
 cdef double _SQRT2 = 1.4142135623730951
 
 
-cdef inline double _lambert_log(double t) noexcept nogil:
-    """``s`` with ``exp(s) + s = t``, i.e. ``log W(exp(t))``."""
-    # Start near the root (t - log1p(e^t) + log1p(log1p(e^t)) is exact to
-    # first order at both ends); Newton on a convex increasing function then
-    # lands right of the root at worst once and descends to it.
-    cdef double lp = t + log(1.0 + exp(-t)) if t > 0.0 else log(1.0 + exp(t))
-    cdef double s = t - lp + log(1.0 + lp)
+cdef inline double _lambert_refine(double s, double t) noexcept nogil:
+    """``s`` with ``exp(s) + s = t`` (``log W(exp(t))``), by Halley's steps on
+    ``f(s) = e^s + s - t`` (``f' = e^s + 1``, ``f'' = e^s``) from ``s``."""
     cdef double e, f, step
     cdef int it
     for it in range(100):
-        # Halley's step on f(s) = e^s + s - t (f' = e^s + 1, f'' = e^s).
         e = exp(s)
         f = e + s - t
         step = f / ((e + 1.0) - 0.5 * f * e / (e + 1.0))
@@ -202,6 +197,14 @@ cdef inline double _lambert_log(double t) noexcept nogil:
         if fabs(step) <= 4e-16 * (1.0 + fabs(s)):
             break
     return s
+
+
+cdef inline double _lambert_log(double t) noexcept nogil:
+    """``s`` with ``exp(s) + s = t``, i.e. ``log W(exp(t))``, from a start
+    (``t - log1p(e^t) + log1p(log1p(e^t))``) exact to first order at both
+    ends."""
+    cdef double lp = t + log(1.0 + exp(-t)) if t > 0.0 else log(1.0 + exp(t))
+    return _lambert_refine(t - lp + log(1.0 + lp), t)
 
 
 cdef double _ball_q(const double *z, Py_ssize_t K, Py_ssize_t y, double mu,
@@ -279,8 +282,8 @@ cdef bint _ball_newton(const double *z, Py_ssize_t K, Py_ssize_t y, double tau2,
     that solver) when it does not converge in 40 damped steps."""
     cdef Py_ssize_t k
     cdef double u = 0.0, mu = 1.0, cp, m, tot, f1, f2, a, j11, j12, j21, j22
-    cdef double det, dc, du, t, e, f, step, sa, ay, res, res_new, lam
-    cdef int it, inner
+    cdef double det, dc, du, t, sa, ay, lam
+    cdef int it
     # Start: mu = 1 and c' = -logsumexp(z + e_y) (q near the softmax).
     m = z[0] + (1.0 if y == 0 else 0.0)
     for k in range(1, K):
@@ -291,21 +294,14 @@ cdef bint _ball_newton(const double *z, Py_ssize_t K, Py_ssize_t y, double tau2,
     cp = -(m + log(tot))
     for k in range(K):
         sk[k] = _lambert_log(z[k] + (1.0 if k == y else 0.0) + cp)
-    res = 1e300
     for it in range(40):
         # Residuals and Jacobian at (c', u).
         tot = 0.0
         sa = 0.0
         ay = 0.0
         for k in range(K):
-            t = z[k] + (mu if k == y else 0.0) + cp
-            for inner in range(50):   # Halley from the last iterate's root
-                e = exp(sk[k])
-                f = e + sk[k] - t
-                step = f / ((e + 1.0) - 0.5 * f * e / (e + 1.0))
-                sk[k] -= step
-                if fabs(step) <= 4e-16 * (1.0 + fabs(sk[k])):
-                    break
+            # Refined from the last iterate's root: a step or two.
+            sk[k] = _lambert_refine(sk[k], z[k] + (mu if k == y else 0.0) + cp)
             q[k] = exp(sk[k])
             tot += q[k]
             a = q[k] / (1.0 + q[k])
@@ -322,14 +318,12 @@ cdef bint _ball_newton(const double *z, Py_ssize_t K, Py_ssize_t y, double tau2,
             f2 += t * t
             j21 += 2.0 * t * a / mu
             j22 += 2.0 * t * ((a if k == y else 0.0) - q[k] / mu)
-        res_new = fabs(f1) / mu + fabs(f2)
         if fabs(f1) <= 1e-14 * mu and fabs(f2) <= 1e-14:
             for k in range(K):
                 q[k] /= tot
             return True
-        if not (res_new == res_new) or mu > 1e250:
+        if not (f1 == f1 and f2 == f2) or mu > 1e250:
             return False
-        res = res_new
         j11 = sa
         j12 = mu * (ay - 1.0)
         det = j11 * j22 - j12 * j21
@@ -358,9 +352,9 @@ cdef void _softmax_ball(double *z, Py_ssize_t K, Py_ssize_t y,
     Outside it, Newton's method on the two KKT equations (``_ball_newton``);
     if that does not converge, the ball's multiplier ``mu`` (``||q(mu) -
     e_y||`` decreases in it) is bracketed in ``log mu`` and found by
-    safeguarded Newton steps over nested scalar solves; the
-    falsi; the final point is on the feasible side of the bracket and its
-    distance to ``e_y`` is scaled onto the ball in the last bits, so
+    safeguarded Newton steps over nested scalar solves, ending on the
+    feasible side of the bracket. Either way the point's distance to ``e_y``
+    is scaled onto the ball in the last bits, so
     ``||q - e_y|| <= tau`` holds in float64 (the rounding of any clipped
     gradient, Section 16.2). A row whose scratch memory cannot be allocated
     (more than 64 classes) gets a zero gradient, within every bound."""
@@ -400,17 +394,8 @@ cdef void _softmax_ball(double *z, Py_ssize_t K, Py_ssize_t y,
         q[k] /= s
         t = q[k] - (1.0 if k == y else 0.0)
         d2 += t * t
-    if d2 > tau2 and _ball_newton(zz, K, y, tau2, q, zz + 2 * K if heap else sk_stack):
-        norm = 0.0
-        for k in range(K):
-            t = q[k] - (1.0 if k == y else 0.0)
-            norm += t * t
-        norm = sqrt(norm)
-        if norm > tau:
-            for k in range(K):
-                t = q[k] - (1.0 if k == y else 0.0)
-                q[k] = (1.0 if k == y else 0.0) + t * (tau / norm)
-    elif d2 > tau2:
+    if d2 > tau2 and not _ball_newton(zz, K, y, tau2, q,
+                                      zz + 2 * K if heap else sk_stack):
         # Safeguarded Newton in u = log mu on f(u) = ||q - e_y||^2 - tau^2,
         # decreasing in u, inside a bracket [lo, hi] with f(lo) > 0 >= f(hi).
         lo = -30.0
@@ -436,8 +421,13 @@ cdef void _softmax_ball(double *z, Py_ssize_t K, Py_ssize_t y,
                     hi = fmin(hi, u + 1e-12 * (1.0 + fabs(u)))
                 break
             u = t
-        d2 = _ball_q(zz, K, y, exp(hi), q, &df, &cpw)
-        norm = sqrt(d2)
+        _ball_q(zz, K, y, exp(hi), q, &df, &cpw)
+    if d2 > tau2:
+        norm = 0.0
+        for k in range(K):
+            t = q[k] - (1.0 if k == y else 0.0)
+            norm += t * t
+        norm = sqrt(norm)
         if norm > tau:
             # Rounding only: move onto the ball along q - e_y.
             for k in range(K):
