@@ -533,8 +533,8 @@ class _BasePrivateLinear(BaseEstimator):
         R = self._row_norm_bound(loss)
         L = self._clip_norm(loss)
         if loss == "multinomial":
-            # The clipped softmax of Lemma 4.5 below the natural bound.
-            return math.sqrt(2.0) * R if L is None else min(float(L), math.sqrt(2.0) * R)
+            # One joint bound (the clipped softmax of Lemma 4.5 below sqrt(2) R).
+            return accounting.gradient_bound(loss=loss, row_norm=R, clip_norm=L)
         if loss == "squared":
             return float(L)
         return R if L is None else min(float(L), R)

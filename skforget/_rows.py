@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from skforget import _kernels
+from skforget import _kernels, accounting
 from skforget._validation import fixed_errstate
 
 #: Rows whose scale factor would fall below this are rewritten (see Design).
@@ -272,7 +272,7 @@ def score_squares(X, scale, direction):
 def class_sums_and_square(X, scale, codes, n_classes, direction=None):
     """:func:`class_sums` (when ``codes`` is given) and :func:`score_squares`
     (when ``direction`` is) in one read of the rows, a block of rows at a time
-    in float64: a deletion served without a pass reads them for both."""
+    in float64: the class moments' release (Section 18.12) needs both."""
     scale = np.asarray(scale, dtype=np.float64)
     if codes is not None:
         codes = np.asarray(codes).astype(np.int64)
@@ -423,8 +423,10 @@ def make_design(X, y, *, loss, data_norm, intercept_scaling, gradient_bound,
     X, scale, norms = project_rows(X, data_norm, clip_rows=clip_rows, where=where)
     aug = augmented_norms(norms, intercept_scaling)
     tau = clip_thresholds(aug, gradient_bound, X.shape[1])
-    if loss == "multinomial" and gradient_bound >= math.sqrt(2.0) * math.hypot(
-            data_norm, intercept_scaling) * (1.0 - 1e-12):
+    natural = accounting.gradient_bound(
+        loss="multinomial", row_norm=math.hypot(data_norm, intercept_scaling)) \
+        if loss == "multinomial" else math.inf
+    if gradient_bound >= natural * (1.0 - 1e-12):
         # The plain softmax: its natural bound holds row by row, and a
         # threshold that never binds keeps the kernel on its softmax path.
         tau = np.full_like(tau, _DBL_MAX)

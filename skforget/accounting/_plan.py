@@ -377,28 +377,32 @@ def _segments(plan, guarantee):
     return chain
 
 
+def _removed_since(edits, drew):
+    """Records removed by the latest edits, back to the last one for which
+    ``drew(cert)`` holds."""
+    removed = 0
+    for cert in reversed(edits):
+        if drew(cert):
+            break
+        removed += cert.n_deleted + cert.n_replaced
+    return removed
+
+
 def pending_removals(guarantee):
     """Records removed by the certificate-only edits since the last pass over
     the data (Section 12.9), from the public history."""
-    pending = 0
-    for cert in reversed(guarantee.edits):
-        if cert.steps or cert.retrained:
-            break
-        pending += cert.n_deleted + cert.n_replaced
-    return pending
+    return _removed_since(guarantee.edits, lambda c: c.steps or c.retrained)
 
 
 def statistics_age(guarantee):
     """Records removed since the released class statistics were drawn: by
     the edits served without a pass that kept them (Theorem 12.12), from the
     public history. The statistics' prediction certificates are evaluated
-    that many records further away (certificates.md, 9.10-9.12)."""
-    age = 0
-    for cert in reversed(getattr(guarantee, "edits", ())):
-        if cert.statistics_drawn:
-            break
-        age += cert.n_deleted + cert.n_replaced
-    return age
+    that many records further away (certificates.md, 9.10-9.12). Equal to
+    :func:`pending_removals` except for edits saved before 12.12, which
+    redrew their statistics without a pass."""
+    return _removed_since(getattr(guarantee, "edits", ()),
+                          lambda c: c.statistics_drawn)
 
 
 def _cert_segment(plan, cert):
@@ -472,17 +476,17 @@ def plan_unlearning(plan, previous, *, n_samples, edit_size=None, n_deleted=None
     n_del = check_int(n_deleted, "n_deleted", low=0)
     n_rep = check_int(n_replaced, "n_replaced", low=0)
     n_ins = check_int(n_inserted, "n_inserted", low=0)
+    plan = _with_deletion_target(plan, deletion_epsilon)
     # A deletion served without a pass keeps the class statistics too, so its
     # figure (12.6) is held to the whole release's target, which the budget
     # split may have capped in the plan at noisy GD's share (12.12); a
-    # request's own target is at most the plan's.
-    lazy_target = epsilon_to_rho(
-        epsilon=getattr(previous, "target_deletion_epsilon", plan.deletion_epsilon),
-        delta=plan.delta, method=plan.conversion) if deletion_epsilon is None \
-        else None
-    plan = _with_deletion_target(plan, deletion_epsilon)
-    if lazy_target is None or lazy_target < plan.rho_deletion_target:
-        lazy_target = plan.rho_deletion_target
+    # request's own target is at most the plan's and is used as given.
+    lazy_target = plan.rho_deletion_target
+    if deletion_epsilon is None:
+        lazy_target = max(lazy_target, epsilon_to_rho(
+            epsilon=getattr(previous, "target_deletion_epsilon",
+                            plan.deletion_epsilon),
+            delta=plan.delta, method=plan.conversion))
     E = edit_batches(n, plan.n_batches, plan.normaliser)
     weight = plan.data_weight(n, E)
     if not _check_contracts(plan, weight):

@@ -209,7 +209,14 @@ class CertifyMixin:
         ``predict``) and the norms ``||[a x, s_b]||`` of the mapped rows."""
         return self._margins(X, return_norms=True)
 
-    def _half_width(self, radius, scores, aug, k, include_forgotten):
+    def _statistics_age(self, include_forgotten):
+        """Records the released class statistics are away from a
+        counterfactual without the rows deleted since they were drawn
+        (Theorem 12.12; 0 when those rows are not covered)."""
+        return statistics_age(getattr(self, "privacy_guarantee_", None)) \
+            if include_forgotten else 0
+
+    def _half_width(self, radius, scores, aug, k, age):
         # The margin range over the ball B(theta, r) is exactly m +- r ||x||;
         # the slack absorbs rounding in the margin and in the recursion.
         width = (radius[None, :] * aug[:, None] * (1.0 + _REL_SLACK)
@@ -221,13 +228,11 @@ class CertifyMixin:
         # radius: (r + ||w||) delta_c(k).
         # Statistics kept by deletions served without a pass were drawn on a
         # database that still held the rows removed since (privacy-accounting.md,
-        # Theorem 12.12): a counterfactual without those rows is that many
+        # Theorem 12.12): a counterfactual without those rows is ``age``
         # records further from it.
         change = getattr(self, "_offset_change", None)
         if change is not None:
-            if include_forgotten:
-                k = k + statistics_age(getattr(self, "privacy_guarantee_", None))
-            width = width + change(k, radius) * (1.0 + _REL_SLACK)
+            width = width + change(k + age, radius) * (1.0 + _REL_SLACK)
         return width
 
     def _certified_mask(self, scores, width, tol):
@@ -260,7 +265,8 @@ class CertifyMixin:
         k = _check_budget(k)
         radius = self._radii([k], mode, data_dependent, include_forgotten)[0]
         scores, aug = self._scores_and_norms(X)
-        width = self._half_width(radius, scores, aug, k, include_forgotten)
+        width = self._half_width(radius, scores, aug, k,
+                                 self._statistics_age(include_forgotten))
         return scores - width, scores + width
 
     # --- public methods -----------------------------------------------------------
@@ -353,7 +359,8 @@ class CertifyMixin:
         k = _check_budget(k)
         radius = self._radii([k], mode, data_dependent, include_forgotten)[0]
         scores, aug = self._scores_and_norms(X)
-        width = self._half_width(radius, scores, aug, k, include_forgotten)
+        width = self._half_width(radius, scores, aug, k,
+                                 self._statistics_age(include_forgotten))
         return self._certified_mask(scores, width, tol)
 
     def certified_k(self, X, mode="remove", *, tol=None, data_dependent=False,
@@ -403,9 +410,10 @@ class CertifyMixin:
         scores, aug = self._scores_and_norms(X)
         best = np.full(scores.shape[0], -1, dtype=np.intp)
         alive = np.ones(scores.shape[0], dtype=bool)
+        age = self._statistics_age(include_forgotten)
         for k, radius in enumerate(all_radii):
             # Radii are non-decreasing in k, so once a row fails it stays failed.
-            width = self._half_width(radius, scores, aug, k, include_forgotten)
+            width = self._half_width(radius, scores, aug, k, age)
             alive &= self._certified_mask(scores, width, tol)
             if not alive.any():
                 break
