@@ -48,6 +48,11 @@ from skforget.exceptions import (
     UnlearningError,
 )
 
+#: Version of the rules by which "auto" hyper-parameters resolve, recorded at
+#: fit so that a model keeps its meaning of "auto" for every later edit.
+#: 1: the softmax unclipped; 2: noisy GD's softmax clipped at ``data_norm``.
+_AUTO_RULES = 2
+
 
 def check_edit_weighting(plan, weighted):
     """A request's records carry weights exactly when the fit's did."""
@@ -148,11 +153,18 @@ class _BasePrivateLinear(BaseEstimator):
         as a parameter later changes nothing). Free parameters are recorded
         too (``interval_certify`` replays the fit's seed) but not enforced."""
         self._fit_params = copy.deepcopy(self.get_params(deep=False))
+        # "auto" resolves by the rules in force now, for this fit and every
+        # edit of it: a later release of skforget may change a default, not
+        # what a fitted model's "auto" meant (Section 16.1).
+        self._auto_rules = _AUTO_RULES
 
     def __setstate__(self, state):
         super().__setstate__(state)
         # Pickled before estimators took a ledger: none.
         self.__dict__.setdefault("ledger", None)
+        if "_fit_params" in self.__dict__ or "_plan" in self.__dict__:
+            # Frozen before "auto" rules were versioned: the first rules.
+            self.__dict__.setdefault("_auto_rules", 1)
         if "_plan" in self.__dict__ and "_fit_params" not in self.__dict__:
             # Pickled before parameters were frozen: the pickled parameters
             # are the best record of the fit, if they agree with its plan;
@@ -513,13 +525,25 @@ class _BasePrivateLinear(BaseEstimator):
         "auto" clips each logistic output at ``0.5 * data_norm`` (the measured
         sweet spot: an eighth of the noise variance of the natural bound
         ``sqrt(2) * data_norm`` with the default intercept, for a Huber-like cap
-        on badly fitted records); the softmax is not clipped (None; a value
-        below its natural bound selects the clipped softmax of Lemma 4.5).
+        on badly fitted records). Noisy GD's softmax is clipped at ``data_norm``
+        (the clipped softmax of Lemma 4.5: about half the noise variance of its
+        natural bound ``sqrt(2) R``, ``R = 1.005 data_norm`` with the default
+        intercept); models
+        fitted before the rules were recorded (``_auto_rules == 1``) and
+        output perturbation, which needs the softmax itself
+        (Section 15), do not clip it (None).
         """
         L = self._param("clip_norm")
         if isinstance(L, str) and L == "auto":
-            return None if loss in ("multinomial", "squared") else \
-                0.5 * float(self._param("data_norm"))
+            if loss == "squared":
+                return None
+            data_norm = float(self._param("data_norm"))
+            if loss != "multinomial":
+                return 0.5 * data_norm
+            rules = self.__dict__.get("_auto_rules", _AUTO_RULES)
+            if rules >= 2 and self._mechanism == "noisy_gd":
+                return data_norm
+            return None
         return L
 
     def _output_gradient_bound(self, loss):

@@ -215,19 +215,19 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
     clip_norm : float, "auto" or None, default="auto"
         Per-example gradient clipping threshold. "auto" is ``0.5 * data_norm``
         for each logistic output (binary and one-vs-rest; an eighth of the noise
-        variance of the natural bound with the default intercept) and no
-        clipping for the softmax. None: no clipping beyond the natural bound of
-        the logistic loss (``R`` binary, ``sqrt(2) R`` multinomial,
+        variance of the natural bound with the default intercept) and
+        ``data_norm`` for the softmax. None: no clipping beyond the natural
+        bound of the logistic loss (``R`` binary, ``sqrt(2) R`` multinomial,
         ``R = sqrt(data_norm^2 + intercept_scaling^2)``). Below ``sqrt(2) R``
         the multinomial model's loss is the clipped softmax (Lemma 4.5): each
         record's softmax is kept within distance ``clip_norm / ||x||`` of its
         label, a convex surrogate whose gradient norm is at most
-        ``clip_norm``; it needs less noise (measured at ``epsilon=1``,
-        ``clip_norm=data_norm``: +0.3 to +2.9 points of accuracy on five
-        multiclass tables, ``benchmarks/results/multinomial_clip.md``), and a
-        row outside the bound costs a small root-finding instead of a
-        softmax (fits 1.2 to 11 times slower on those tables; smaller values
-        clip more rows and fit slower still).
+        ``clip_norm``; it needs less noise (see
+        ``benchmarks/results/multinomial_clip.md`` for accuracy and fit time
+        against the unclipped softmax on five multiclass tables), and a row
+        outside the bound costs a small root-finding instead of a softmax
+        (smaller values clip more rows and fit slower). A fitted model keeps
+        the meaning "auto" had when it was fitted, for all its edits.
     fit_intercept : bool, default=True
         Fit an intercept (an ordinary, regularised coordinate).
     intercept_scaling : float or "auto", default="auto"

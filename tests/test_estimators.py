@@ -22,6 +22,7 @@ from skforget import (
     PrivacyLeakWarning,
 )
 from skforget import accounting as acc
+from skforget._linear import _AUTO_RULES
 from skforget._rows import rounding_margin
 
 
@@ -470,7 +471,8 @@ def test_multinomial_clip_norm_is_the_clipped_softmax():
     X = rng.normal(size=(600, 5))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     y = np.argmax(X[:, :3] + 0.3 * rng.normal(size=(600, 3)), axis=1)
-    plain = NoisyGDClassifier(classes=[0, 1, 2], random_state=0).fit(X, y)
+    plain = NoisyGDClassifier(classes=[0, 1, 2], clip_norm=None,
+                              random_state=0).fit(X, y)
     clipped = NoisyGDClassifier(classes=[0, 1, 2], clip_norm=0.5,
                                 random_state=0).fit(X, y)
     R = plain._plan.row_norm
@@ -487,3 +489,40 @@ def test_multinomial_clip_norm_is_the_clipped_softmax():
     np.testing.assert_array_equal(same.coef_, plain.coef_)
     with pytest.raises(ValueError, match="clip_norm"):
         OutputPerturbationClassifier(classes=[0, 1, 2], clip_norm=0.5).fit(X, y)
+
+
+def test_multinomial_auto_clip_norm_is_data_norm_and_kept_by_fitted_models():
+    """clip_norm="auto" is the clipped softmax at data_norm for noisy GD
+    (_linear._AUTO_RULES 2), output perturbation keeps the softmax; a model
+    fitted before the rules were recorded keeps its unclipped meaning of "auto"
+    for its edits after unpickling, and a refit takes today's rules."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(500, 4))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.argmax(X[:, :3] + 0.3 * rng.normal(size=(500, 3)), axis=1)
+    auto = NoisyGDClassifier(classes=[0, 1, 2], data_norm=2.0, random_state=0)
+    auto.fit(2 * X, y)
+    assert auto._plan.clip_norm == auto._plan.gradient_bound == 2.0
+    clipped = NoisyGDClassifier(classes=[0, 1, 2], data_norm=2.0, clip_norm=2.0,
+                                random_state=0).fit(2 * X, y)
+    np.testing.assert_array_equal(auto.coef_, clipped.coef_)
+    op = OutputPerturbationClassifier(classes=[0, 1, 2], random_state=0).fit(X, y)
+    assert op._plan.clip_norm is None
+    # A model pickled before the rules were recorded: its "auto" was unclipped.
+    old = NoisyGDClassifier(classes=[0, 1, 2], clip_norm=None, random_state=0)
+    old.fit(X, y)
+    state = old.__getstate__()
+    state["_fit_params"]["clip_norm"] = "auto"
+    state.pop("_auto_rules")
+    legacy = NoisyGDClassifier.__new__(NoisyGDClassifier)
+    legacy.__setstate__(state)
+    legacy.set_params(clip_norm="auto")
+    assert legacy._auto_rules == 1
+    assert legacy._clip_norm("multinomial") is None
+    assert legacy._output_gradient_bound("multinomial") == old._plan.gradient_bound
+    legacy.partial_unlearn(EditRequest(X, y, delete=[0]))
+    assert legacy._plan.gradient_bound == old._plan.gradient_bound
+    # A refit resolves "auto" by today's rules.
+    legacy.fit(X, y)
+    assert legacy._auto_rules == _AUTO_RULES == 2
+    assert legacy._plan.gradient_bound == 1.0

@@ -50,7 +50,8 @@ def test_pickles_hold_no_training_row(binary_data, dtype):
     fitted = {k for k in vars(clf) if k.endswith("_") and not k.startswith("__")}
     assert fitted | {"_plan"} == PUBLIC_FITTED | {"classes_"}
     private = {k for k in vars(clf) if k.startswith("_")}
-    assert private == {"_plan", "_fit_params"}
+    assert private == {"_plan", "_fit_params", "_auto_rules"}
+    assert isinstance(clf._auto_rules, int)   # the version of public rules
     # The hyper-parameters frozen at fit: the user's own public values.
     params = clf.get_params(deep=False)
     assert clf._fit_params.keys() == params.keys()
