@@ -495,3 +495,25 @@ def test_steps_fit_with_an_exact_contraction():
 def test_default_delta():
     assert acc.default_delta(n_samples=100) == 1e-5
     assert acc.default_delta(n_samples=200000) == pytest.approx(200000**-1.1)
+
+
+@pytest.mark.parametrize("loss,n_classes", [("logistic", 2), ("ovr", 4),
+                                            ("multinomial", 3), ("multinomial", 10)])
+def test_typical_curvature_is_the_mean_hessian_eigenvalue_at_zero(loss, n_classes):
+    """Section 8.4: h is the mean eigenvalue of the loss's Hessian at theta = 0
+    for rows spread evenly on the data_norm sphere (second moment R^2 I / d):
+    for the softmax the trace of diag(p) - p p^T at uniform p over its C
+    outputs, not its largest eigenvalue 1/2."""
+    from skforget.accounting._calibration import typical_curvature
+
+    d, R = 7, 1.5
+    second_moment = (R * R / d) * np.eye(d)
+    if loss == "multinomial":
+        p = np.full(n_classes, 1.0 / n_classes)
+        outputs = np.diag(p) - np.outer(p, p)
+    else:   # one or C logistic outputs at sigmoid(0) = 1/2
+        outputs = 0.25 * np.eye(1 if loss == "logistic" else n_classes)
+    hessian = np.kron(outputs, second_moment)
+    assert typical_curvature(loss=loss, data_norm=R, n_features=d,
+                             n_classes=n_classes) == \
+        pytest.approx(np.trace(hessian) / hessian.shape[0], rel=1e-12)

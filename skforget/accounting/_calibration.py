@@ -67,23 +67,34 @@ def default_delta(*, n_samples):
     return min(1e-5, float(n) ** -1.1)
 
 
-def typical_curvature(*, loss, data_norm, n_features):
-    """Public stand-in for the data's curvature: ``beta_phi R_x^2 / d``.
+def typical_curvature(*, loss, data_norm, n_features, n_classes=2):
+    """Public stand-in for the data's curvature: ``h_phi R_x^2 / d``.
 
-    The mean eigenvalue of the curvature-weighted second moment of rows on the
-    ``data_norm`` sphere in ``d`` dimensions (its trace is at most
-    ``beta_phi R_x^2``). It sets how many steps the fit plans
-    (privacy-accounting.md, Section 8.4), never a privacy figure.
+    The mean eigenvalue of the loss's curvature-weighted second moment of rows
+    on the ``data_norm`` sphere in ``d`` dimensions, at ``theta = 0``
+    (privacy-accounting.md, Section 8.4): ``h_phi`` is the mean eigenvalue of
+    the loss's curvature in its outputs there, ``1/4`` for each logistic
+    output, ``1`` for the squared loss and, for the softmax over ``C``
+    classes, ``(1 - 1/C) / C`` (the trace ``1 - sum p_k^2`` of ``diag(p) -
+    p p^T`` at uniform ``p``, over its ``C`` outputs), not its largest
+    eigenvalue ``1/2``. It sets how many steps the fit plans, never a privacy
+    figure.
 
     Examples
     --------
     >>> from skforget.accounting._calibration import typical_curvature
     >>> typical_curvature(loss="logistic", data_norm=1.0, n_features=100)
     0.0025
+    >>> round(typical_curvature(loss="multinomial", data_norm=1.0, n_features=100,
+    ...                         n_classes=10), 6)
+    0.0009
     """
     check_choice(loss, "loss", LOSS_CURVATURE)
     R = check_positive(data_norm, "data_norm")
     d = check_int(n_features, "n_features", low=1)
+    if loss == "multinomial":
+        C = check_int(n_classes, "n_classes", low=2)
+        return (1.0 - 1.0 / C) / C * R * R / d
     return LOSS_CURVATURE[loss] * R * R / d
 
 

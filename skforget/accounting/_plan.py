@@ -320,7 +320,7 @@ def plan_training(*, loss, n_samples, n_params, lam, row_norm, clip_norm, epsilo
         if n_features is None or data_norm is None:
             raise ValueError("fit_recipe='typical' needs n_features and data_norm.")
         h_typ = typical_curvature(loss=loss, data_norm=data_norm,
-                                  n_features=n_features)
+                                  n_features=n_features, n_classes=n_classes)
 
     if recipe == "cs23":
         run = _cs23_run(learning_rate=learning_rate, n_batches=n_batches,
