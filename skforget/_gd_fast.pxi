@@ -334,7 +334,12 @@ cdef bint _ball_newton(const double *z, Py_ssize_t K, Py_ssize_t y, double tau2,
             f2 += t * t
             j21 += 2.0 * t * a / mu
             j22 += 2.0 * t * ((a if k == y else 0.0) - q[k] / mu)
-        if fabs(f1) <= 1e-14 * mu and fabs(f2) <= 1e-14:
+        # f2 relative to tau^2, down to what its rounding allows: t_y =
+        # q_y / mu - 1 cancels, an absolute error of a few ulps, so f2 is
+        # known to about 4 eps tau (an absolute 1e-14 stopped short by up to
+        # 3e-6 tau at tau = 1e-6; the second reading's mpmath reference).
+        if (fabs(f1) <= 1e-14 * mu
+                and fabs(f2) <= 1e-14 * tau2 + 3.6e-15 * sqrt(tau2)):
             for k in range(K):
                 q[k] /= tot
             return True
@@ -438,19 +443,20 @@ cdef void _softmax_ball(double *z, Py_ssize_t K, Py_ssize_t y,
                 break
             u = t
         _ball_q(zz, K, y, exp(hi), q, &df, &cpw)
+    for k in range(K):
+        z[k] = q[k] - (1.0 if k == y else 0.0)
     if d2 > tau2:
         norm = 0.0
         for k in range(K):
-            t = q[k] - (1.0 if k == y else 0.0)
-            norm += t * t
+            norm += z[k] * z[k]
         norm = sqrt(norm)
-        if norm > tau:
-            # Rounding only: move onto the ball along q - e_y.
+        if not (norm <= tau):
+            # Rounding only: scale the residual itself onto the ball (scaling
+            # q - e_y and subtracting e_y again rounded q_y near 1, an error
+            # of eps / tau relative). A NaN residual (margins apart by about
+            # 1e308) gets the zero gradient, within every bound.
             for k in range(K):
-                t = q[k] - (1.0 if k == y else 0.0)
-                q[k] = (1.0 if k == y else 0.0) + t * (tau / norm)
-    for k in range(K):
-        z[k] = q[k] - (1.0 if k == y else 0.0)
+                z[k] = z[k] * (tau / norm) if norm == norm else 0.0
     if heap:
         free(zz)
 

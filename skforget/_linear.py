@@ -173,17 +173,25 @@ class _BasePrivateLinear(BaseEstimator):
             if not self._params_agree_with_plan():
                 self._fit_params = None
 
-    def _params_agree_with_plan(self):
-        """Whether the frozen parameters give the plan's public constants."""
+    def _bounds_agree_with_plan(self):
+        """Whether the frozen parameters give the plan's clipping threshold and
+        row bound, hence its per-record gradient bound (Section 16.1)."""
         plan = self._plan
         try:
             clip = self._clip_norm(plan.loss)
             same_clip = (clip is None and plan.clip_norm is None) or (
                 clip is not None and plan.clip_norm is not None
                 and math.isclose(float(clip), plan.clip_norm, rel_tol=1e-12))
-            return (same_clip
-                    and math.isclose(self._row_norm_bound(plan.loss), plan.row_norm,
-                                     rel_tol=1e-12)
+            return same_clip and math.isclose(self._row_norm_bound(plan.loss),
+                                              plan.row_norm, rel_tol=1e-12)
+        except (AttributeError, TypeError, ValueError):
+            return False
+
+    def _params_agree_with_plan(self):
+        """Whether the frozen parameters give the plan's public constants."""
+        plan = self._plan
+        try:
+            return (self._bounds_agree_with_plan()
                     and math.isclose(float(self._param("epsilon")), plan.epsilon,
                                      rel_tol=1e-12)
                     and int(self._param("max_edit_size")) == plan.max_edit_size
@@ -238,6 +246,21 @@ class _BasePrivateLinear(BaseEstimator):
         try:
             for k, (old, _) in changed.items():
                 setattr(self, k, copy.deepcopy(old))
+            if "_plan" in self.__dict__ and not self._bounds_agree_with_plan():
+                # Only a rule that resolves "auto" differently from the fit's
+                # (e.g. a model fitted by a newer skforget) gets here: the
+                # edit's gradients would not be bounded by the G its noise was
+                # calibrated for (Section 16.1).
+                raise UnlearningError(
+                    "The hyper-parameters frozen at fit no longer give this model's "
+                    "plan: clip_norm resolves to "
+                    f"{self._clip_norm(self._plan.loss)!r} and the row bound to "
+                    f"{self._row_norm_bound(self._plan.loss):.6g}, "
+                    f"where the plan has {self._plan.clip_norm!r} and "
+                    f"{self._plan.row_norm:.6g}, so an edit could not be "
+                    "certified. "
+                    "Was the model fitted by another version of skforget? Use that "
+                    "version, or fit it again.")
             yield
         finally:
             for k, v in current.items():
@@ -528,10 +551,9 @@ class _BasePrivateLinear(BaseEstimator):
         on badly fitted records). Noisy GD's softmax is clipped at ``data_norm``
         (the clipped softmax of Lemma 4.5: about half the noise variance of its
         natural bound ``sqrt(2) R``, ``R = 1.005 data_norm`` with the default
-        intercept); models
-        fitted before the rules were recorded (``_auto_rules == 1``) and
-        output perturbation, which needs the softmax itself
-        (Section 15), do not clip it (None).
+        intercept). Models fitted before the rules were recorded
+        (``_auto_rules == 1``) and output perturbation, which needs the softmax
+        itself (Section 15), do not clip it (None).
         """
         L = self._param("clip_norm")
         if isinstance(L, str) and L == "auto":

@@ -24,6 +24,7 @@ from skforget import (
 from skforget import accounting as acc
 from skforget._linear import _AUTO_RULES
 from skforget._rows import rounding_margin
+from skforget.exceptions import UnlearningError
 
 
 @pytest.mark.parametrize("Est,data", [(NoisyGDClassifier, "binary_data"),
@@ -526,3 +527,10 @@ def test_multinomial_auto_clip_norm_is_data_norm_and_kept_by_fitted_models():
     legacy.fit(X, y)
     assert legacy._auto_rules == _AUTO_RULES == 2
     assert legacy._plan.gradient_bound == 1.0
+    # Rules that resolve "auto" otherwise than the fit did (a model fitted by a
+    # newer skforget): the edit is refused, naming clip_norm, and changes nothing.
+    legacy._auto_rules = 1
+    before = pickle.dumps(legacy)
+    with pytest.raises(UnlearningError, match="clip_norm resolves to None"):
+        legacy.partial_unlearn(EditRequest(X, y, delete=[0]))
+    assert pickle.dumps(legacy) == before

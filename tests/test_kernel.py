@@ -332,6 +332,40 @@ def test_clipped_softmax_is_the_constrained_maximiser(kernel):
 
 
 @pytest.mark.parametrize("kernel", BUILDS, ids=lambda m: m.__name__.split(".")[-1])
+def test_clipped_softmax_stays_in_small_balls_and_finite(kernel):
+    """The residual's norm is at most tau to a few ulps *relative to tau*, also
+    for tiny tau (projecting q and subtracting e_y again rounded q_y near 1,
+    an excess of eps / tau relative: 5e-13 at tau = 1e-4, beyond the
+    rounding margin of the sensitivity); it meets the KKT conditions of
+    Lemma 4.5 to the same relative accuracy (log q_k + mu q_k - z_k is one
+    constant over k != y); margins 1e308 apart give a finite residual (0 when
+    it is not a number), never NaN."""
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        K = int(rng.choice([3, 5, 12, 70]))
+        z = rng.normal(0.0, float(rng.choice([1.0, 5.0, 40.0])), K)
+        y = int(rng.integers(K))
+        tau = float(10.0 ** rng.uniform(-7, -2))
+        v = _softmax_residual(kernel, z, y, tau)
+        assert np.linalg.norm(v) <= tau * (1 + 8 * np.finfo(float).eps)
+        q = v + np.eye(K)[y]
+        if np.linalg.norm(softmax(z) - np.eye(K)[y]) > tau and q.min() > 1e-250:
+            # Stationarity: log q_k + mu q_k - z_k equal over k != y, with the
+            # multiplier mu from the label's equation against the largest one.
+            others = [k for k in range(K) if k != y]
+            j = max(others, key=lambda k: q[k])
+            mu = ((np.log(q[y]) - z[y]) - (np.log(q[j]) - z[j])) / (q[j] + 1 - q[y])
+            if 0 < mu < 1e12:
+                lhs = np.log(q[others]) + mu * q[others] - z[others]
+                assert np.ptp(lhs) <= 1e-6 * (1 + abs(lhs).max())
+    for z, y in (([1e308, -1e308, 0.0], 2), ([0.0, 1e20, -1e20], 2),
+                 ([1e308, 1e308, -1e308], 2)):
+        for tau in (1e-6, 0.5, 1.4):
+            v = _softmax_residual(kernel, np.array(z), y, tau)
+            assert np.all(np.isfinite(v)) and np.linalg.norm(v) <= tau
+
+
+@pytest.mark.parametrize("kernel", BUILDS, ids=lambda m: m.__name__.split(".")[-1])
 def test_clipped_softmax_properties(kernel):
     """Lemma 4.5 (iii)-(v) and the gradient of a convex function: the
     residual lies in the tau ball and sums to 0 with q = v + e_y >= 0; it is
