@@ -229,7 +229,9 @@ class _PrivateClassifierMixin:
             w = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))[0]
             trained = np.asarray(trained, dtype=np.float64)
             tau = self._threshold()
-            value = (-float(np.linalg.norm(w)) * tau if tau is not None
+            # ||w|| as the moments and their certificates compute it (one
+            # definition: np.linalg.norm can differ from it by an ulp).
+            value = (-unit_direction(w)[1] * tau if tau is not None
                      else -float(w @ self._midpoint()))
             released = np.full_like(trained, value)
             self.intercept_offset_ = float(released.ravel()[0] - trained.ravel()[0])
