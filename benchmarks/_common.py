@@ -248,6 +248,37 @@ def write_standalone(out_dir, stem, section):
         f"# {section.title}\n\n{machine}\n\n{section.markdown}\n")
 
 
+def run_per_table(names, run_one, *, skip, log=None):
+    """``({name: run_one(name)}, skipped)`` over the table ``names``: a table
+    whose loader raises one of the ``skip`` exceptions (its package is not
+    installed) is listed in ``skipped`` as ``"name: reason"`` (and logged, with
+    ``log``) instead of failing the scenario."""
+    per_table, skipped = {}, []
+    for name in names:
+        try:
+            per_table[name] = run_one(name)
+        except skip as exc:
+            skipped.append(f"{name}: {exc}")
+            if log is not None:
+                log(f"  skipped {name}: {exc}")
+    return per_table, skipped
+
+
+def skipped_note(skipped, label="Skipped (package missing)"):
+    """The line a scenario's markdown ends with when tables were skipped."""
+    return f"\n\n{label}: " + "; ".join(skipped) if skipped else ""
+
+
+def add_table_arguments(parser, stem, tables):
+    """``--out-dir``, ``--tables`` and ``--seeds`` of a scenario over real
+    tables that writes ``{stem}.md`` and ``.json``."""
+    parser.add_argument("--out-dir", default=None,
+                        help=f"write {stem}.md and {stem}.json there")
+    parser.add_argument("--tables", default=None,
+                        help="comma-separated subset of " + ",".join(tables))
+    parser.add_argument("--seeds", type=int, default=None)
+
+
 def scenario_main(run, description, argv=None, *, add_arguments=None):
     """Command line of one scenario run alone: ``--smoke``, print its table.
 

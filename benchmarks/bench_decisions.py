@@ -82,7 +82,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from _common import Section, md_table, scenario_main
+from _common import Section, md_table, run_per_table, scenario_main, skipped_note
 from _data import MissingDataset
 from _tables import MAX_ROWS, TABLES, load_table, represent
 from scipy.special import softmax
@@ -658,19 +658,12 @@ def run(*, smoke=False, out_dir=None, log=print, diffprivlib=None, levers=True,
     else:
         dpl_note = "diffprivlib skipped (smoke run or --no-diffprivlib)."
         log("  " + dpl_note)
-    per_table, skipped = {}, []
-    for name in names:
-        try:
-            per_table[name] = run_table(name, smoke=smoke, seeds=seeds,
-                                        levers=levers, dpl_python=dpl_python,
-                                        log=log)
-        except MissingDataset as exc:
-            skipped.append(f"{name}: {exc}")
-            log(f"  skipped {name}: {exc}")
+    per_table, skipped = run_per_table(
+        names, lambda name: run_table(name, smoke=smoke, seeds=seeds, levers=levers,
+                                      dpl_python=dpl_python, log=log),
+        skip=MissingDataset, log=log)
     md = markdown(per_table, smoke=smoke, seeds=seeds, dpl_note=dpl_note,
-                  levers=levers)
-    if skipped:
-        md += "\n\nSkipped (package missing): " + "; ".join(skipped)
+                  levers=levers) + skipped_note(skipped)
     section.markdown = md
     section.data = {"epsilon": EPSILON, "epsilon_high": EPSILON_HIGH,
                     "share": SHARE, "seeds": list(seeds), "tables": per_table,

@@ -34,7 +34,14 @@ import time
 import warnings
 
 import numpy as np
-from _common import Section, md_table, scenario_main, write_standalone
+from _common import (
+    Section,
+    md_table,
+    run_per_table,
+    scenario_main,
+    skipped_note,
+    write_standalone,
+)
 from _data import MissingDataset
 from _tables import MAX_ROWS, load_table, represent
 from sklearn.metrics import accuracy_score, balanced_accuracy_score
@@ -203,17 +210,11 @@ def run(*, smoke=False, out_dir=None, log=print, tables=None, seeds=None):
     seeds = int(seeds) if seeds else (1 if smoke else SEEDS)
     section = Section("gdp", "Exact Gaussian calibration (issue 26, item 3)")
     ratios = variance_ratios()
-    per_table, skipped = {}, []
-    for name in names:
-        try:
-            per_table[name] = run_table(name, seeds=seeds, log=log,
-                                        max_rows=2000 if smoke else MAX_ROWS)
-        except MissingDataset as exc:
-            skipped.append(f"{name}: {exc}")
-    md = markdown(ratios, per_table, seeds)
-    if skipped:
-        md += "\n\nSkipped (package missing): " + "; ".join(skipped)
-    section.markdown = md
+    per_table, skipped = run_per_table(
+        names, lambda name: run_table(name, seeds=seeds, log=log,
+                                      max_rows=2000 if smoke else MAX_ROWS),
+        skip=MissingDataset)
+    section.markdown = markdown(ratios, per_table, seeds) + skipped_note(skipped)
     section.data = {"variance_ratios": ratios, "tables": per_table,
                     "skipped": skipped}
     if out_dir is not None and not smoke:

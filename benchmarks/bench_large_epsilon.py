@@ -28,7 +28,15 @@ import time
 import warnings
 
 import numpy as np
-from _common import Section, md_table, scenario_main, write_standalone
+from _common import (
+    Section,
+    add_table_arguments,
+    md_table,
+    run_per_table,
+    scenario_main,
+    skipped_note,
+    write_standalone,
+)
 from _data import MissingDataset
 from _tables import MAX_ROWS, load_table, represent
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, roc_auc_score
@@ -172,18 +180,12 @@ def run(*, smoke=False, out_dir=None, log=print, tables=None, seeds=None):
     epsilons = (8.0,) if smoke else EPSILONS
     section = Section("large_epsilon",
                       "The default regularisation above epsilon = 1 (Section 8.5)")
-    per_table, skipped = {}, []
-    for name in names:
-        try:
-            per_table[name] = run_table(name, epsilons=epsilons, seeds=seeds,
-                                        requests=requests, log=log,
-                                        max_rows=2000 if smoke else MAX_ROWS)
-        except MissingDataset as exc:
-            skipped.append(f"{name}: {exc}")
-    md = markdown(per_table, seeds, requests)
-    if skipped:
-        md += "\n\nSkipped (package missing): " + "; ".join(skipped)
-    section.markdown = md
+    per_table, skipped = run_per_table(
+        names, lambda name: run_table(name, epsilons=epsilons, seeds=seeds,
+                                      requests=requests, log=log,
+                                      max_rows=2000 if smoke else MAX_ROWS),
+        skip=MissingDataset)
+    section.markdown = markdown(per_table, seeds, requests) + skipped_note(skipped)
     section.data = {"tables": per_table, "skipped": skipped}
     if out_dir is not None and not smoke:
         write_standalone(out_dir, "large_epsilon", section)
@@ -191,11 +193,7 @@ def run(*, smoke=False, out_dir=None, log=print, tables=None, seeds=None):
 
 
 def _add_arguments(parser):
-    parser.add_argument("--out-dir", default=None,
-                        help="write large_epsilon.md and large_epsilon.json there")
-    parser.add_argument("--tables", default=None,
-                        help="comma-separated subset of " + ",".join(TABLES))
-    parser.add_argument("--seeds", type=int, default=None)
+    add_table_arguments(parser, "large_epsilon", TABLES)
 
 
 def main(argv=None):

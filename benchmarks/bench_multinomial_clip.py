@@ -20,7 +20,15 @@ import time
 import warnings
 
 import numpy as np
-from _common import Section, md_table, scenario_main, write_standalone
+from _common import (
+    Section,
+    add_table_arguments,
+    md_table,
+    run_per_table,
+    scenario_main,
+    skipped_note,
+    write_standalone,
+)
 from _data import MissingDataset
 from _tables import MAX_ROWS, load_table, represent
 from sklearn.linear_model import LogisticRegression
@@ -110,17 +118,11 @@ def run(*, smoke=False, out_dir=None, log=print, tables=None, seeds=None):
     epsilons = (1.0,) if smoke else (0.3, 1.0, 8.0)
     section = Section("multinomial_clip",
                       "The clipped softmax on multiclass tables (Lemma 4.5)")
-    per_table, skipped = {}, []
-    for name in names:
-        try:
-            per_table[name] = run_table(name, epsilons=epsilons, seeds=seeds, log=log,
-                                        max_rows=600 if smoke else MAX_ROWS)
-        except MissingDataset as exc:
-            skipped.append(f"{name}: {exc}")
-    md = markdown(per_table, epsilons, seeds)
-    if skipped:
-        md += "\n\nSkipped (package missing): " + "; ".join(skipped)
-    section.markdown = md
+    per_table, skipped = run_per_table(
+        names, lambda name: run_table(name, epsilons=epsilons, seeds=seeds, log=log,
+                                      max_rows=600 if smoke else MAX_ROWS),
+        skip=MissingDataset)
+    section.markdown = markdown(per_table, epsilons, seeds) + skipped_note(skipped)
     section.data = {"tables": per_table, "skipped": skipped}
     if out_dir is not None and not smoke:
         write_standalone(out_dir, "multinomial_clip", section)
@@ -128,11 +130,7 @@ def run(*, smoke=False, out_dir=None, log=print, tables=None, seeds=None):
 
 
 def _add_arguments(parser):
-    parser.add_argument("--out-dir", default=None,
-                        help="write multinomial_clip.md and .json there")
-    parser.add_argument("--tables", default=None,
-                        help="comma-separated subset of " + ",".join(TABLES))
-    parser.add_argument("--seeds", type=int, default=None)
+    add_table_arguments(parser, "multinomial_clip", TABLES)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,14 @@ Run: ``python benchmarks/bench_regression_alpha.py --out-dir benchmarks/results`
 import warnings
 
 import numpy as np
-from _common import Section, md_table, scenario_main, write_standalone
+from _common import (
+    Section,
+    md_table,
+    run_per_table,
+    scenario_main,
+    skipped_note,
+    write_standalone,
+)
 from _data import MissingDataset
 from _tables import _rdata
 from sklearn.linear_model import LinearRegression
@@ -126,15 +133,10 @@ def run(*, smoke=False, out_dir=None, log=print, seeds=None):
     epsilons = (8.0,) if smoke else EPSILONS
     section = Section("regression_alpha",
                       "NoisyGDRegressor's alpha='auto' (Section 8.5)")
-    per_table, skipped = {}, []
-    for name in names:
-        try:
-            per_table[name] = run_table(name, epsilons=epsilons, seeds=seeds, log=log)
-        except (MissingDataset, ImportError, FileNotFoundError) as exc:
-            skipped.append(f"{name}: {exc}")
-    section.markdown = markdown(per_table, seeds)
-    if skipped:
-        section.markdown += "\n\nSkipped: " + "; ".join(skipped)
+    per_table, skipped = run_per_table(
+        names, lambda name: run_table(name, epsilons=epsilons, seeds=seeds, log=log),
+        skip=(MissingDataset, ImportError, FileNotFoundError))
+    section.markdown = markdown(per_table, seeds) + skipped_note(skipped, "Skipped")
     section.data = {"tables": per_table, "skipped": skipped,
                     "growth_at_8": accounting.coef_norm_growth(
                         accounting.epsilon_to_rho(epsilon=8.0, delta=1e-5,
