@@ -387,14 +387,16 @@ def plan_output_perturbation(*, loss, n_samples, n_params, lam, row_norm, clip_n
     t = check_real(tol, "tol", low=0.0, high=MAX_TOL, low_open=False,
                    high_open=False)
     g = check_int(group_size, "group_size", low=1)
-    if loss == "multinomial" and clip_norm is not None and \
-            clip_norm < math.sqrt(2.0) * row_norm * (1.0 - 1e-12):
-        raise ValueError(
-            f"clip_norm={clip_norm!r} is below sqrt(2) * row_norm = "
-            f"{math.sqrt(2.0) * row_norm!r}: output perturbation solves the softmax "
-            "loss itself, whose gradient is not clipped (the clipped softmax of "
-            "privacy-accounting.md, Lemma 4.5, is noisy gradient descent's). Use "
-            "clip_norm=None.")
+    if loss == "multinomial" and clip_norm is not None:
+        # The softmax's natural bound, as the accountant defines it.
+        natural = gradient_bound(loss=loss, row_norm=row_norm)
+        if clip_norm < natural * (1.0 - 1e-12):
+            raise ValueError(
+                f"clip_norm={clip_norm!r} is below sqrt(2) * row_norm = "
+                f"{natural!r}: output perturbation solves the softmax loss itself, "
+                "whose gradient is not clipped (the clipped softmax of "
+                "privacy-accounting.md, Lemma 4.5, is noisy gradient descent's). "
+                "Use clip_norm=None.")
     G = gradient_bound(loss=loss, row_norm=row_norm, clip_norm=clip_norm,
                        n_classes=n_classes)
     S = sensitivity(gradient_bound=G, relation=relation, group_size=g)
