@@ -6,7 +6,9 @@ The gradient kernel is compiled twice from skforget/_gd_fast.pxi: a portable
 build, and on x86-64 with GCC or Clang an AVX2 + FMA build that
 skforget._kernels selects at import time when the CPU supports it. Both use
 OpenMP (for ``n_jobs``) when the compiler accepts it; without it the kernel
-runs its row ranges one after the other, with the same results.
+runs its row ranges one after the other, with the same results. The
+accountant's hull (skforget/accounting/_hull.pyx) is compiled without
+floating-point contraction or reassociation.
 """
 
 import os
@@ -68,7 +70,13 @@ class BuildExt(build_ext):
         super().build_extensions()
 
 
-extensions = [kernel("_gd_fast")]
+# The accountant's hull (Theorem 12.1) must compute each expression as written:
+# no reassociation, no contraction into fused multiply-adds.
+hull_flags = ["-O2", "-ffp-contract=off"] if gnu_like else ["/O2", "/fp:precise"]
+extensions = [kernel("_gd_fast"),
+              Extension("skforget.accounting._hull", ["skforget/accounting/_hull.pyx"],
+                        include_dirs=[np.get_include()],
+                        extra_compile_args=hull_flags)]
 if gnu_like and platform.machine().lower() in ("x86_64", "amd64"):
     extensions.append(kernel("_gd_fast_avx2", ["-mavx2", "-mfma"]))
 

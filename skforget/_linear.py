@@ -14,6 +14,7 @@ descent, output perturbation) subclass :class:`_BasePrivateLinear` and implement
 """
 
 import copy
+import functools
 import math
 import warnings
 from contextlib import contextmanager
@@ -117,6 +118,11 @@ def _same_value(a, b):
         return False
 
 
+@functools.cache
+def _param_names(cls):
+    return BaseEstimator._get_param_names.__func__(cls)
+
+
 class _BasePrivateLinear(BaseEstimator):
     """Rows, coefficients and margins of a private linear model.
 
@@ -145,6 +151,13 @@ class _BasePrivateLinear(BaseEstimator):
     #: spends are recorded (``ledger``); none changes the law of a release.
     _free_params = ("verbose", "n_jobs", "random_state", "certify_k_max",
                     "certify_modes", "ledger")
+
+    @classmethod
+    def _get_param_names(cls):
+        # scikit-learn reads the signature of __init__ on every get_params (a
+        # fit calls it several times: a fifth of a small table's fit); a
+        # class's signature does not change, so it is read once per class.
+        return _param_names(cls)
 
     # --- hyper-parameters frozen at fit ----------------------------------------
     def _freeze_params(self):

@@ -553,23 +553,52 @@ def test_edit_with_insertions_runs_the_contraction_it_accounts():
 
 
 # --- the planner's speed paths are the same numbers (issue 23, item 5) -----------
+def _python_hull_energy(tau_pts, bc_pts, tau_end, bc_end):
+    """The monotone chain in Python floats (IEEE double), as the planner ran it
+    before it was compiled: the reference the compiled hull must equal."""
+    P, m = tau_pts.shape
+    out = np.empty(P)
+    for r in range(P):
+        xs = [0.0] + tau_pts[r].tolist() + [float(tau_end[r])]
+        ys = [0.0] + bc_pts[r].tolist() + [float(bc_end[r])]
+        hx, hy = [], []
+        for px, py in zip(xs, ys, strict=True):
+            while len(hx) >= 2:
+                ax, ay, bx, by = hx[-2], hy[-2], hx[-1], hy[-1]
+                if (bx - ax) * (py - ay) - (by - ay) * (px - ax) <= 0.0:
+                    hx.pop()
+                    hy.pop()
+                else:
+                    break
+            hx.append(px)
+            hy.append(py)
+        pieces = np.zeros(m + 1)
+        for i in range(len(hx) - 1):
+            dx, dy = hx[i + 1] - hx[i], hy[i + 1] - hy[i]
+            pieces[i] = dy * dy / (2.0 * dx)
+        out[r] = pieces.sum()
+    return out
+
+
 @pytest.mark.parametrize("seed", range(5))
-def test_rowwise_and_vectorised_hulls_are_bitwise_equal(seed):
-    """Few rows are hulled in Python, many with numpy: the same operations in
-    the same order, so the same floats, on points with collinear runs and
-    exact ties too."""
+def test_compiled_hull_is_bitwise_the_python_chain(seed):
+    """The compiled hull (no contraction, no reassociation) performs the
+    Python expressions' operations in their order: the same floats, on points
+    with collinear runs, exact ties and many rows too."""
     from skforget.accounting import _cyclic
 
     rng = np.random.default_rng(seed)
-    for _ in range(60):
-        P, m = int(rng.integers(1, 12)), int(rng.integers(1, 90))
+    for trial in range(60):
+        P = int(rng.integers(1, 12)) if trial % 10 else int(rng.integers(40, 300))
+        m = int(rng.integers(1, 90))
         tau = np.cumsum(rng.uniform(0.01, 1.0, (P, m)), axis=1)
         bc = np.cumsum(rng.choice([0.0, 0.5, 1.0], (P, m)), axis=1)  # ties
         tau_end = tau[:, -1] + rng.uniform(0.01, 1.0, P)
         bc_end = bc[:, -1] + rng.uniform(0.0, 2.0, P)
-        a = _cyclic._hull_energy_rowwise(tau, bc, tau_end, bc_end)
-        b = _cyclic._hull_energy_vectorised(tau, bc, tau_end, bc_end)
-        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(_cyclic._hull_energy(tau, bc, tau_end, bc_end),
+                                      _python_hull_energy(tau, bc, tau_end, bc_end))
+    with pytest.raises(ValueError, match="same shape"):
+        _cyclic.hull_pieces(np.zeros((2, 3)), np.zeros((2, 4)))
 
 
 def test_remembered_bounds_equal_fresh_ones():

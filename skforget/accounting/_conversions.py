@@ -80,6 +80,7 @@ def _epsilon_at_order(q, eps_q, delta, method):
     return eps_q + math.log1p(-1.0 / q) - (math.log(delta) + math.log(q)) / (q - 1.0)
 
 
+@functools.lru_cache(maxsize=4096)
 def _best_order(rho, delta, method):
     """Order minimising the conversion of the curve ``q -> q * rho``.
 

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from skforget.accounting._checks import check_int, check_positive
+from skforget.accounting._hull import hull_pieces
 
 # Epochs older than this many relaxation times (1/(eta lam) steps) before the
 # window of exact evaluation are merged into one lumped point: their weight is
@@ -108,14 +109,6 @@ def step_sizes(segment):
     return np.concatenate([np.full((m - 1) * E, eta), ramp])
 
 
-#: Up to this many rows (positions in a batch order) the hull is built row by
-#: row in plain Python, above it vectorised over the rows: the same floating
-#: point operations in the same order either way (bitwise equal results), but
-#: numpy's per-call overhead dominates a chain over a few rows, which is what
-#: made planning cost most of a small table's fit (issue 23, item 5).
-_ROWWISE_HULL_ROWS = 32
-
-
 def _hull_energy(tau_pts, bc_pts, tau_end, bc_end):
     """Least energy of a path from (0, 0) to ``(tau_end, bc_end)`` that stays at
     or below the obstacle points (Theorem 12.1), for each row.
@@ -123,80 +116,16 @@ def _hull_energy(tau_pts, bc_pts, tau_end, bc_end):
     ``tau_pts``, ``bc_pts``: (P, m) obstacle points with strictly increasing
     ``tau`` in each row, all before ``tau_end``. The optimal path is the lower
     convex hull of the origin, the points and the end, built by Andrew's
-    monotone chain in one pass over the points, and the energy is ``sum
-    (dBc)^2 / (2 dtau)`` over its pieces.
+    monotone chain in one pass over the points (compiled: :mod:`._hull`), and
+    the energy is ``sum (dBc)^2 / (2 dtau)`` over its pieces.
     """
-    if tau_pts.shape[0] <= _ROWWISE_HULL_ROWS:
-        return _hull_energy_rowwise(tau_pts, bc_pts, tau_end, bc_end)
-    return _hull_energy_vectorised(tau_pts, bc_pts, tau_end, bc_end)
-
-
-def _hull_energy_rowwise(tau_pts, bc_pts, tau_end, bc_end):
-    """:func:`_hull_energy` one row at a time, in Python floats (IEEE double,
-    the vectorised version's operations in its order)."""
-    P, m = tau_pts.shape
-    out = np.empty(P)
-    for r in range(P):
-        xs = [0.0] + tau_pts[r].tolist() + [float(tau_end[r])]
-        ys = [0.0] + bc_pts[r].tolist() + [float(bc_end[r])]
-        hx, hy = [xs[0]], [ys[0]]
-        for px, py in zip(xs[1:], ys[1:], strict=True):
-            while len(hx) >= 2:
-                ax, ay, bx, by = hx[-2], hy[-2], hx[-1], hy[-1]
-                if (bx - ax) * (py - ay) - (by - ay) * (px - ax) <= 0.0:
-                    hx.pop()
-                    hy.pop()
-                else:
-                    break
-            hx.append(px)
-            hy.append(py)
-        # The vectorised layout: m + 1 pieces, zeros past the hull's end, so
-        # numpy sums them in the same (pairwise) order.
-        pieces = np.zeros(m + 1)
-        for i in range(len(hx) - 1):
-            dx, dy = hx[i + 1] - hx[i], hy[i + 1] - hy[i]
-            pieces[i] = dy * dy / (2.0 * dx)
-        out[r] = pieces.sum()
-    return out
-
-
-def _hull_energy_vectorised(tau_pts, bc_pts, tau_end, bc_end):
-    """:func:`_hull_energy` with every row at once (many rows)."""
-    P, m = tau_pts.shape
-    X = np.concatenate([np.zeros((P, 1)), tau_pts, tau_end[:, None]], axis=1)
-    Y = np.concatenate([np.zeros((P, 1)), bc_pts, bc_end[:, None]], axis=1)
-    rows = np.arange(P)
-    hx = np.zeros((P, m + 2))
-    hy = np.zeros((P, m + 2))
-    hx[:, 0], hy[:, 0] = X[:, 0], Y[:, 0]
-    size = np.ones(P, dtype=np.intp)
-    for t in range(1, m + 2):
-        px, py = X[:, t], Y[:, t]
-        while True:
-            ok = size >= 2
-            if not ok.any():
-                break
-            i1 = np.maximum(size - 1, 0)
-            i2 = np.maximum(size - 2, 0)
-            ax, ay = hx[rows, i2], hy[rows, i2]
-            bx, by = hx[rows, i1], hy[rows, i1]
-            # Pop the last vertex while it lies on or above the chord from the
-            # one before it to the new point (a non-convex turn from below).
-            cross = (bx - ax) * (py - ay) - (by - ay) * (px - ax)
-            pop = ok & (cross <= 0.0)
-            if not pop.any():
-                break
-            size = size - pop
-        hx[rows, size] = px
-        hy[rows, size] = py
-        size = size + 1
-    idx = np.arange(m + 2)
-    valid = idx[None, 1:] < size[:, None]
-    dx = np.diff(hx, axis=1)
-    dy = np.diff(hy, axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pieces = np.where(valid, dy * dy / (2.0 * np.where(valid, dx, 1.0)), 0.0)
-    return pieces.sum(axis=1)
+    P = tau_pts.shape[0]
+    zero = np.zeros((P, 1))
+    xs = np.ascontiguousarray(np.concatenate(
+        [zero, tau_pts, np.reshape(tau_end, (P, 1))], axis=1), dtype=np.float64)
+    ys = np.ascontiguousarray(np.concatenate(
+        [zero, bc_pts, np.reshape(bc_end, (P, 1))], axis=1), dtype=np.float64)
+    return hull_pieces(xs, ys).sum(axis=1)
 
 
 def _epoch_summary(etas, c, sigma, b_scale):
