@@ -517,3 +517,48 @@ def test_typical_curvature_is_the_mean_hessian_eigenvalue_at_zero(loss, n_classe
     assert typical_curvature(loss=loss, data_norm=R, n_features=d,
                              n_classes=n_classes) == \
         pytest.approx(np.trace(hessian) / hessian.shape[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("loss,n_classes,n_out", [("logistic", 2, 1), ("ovr", 4, 4),
+                                                  ("multinomial", 3, 3),
+                                                  ("multinomial", 10, 10)])
+def test_typical_fit_targets_the_noise_of_the_output_directions(loss, n_classes,
+                                                                n_out):
+    """Section 8.4: the typical fit stops when the error from theta = 0 has
+    decayed, at the typical curvature, to the Gibbs level of the n_out output
+    directions, n_out sigma^2 / 2 (not the p sigma^2 / 2 of all coordinates)."""
+    from skforget.accounting._calibration import initial_error
+
+    d = 11
+    p = d if loss == "logistic" else d * n_classes
+    plan = acc.plan_training(loss=loss, n_samples=2000, n_params=p, n_classes=n_classes,
+                             lam=0.01, row_norm=1.0, clip_norm=1.0, epsilon=1.0,
+                             delta=1e-5, deletion_epsilon=0.5, fit_recipe="typical",
+                             n_features=d, data_norm=1.0)
+    err0 = (initial_error(loss=loss, n_classes=n_classes)
+            + 0.5 * (plan.lam + plan.beta) * p * plan.init_variance)
+    rate = plan.learning_rate * (plan.lam + plan.typical_curvature)
+    want = math.ceil(math.log(err0 / (0.5 * n_out * plan.sigma**2)) / rate)
+    assert plan.n_batches == 1 and plan.fit_steps == want
+    assert want > math.ceil(math.log(err0 / (0.5 * p * plan.sigma**2)) / rate)
+
+
+def test_batched_fit_runs_one_relaxation_time_of_the_regulariser():
+    """Section 8.4: with several batches the fit runs at least one relaxation
+    time 1 / (E eta lam) of the regulariser, at most 10 passes, never under
+    2; a longer typical length or the user's max_iter prevail."""
+    from skforget.accounting._calibration import _fit_epochs
+
+    assert _fit_epochs(5, None, 100, relaxation_epochs=37.2) == 10
+    assert _fit_epochs(5, None, 100, relaxation_epochs=3.2) == 4
+    assert _fit_epochs(5, None, 100, relaxation_epochs=0.4) == 2
+    assert _fit_epochs(2500, None, 100, relaxation_epochs=37.2) == 25
+    assert _fit_epochs(5, 3, 100, relaxation_epochs=37.2) == 3
+    assert _fit_epochs(5, None, 1, relaxation_epochs=37.2) == 5
+    plan = acc.plan_training(loss="logistic", n_samples=200000, n_params=21,
+                             lam=1e-5, row_norm=1.0, clip_norm=1.0, epsilon=8.0,
+                             delta=1e-6, deletion_epsilon=4.0, fit_recipe="typical",
+                             n_features=20, data_norm=1.0, n_batches="auto")
+    relax = 1.0 / (plan.n_batches * plan.learning_rate * plan.lam)
+    assert plan.n_batches > 1 and relax >= 10
+    assert plan.fit_epochs >= 10

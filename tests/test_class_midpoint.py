@@ -213,13 +213,14 @@ def test_midpoint_fixes_the_over_correcting_offset():
         mid = NoisyGDClassifier(**kw, class_weight="balanced").fit(X, y)
     assert _offset_predictions(default, Xt).mean() > 0.9
     assert balanced_accuracy_score(yt, mid.predict(Xt)) > 0.75
-    # At the default penalty too, the midpoint decides for the balanced error
-    # better than the offset (which under-corrects there).
+    # At the default penalty the fit runs long enough for its intercept to
+    # converge (Section 8.4), and the offset no longer under-corrects: the
+    # midpoint decides as well as the offset there (Section 18.11).
     kw.pop("C")
     default = NoisyGDClassifier(**kw).fit(X, y)
     mid = NoisyGDClassifier(**kw, class_weight="balanced").fit(X, y)
-    assert balanced_accuracy_score(yt, mid.predict(Xt)) > \
-        balanced_accuracy_score(yt, _offset_predictions(default, Xt)) + 0.02
+    assert balanced_accuracy_score(yt, mid.predict(Xt)) >= \
+        balanced_accuracy_score(yt, _offset_predictions(default, Xt)) - 0.01 > 0.85
 
 
 def _edited(clf, X, y, delete, **kw):

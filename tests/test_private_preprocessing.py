@@ -574,7 +574,7 @@ def test_composed_figure_uses_the_estimators_bound_not_its_realised_rho():
     g, b = pipe.privacy_guarantee_, pipe.budget_
     cap = epsilon_to_rho(epsilon=b.estimator_epsilon, delta=b.delta_conversion,
                          method=g.estimator.conversion)
-    assert g.estimator.rho < 0.9 * cap  # the realised rho is data-dependent
+    assert g.estimator.rho < 0.97 * cap  # the realised rho is data-dependent
     assert g.parts[-1] == ("estimator", cap, 0.0)
     assert g.rho == pytest.approx(b.rho, rel=1e-8)
     assert g.epsilon == pytest.approx(1.0, rel=1e-5) and g.epsilon <= 1.0

@@ -228,9 +228,12 @@ def _fit_steps(fit_recipe, *, loss, n_classes, target_bound, lam, beta, p, v0, s
     privacy noise alone exceeds the utility target (the data cannot improve on
     the noise: the caller then runs one relaxation time and says so)."""
     if fit_recipe == "typical":
-        # Gibbs level p sigma^2 / 2 as the target; err_0 from theta = 0 plus the
-        # initial draw's (M / 2) p v_0 (Section 8.4).
-        target = 0.5 * p * sigma**2
+        # The bias of an unfinished fit lies along theta*, one direction per
+        # output, while the stationary noise spreads over all p coordinates:
+        # stop when the bias reaches the noise's Gibbs level in those
+        # directions, n_out sigma^2 / 2 (Section 8.4). err_0 from theta = 0
+        # plus the initial draw's (M / 2) p v_0.
+        target = 0.5 * n_outputs(loss, n_classes) * sigma**2
         data_error = initial_error(loss=loss, n_classes=n_classes,
                                    target_bound=target_bound)
         if data_error <= target:
@@ -242,14 +245,26 @@ def _fit_steps(fit_recipe, *, loss, n_classes, target_bound, lam, beta, p, v0, s
                      sigma=sigma, contraction=c)
 
 
-def _fit_epochs(k_fit, fit_steps, E):
-    """Whole passes for ``k_fit`` steps (at least 2 with several batches: the
-    ramp epoch and one before it), or the user's ``fit_steps``."""
+def n_outputs(loss, n_classes):
+    """Scores a model of this loss releases per row: one per class for the
+    softmax and one-vs-rest, else one (binary logistic, squared loss)."""
+    return int(n_classes) if loss in ("multinomial", "ovr") else 1
+
+
+def _fit_epochs(k_fit, fit_steps, E, *, relaxation_epochs=2.0):
+    """Whole passes for ``k_fit`` steps, or the user's ``fit_steps``.
+
+    With several batches, at least one relaxation time of the regulariser
+    (``relaxation_epochs = 1 / (E eta lam)`` passes), capped at
+    ``EPOCHS_PER_RELAXATION`` and never under 2 (the ramp epoch and one
+    before it): directions flatter than the typical curvature converge only
+    at the regulariser's rate (Section 8.4)."""
     if fit_steps is not None:
         return check_int(fit_steps, "fit_steps", low=1)
     if E == 1:
         return max(1, k_fit)
-    return max(2, int(math.ceil(k_fit / E)))
+    floor = max(2, min(EPOCHS_PER_RELAXATION, int(math.ceil(relaxation_epochs))))
+    return max(floor, int(math.ceil(k_fit / E)))
 
 
 def _edit_mode(*, E, epochs, eta, lam, beta, S, N, rho, rho_dd, c, relation,

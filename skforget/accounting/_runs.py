@@ -141,6 +141,8 @@ def _tight_run(*, learning_rate, n_batches, fit_steps, fit_recipe, loss, n_class
     # The edit mode is decided once, at the full-batch noise; then a few
     # rounds reach the fixed point of (sigma, length), and the final sigma
     # is computed from the final length.
+    relax = 1.0 / (E * eta * lam)  # passes per relaxation time
+
     def length(sig):
         v = init_variance(sigma=sig, learning_rate=eta, lam=lam)
         k = _fit_steps(fit_recipe, loss=loss, n_classes=n_classes,
@@ -151,8 +153,8 @@ def _tight_run(*, learning_rate, n_batches, fit_steps, fit_recipe, loss, n_class
         # noise. Run one relaxation time 1/ln(1/c) instead, and say why.
         if k == 0:
             return _fit_epochs(max(1, int(math.ceil(1.0 / -math.log(c)))),
-                               fit_steps, E), True
-        return _fit_epochs(k, fit_steps, E), False
+                               fit_steps, E, relaxation_epochs=relax), True
+        return _fit_epochs(k, fit_steps, E, relaxation_epochs=relax), False
 
     epochs, noise_dominated = length(sigma_fb)
     mode = _edit_mode(E=E, epochs=epochs, eta=eta, lam=lam, beta=beta, S=S, N=N,

@@ -306,7 +306,7 @@ class CertifyMixin:
         >>> clf = NoisyGDClassifier(classes=[0, 1], random_state=0)
         >>> clf = clf.fit(d.data, d.target)
         >>> clf.certified_radius(0), round(clf.certified_radius(1), 4)
-        (0.0, 0.0451)
+        (0.0, 0.0479)
         """
         r = self._radii([_check_budget(k)], mode, data_dependent, include_forgotten)[0]
         return float(r[0]) if r.shape[0] == 1 else r
