@@ -9,13 +9,15 @@ well under two minutes, writes to a temporary directory, and skips the
 diffprivlib comparison (saying so); CI runs it to keep the suite working. Its
 numbers are not meaningful.
 
-Scenarios (one module each): kernel (issue 2), fit, privacy_utility, unlearn
-(issue 4), audit, imbalanced (issue 14), scale (issue 16: n_jobs, memmap,
-Dask), output_perturbation (issue 17), decisions (issue 23: real tables at
-defaults and prototypes of the levers; also writes decisions.md/.json), search
-(issue 26: PrivateSearchCV against the untuned defaults), gdp (issue 26: the
-exact Gaussian calibration against the Rényi one; also writes gdp.md/.json), deletion_stream
-(issue 25: streams of deletion requests against refits), small_fit (issue 23,
+Scenarios (one module each): kernel (issue 2), fit, fit_sizes (the fit's
+length and time at 5,000 to 1,000,000 rows; also writes fit_sizes.md/.json),
+privacy_utility, unlearn (issue 4), audit, imbalanced (issue 14), scale (issue
+16: n_jobs, memmap, Dask), output_perturbation (issue 17), decisions (issue 23:
+real tables at defaults and prototypes of the levers; also writes
+decisions.md/.json), search (issue 26: PrivateSearchCV against the untuned
+defaults), gdp (issue 26: the exact Gaussian calibration against the Rényi one;
+also writes gdp.md/.json), deletion_stream (issue 25: streams of deletion
+requests against refits), small_fit (issue 23,
 item 5: fit time on 500-5,000-row tables against LogisticRegression),
 thresholds (issues 23 and 24: binary decision rules at epsilon 1 and 8, the
 prototype of privacy-accounting.md Section 18.12), large_epsilon (issue 23,
@@ -40,8 +42,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, ROOT, Section, machine_info, write_json  # noqa: E402
 
 SCENARIOS = (
-    "kernel", "fit", "privacy_utility", "unlearn", "audit", "imbalanced", "scale",
-    "output_perturbation", "decisions", "search", "gdp", "deletion_stream",
+    "kernel", "fit", "fit_sizes", "privacy_utility", "unlearn", "audit",
+    "imbalanced", "scale", "output_perturbation", "decisions", "search", "gdp",
+    "deletion_stream",
     "small_fit", "thresholds", "large_epsilon", "regression_alpha",
     "multinomial_clip",
 )
