@@ -65,6 +65,8 @@ class BuildExt(build_ext):
     def build_extensions(self):
         compile_flags, link_flags = openmp_flags(self.compiler)
         for ext in self.extensions:
+            if ext.name == "skforget.accounting._hull":
+                continue  # no threads there
             ext.extra_compile_args += compile_flags
             ext.extra_link_args += link_flags
         super().build_extensions()
@@ -72,7 +74,9 @@ class BuildExt(build_ext):
 
 # The accountant's hull (Theorem 12.1) must compute each expression as written:
 # no reassociation, no contraction into fused multiply-adds.
-hull_flags = ["-O2", "-ffp-contract=off"] if gnu_like else ["/O2", "/fp:precise"]
+# (-fno-fast-math first: it undoes a -ffast-math a user's CFLAGS may carry.)
+hull_flags = ["-O2", "-fno-fast-math", "-ffp-contract=off"] if gnu_like else \
+    ["/O2", "/fp:strict"]
 extensions = [kernel("_gd_fast"),
               Extension("skforget.accounting._hull", ["skforget/accounting/_hull.pyx"],
                         include_dirs=[np.get_include()],

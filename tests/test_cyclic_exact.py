@@ -590,7 +590,8 @@ def test_compiled_hull_is_bitwise_the_python_chain(seed):
     rng = np.random.default_rng(seed)
     for trial in range(60):
         P = int(rng.integers(1, 12)) if trial % 10 else int(rng.integers(40, 300))
-        m = int(rng.integers(1, 90))
+        # Long rows too: a stationary history's window has hundreds of epochs.
+        m = int(rng.integers(1, 90)) if trial % 7 else int(rng.integers(500, 3000))
         tau = np.cumsum(rng.uniform(0.01, 1.0, (P, m)), axis=1)
         bc = np.cumsum(rng.choice([0.0, 0.5, 1.0], (P, m)), axis=1)  # ties
         tau_end = tau[:, -1] + rng.uniform(0.01, 1.0, P)
