@@ -293,7 +293,7 @@ def test_pipeline_gridsearch_cross_val(binary_data):
     X, y = binary_data
     pipe = make_pipeline(Normalizer(), NoisyGDClassifier(random_state=0))
     scores = cross_val_score(pipe, X, y, cv=3)
-    assert scores.shape == (3,) and scores.mean() > 0.6
+    assert scores.shape == (3,) and np.all(scores > 0.55) and scores.mean() > 0.6
     grid = GridSearchCV(NoisyGDClassifier(random_state=0),
                         {"C": [0.03, 0.1], "clip_norm": [None, 0.5]}, cv=3).fit(X, y)
     assert grid.best_params_["C"] in (0.03, 0.1)
