@@ -254,11 +254,13 @@ def n_outputs(loss, n_classes):
 def _fit_epochs(k_fit, fit_steps, E, *, relaxation_epochs=2.0):
     """Whole passes for ``k_fit`` steps, or the user's ``fit_steps``.
 
-    With several batches, at least one relaxation time of the regulariser
-    (``relaxation_epochs = 1 / (E eta lam)`` passes), capped at
-    ``EPOCHS_PER_RELAXATION`` and never under 2 (the ramp epoch and one
-    before it): directions flatter than the typical curvature converge only
-    at the regulariser's rate (Section 8.4)."""
+    With several batches, at least ``EPOCHS_PER_RELAXATION`` passes, or one
+    relaxation time of the regulariser (``relaxation_epochs = 1 / (E eta
+    lam)`` passes) when that is shorter, and never under 2 (the ramp epoch and
+    one before it): directions flatter than the typical curvature converge
+    only at the regulariser's rate (Section 8.4). Ten passes is a compromise
+    with time: with batches at their minimum size a relaxation time spans
+    more."""
     if fit_steps is not None:
         return check_int(fit_steps, "fit_steps", low=1)
     if E == 1:
