@@ -45,7 +45,6 @@ from skforget._validation import (
 )
 from skforget.exceptions import (
     PrivacyBudgetWarning,
-    PrivacyLeakWarning,
     UnlearningError,
 )
 

@@ -577,7 +577,8 @@ def test_a_plain_pipeline_with_a_data_fitted_step_warns():
     y = (X[:, 0] > 0).astype(int)
     for final in (NoisyGDClassifier(classes=[0, 1]),
                   OutputPerturbationClassifier(classes=[0, 1])):
-        with pytest.warns(PrivacyLeakWarning, match=r"'standardscaler'.*ForgetPipeline"):
+        with pytest.warns(PrivacyLeakWarning,
+                          match=r"'standardscaler'.*ForgetPipeline"):
             make_pipeline(StandardScaler(), final).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)

@@ -10,6 +10,7 @@ targets into the run that :func:`skforget.accounting.plan_training` records;
 
 import math
 from typing import NamedTuple
+
 from skforget.accounting._calibration import (
     GROWTH_HEADROOM,
     _edit_mode,
@@ -24,10 +25,8 @@ from skforget.accounting._checks import check_int
 from skforget.accounting._noisy_gd import (
     check_learning_rate,
     contraction,
-    gradient_bound,
     max_learning_rate,
     rho_inf,
-    sensitivity,
 )
 from skforget.accounting._recipes import (
     cs23_recipe,
