@@ -109,7 +109,7 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
     noise, with the batch count, noise scale, step size and number of passes
     planned by :mod:`skforget.accounting` from public numbers (Chourasia and
     Shah 2023, with the shifted-Rényi accounting of the skforget spec). A fit
-    typically costs a few passes over the data. The guarantee assumes
+    typically costs ten to a few dozen passes over the data. The guarantee assumes
     ``data_norm``, ``clip_norm`` and the label set are public, i.e. chosen
     without looking at the training rows.
 
