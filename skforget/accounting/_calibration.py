@@ -251,7 +251,13 @@ def n_outputs(loss, n_classes):
     return int(n_classes) if loss in ("multinomial", "ovr") else 1
 
 
-def _fit_epochs(k_fit, fit_steps, E, *, relaxation_epochs=2.0):
+def relaxation_passes(n_batches, learning_rate, lam):
+    """Passes per relaxation time ``1 / (eta lam)`` of the regulariser, with
+    ``n_batches`` steps a pass: ``1 / (E eta lam)`` (Sections 8.4 and 12.6)."""
+    return 1.0 / (n_batches * learning_rate * lam)
+
+
+def _fit_epochs(k_fit, fit_steps, E, *, relaxation_epochs):
     """Whole passes for ``k_fit`` steps, or the user's ``fit_steps``.
 
     With several batches, at least ``EPOCHS_PER_RELAXATION`` passes, or one
@@ -286,7 +292,7 @@ def _edit_mode(*, E, epochs, eta, lam, beta, S, N, rho, rho_dd, c, relation,
         return "retrain" if epochs <= cont else "continue"
     if epochs <= min_edit_epochs:
         return "retrain"
-    relax = 1.0 / (E * eta * lam)
+    relax = relaxation_passes(E, eta, lam)
     # Deletion passes at the full-batch rate (Section 12.5: within a few % of it).
     deletion = math.log(max(1.0, rho * factor / rho_dd)) / (2.0 * E * eta * lam)
     return "retrain" if epochs <= max(min_edit_epochs, deletion, relax) else \
@@ -342,7 +348,7 @@ def _calibrate_cyclic(*, E, eta, lam, beta, S, N, rho, fit_epochs, min_edit_epoc
     c = 1.0 - eta * lam
     sigma_fb = noise_scale(rho=rho, sensitivity=S, normaliser=N, learning_rate=eta,
                            contraction=c)
-    relax = 1.0 / (E * eta * lam)  # epochs per relaxation time
+    relax = relaxation_passes(E, eta, lam)
     long = max(fit_epochs, int(math.ceil(_STATIONARY_RELAXATIONS * relax)), 2)
     common = dict(lam=lam, beta=beta, sigma=sigma_fb, sensitivity=S, normaliser=N)
     stationary = Segment(E, long, eta, data_weight)

@@ -20,6 +20,7 @@ from skforget.accounting._calibration import (
     auto_batches,
     batch_data_weight,
     deletion_factor,
+    relaxation_passes,
 )
 from skforget.accounting._checks import check_int
 from skforget.accounting._noisy_gd import (
@@ -86,7 +87,8 @@ def _cs23_run(*, learning_rate, n_batches, fit_steps, rho_target, rho_dd, G, S, 
     F = 1.0
     weight = 1.0
     noise_dominated = k_fit == 0
-    epochs = _fit_epochs(k_fit if k_fit else 1, fit_steps, 1)
+    epochs = _fit_epochs(k_fit if k_fit else 1, fit_steps, 1,
+                         relaxation_epochs=relaxation_passes(1, eta, lam))
     min_edit_epochs, mode = 1, "continue"
     return _Run(E, eta, c, sigma, v0, r_inf, F, weight, epochs, noise_dominated,
                 k_priv, k_util, min_edit_epochs, mode)
@@ -132,15 +134,15 @@ def _tight_run(*, learning_rate, n_batches, fit_steps, fit_recipe, loss, n_class
     _check_batches_contract(N, E, weight, eta=eta, lam=lam, beta=beta)
     sigma_fb = noise_scale(rho=rho_target, sensitivity=S, normaliser=N,
                            learning_rate=eta, contraction=c)
+    relax = relaxation_passes(E, eta, lam)
     min_edit_epochs = 1 if E == 1 else max(2, int(math.ceil(
-        MIN_EDIT_RELAXATIONS / (E * eta * lam))))
+        MIN_EDIT_RELAXATIONS * relax)))
     # The fit's length depends on sigma (its utility target is the Gibbs
-    # level) and sigma on the fit's length and on how edits will be served
-    # (Section 12.6): a short fit that every edit retrains needs less noise.
-    # The edit mode is decided once, at the full-batch noise; then a few
-    # rounds reach the fixed point of (sigma, length), and the final sigma
-    # is computed from the final length.
-    relax = 1.0 / (E * eta * lam)  # passes per relaxation time
+    # level of the output directions) and sigma on the fit's length and on
+    # how edits will be served (Section 12.6): a short fit that every edit
+    # retrains needs less noise. The edit mode is decided once, at the
+    # full-batch noise; then a few rounds reach the fixed point of (sigma,
+    # length), and the final sigma is computed from the final length.
 
     def length(sig):
         v = init_variance(sigma=sig, learning_rate=eta, lam=lam)
