@@ -15,11 +15,10 @@ Run: ``python benchmarks/bench_fit_sizes.py --out-dir benchmarks/results``.
 """
 
 import sys
-import time
 import warnings
 
 import numpy as np
-from _common import Section, md_table, scenario_main, write_standalone
+from _common import Section, md_table, scenario_main, timed, write_standalone
 from _data import make_planted, split
 from sklearn.linear_model import LogisticRegression
 
@@ -30,21 +29,15 @@ SMOKE_SIZES = (5_000,)
 ROUNDS = 3
 
 
-def _timed(fit):
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = fit()
-    return model, time.perf_counter() - start
-
-
 def run_size(n, rounds, log):
     X_tr, X_te, y_tr, y_te = split(make_planted(n, flip=0.0))
     private, lr, ratios, acc_p, acc_lr = [], [], [], [], []
     for r in range(rounds):
-        m_lr, t_lr = _timed(lambda: LogisticRegression().fit(X_tr, y_tr))
-        m_p, t_p = _timed(lambda r=r: NoisyGDClassifier(
-            classes=[0, 1], random_state=r).fit(X_tr, y_tr))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m_lr, t_lr = timed(lambda: LogisticRegression().fit(X_tr, y_tr))
+            m_p, t_p = timed(lambda r=r: NoisyGDClassifier(
+                classes=[0, 1], random_state=r).fit(X_tr, y_tr))
         lr.append(t_lr)
         private.append(t_p)
         ratios.append(t_p / t_lr)
