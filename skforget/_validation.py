@@ -227,6 +227,12 @@ def check_delta(delta, n_samples):
         )
 
 
+#: The stream of a private preprocessing step (Section 19): apart from the
+#: estimator's streams 0 and 1, so that equal integer seeds on a step and its
+#: estimator never give both the same noise (second reading of 21.7).
+PREPROCESSING_STREAM = 2
+
+
 def segment_rng(random_state, segment, stream=0):
     """Independent noise stream for one segment of the training history.
 
@@ -236,7 +242,9 @@ def segment_rng(random_state, segment, stream=0):
     entropy: the setting in which the privacy guarantee holds. A ``RandomState``
     instance is consumed as scikit-learn estimators do. ``stream`` separates
     releases of one segment (0: the noisy steps; 1: the noisy class counts,
-    Section 18.3), so no two of them share noise.
+    Section 18.3; :data:`PREPROCESSING_STREAM`: a private preprocessing
+    step's releases, Section 19), so no two of them share noise, even when a
+    pipeline's steps are given the same integer seed.
     """
     if random_state is None:
         return np.random.default_rng()

@@ -766,3 +766,37 @@ def test_the_coarse_range_warning_reads_only_the_released_bounds():
         assert scaler.bounds_[0].tolist() == [4.0, 8.0]
         messages.append(str(rec[0].message))
     assert messages[0] == messages[1]
+
+
+def test_equal_integer_seeds_never_give_a_step_and_its_estimator_the_same_noise(
+        monkeypatch):
+    # The encoder's one-hot stream was the estimator's class-statistics stream
+    # (both spawn key (0, 1)) and a scaler's was the noisy steps' (key (0,)):
+    # equal seeds drew the same noise twice (second reading of 21.7). The
+    # steps now draw from a stream of their own.
+    import skforget.preprocessing._private as private_module
+    from skforget._validation import PREPROCESSING_STREAM, segment_rng
+
+    def fresh(seed):
+        return pickle.loads(pickle.dumps(seed))
+
+    for seed in (0, 7, np.random.RandomState(3)):
+        ours = [segment_rng(fresh(seed), 0, PREPROCESSING_STREAM).normal(size=4)]
+        ours += [c.normal(size=4) for c in segment_rng(
+            fresh(seed), 0, PREPROCESSING_STREAM).spawn(2)]
+        theirs = [segment_rng(fresh(seed), k, s).normal(size=4)
+                  for k in (0, 1, 2) for s in (0, 1)]
+        assert not any(np.allclose(a, b) for a in ours for b in theirs)
+    # Every private step draws from that stream.
+    streams = []
+
+    def spy(random_state, segment, stream=0):
+        streams.append(stream)
+        return segment_rng(random_state, segment, stream)
+
+    monkeypatch.setattr(private_module, "segment_rng", spy)
+    X, y = _frame(2000)
+    for cls in STEPS:
+        cls(random_state=0).fit(_data_for(cls, X))
+    assert len(streams) == len(STEPS)
+    assert set(streams) == {PREPROCESSING_STREAM}

@@ -26,7 +26,13 @@ from sklearn.utils.validation import (
 
 from skforget import accounting
 from skforget._utils import restore_on_error
-from skforget._validation import Interval, StrOptions, segment_rng, user_stacklevel
+from skforget._validation import (
+    PREPROCESSING_STREAM,
+    Interval,
+    StrOptions,
+    segment_rng,
+    user_stacklevel,
+)
 from skforget.exceptions import CoarseRangeWarning
 from skforget.preprocessing._numeric import (
     BOUNDS_SHARE,
@@ -320,7 +326,7 @@ class PrivateStandardScaler(_NumericStep):
         -------
         self : PrivateStandardScaler
         """
-        return self._fit(X, segment_rng(self.random_state, 0))
+        return self._fit(X, segment_rng(self.random_state, 0, PREPROCESSING_STREAM))
 
     def _fit(self, X, rng):
         self.center_, self.scale_ = self._fit_columns(X, rng)
@@ -426,7 +432,8 @@ class PrivateSimpleImputer(_NumericStep):
         -------
         self : PrivateSimpleImputer
         """
-        self.statistics_, _ = self._fit_columns(X, segment_rng(self.random_state, 0))
+        rng = segment_rng(self.random_state, 0, PREPROCESSING_STREAM)
+        self.statistics_, _ = self._fit_columns(X, rng)
         return self
 
     def transform(self, X):
@@ -519,7 +526,7 @@ class PrivateOneHotEncoder(_PrivateStep):
         -------
         self : PrivateOneHotEncoder
         """
-        return self._fit(X, segment_rng(self.random_state, 0))
+        return self._fit(X, segment_rng(self.random_state, 0, PREPROCESSING_STREAM))
 
     def _fit(self, X, rng):
         X = _check_input(self, X, reset=True)
@@ -693,7 +700,7 @@ class PrivateTableEncoder(_PrivateStep):
         # The sub-steps draw from children (SeedSequence spawning, 128 bits) of
         # this step's stream, passed and not kept: their random_state stays
         # None and no derived seed is stored (privacy-accounting.md, 10.3).
-        rngs = segment_rng(self.random_state, 0).spawn(2)
+        rngs = segment_rng(self.random_state, 0, PREPROCESSING_STREAM).spawn(2)
         common = dict(relation=self.relation, group_size=self.group_size)
         scaler = encoder = None
         named = hasattr(self, "feature_names_in_")
