@@ -36,6 +36,7 @@ from skforget import (
 )
 from skforget import accounting as acc
 from skforget.model_selection import PrivateSearchCV
+from skforget.pipeline import make_private_pipeline
 from skforget.store import SharedLedger
 
 dp_rdp = pytest.importorskip("dp_accounting.rdp.rdp_privacy_accountant")
@@ -164,9 +165,12 @@ def test_composition_properties(rhos, budget, extra):
             capped.spend(str(i), rho=r)
     assert capped.total.epsilon <= budget
     rem = capped.remaining_rho
-    assert not capped.would_exceed(rho=rem)
+    # What remains is for a release of the kind the ledger holds: Rényi here,
+    # Gaussian while it is empty (the estimators' default kind).
+    kind = {"gaussian": not capped.entries}
+    assert not capped.would_exceed(rho=rem, **kind)
     if rem > 0:
-        assert capped.would_exceed(rho=rem * (1 + 1e-6) + 1e-15)
+        assert capped.would_exceed(rho=rem * (1 + 1e-6) + 1e-15, **kind)
         eps = capped.remaining_epsilon
         assert acc.epsilon_to_rho(epsilon=eps, delta=DELTA) <= rem
     else:
@@ -587,3 +591,95 @@ def test_an_audit_spends_nothing_on_the_estimators_ledger(binary_data):
     res = audit_dp(clf, X[:100], y[:100], n_trials=4, random_state=0)
     assert res.epsilon_certified > 0 and ledger.entries == ()
     assert clf.ledger is ledger  # the user's estimator is untouched
+
+
+# --- releases with excluded events (private preprocessing) ----------------------
+def _raw_table(n=600, seed=0):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"age": rng.integers(18, 90, n).astype(float),
+                      "job": rng.choice(["a", "b", "c"], n)})
+    return X, (X["age"] > 50).astype(int).to_numpy()
+
+
+@pytest.mark.parametrize("gaussian", [False, True])
+def test_excluded_events_are_spent_like_proposition_19_4(gaussian):
+    # An entry holding outside events of probability d is converted at
+    # delta - d and pays ln(1 / (1 - d)) (Proposition 19.4); the deltas of
+    # several entries add (Bun & Steinke 2016, Lemma 8.3).
+    ledger = PrivacyLedger(epsilon=50.0, delta=DELTA)
+    ledger.spend("selection", rho=0.01, delta=1e-6, gaussian=gaussian)
+    ledger.spend("fit", rho=0.02, delta=2e-6, gaussian=gaussian)
+    method = "gaussian" if gaussian else "improved"
+    expected = (acc.rho_to_epsilon(rho=0.03, delta=DELTA - 3e-6, method=method)
+                - math.log1p(-3e-6))
+    assert ledger.total.epsilon == pytest.approx(expected, rel=1e-12)
+    assert ledger.total.epsilon > acc.rho_to_epsilon(rho=0.03, delta=DELTA,
+                                                     method=method)
+    # A release whose events would use up the budget's delta is refused
+    # (nothing of delta left for the conversion: no statement at all).
+    assert ledger.would_exceed(rho=0.0, delta=DELTA - 3e-6)
+    assert not ledger.would_exceed(rho=0.0, delta=1e-6)
+    with pytest.raises(PrivacyBudgetExceeded):
+        ledger.spend("more selections", rho=1e-9, delta=DELTA)
+    assert len(ledger.entries) == 2
+
+
+def test_a_private_pipeline_records_one_release_with_its_selections():
+    # Before: only the estimator's fit reached the ledger (0.78 of a pipeline
+    # at epsilon 1), and the statistics and their selections' delta never did.
+    X, y = _raw_table()
+    ledger = PrivacyLedger(epsilon=3.0, delta=DELTA)
+    est = NoisyGDClassifier(classes=[0, 1], random_state=0, ledger=ledger)
+    pipe = make_private_pipeline(est, epsilon=1.0, delta=DELTA, random_state=0)
+    pipe.fit(X, y)
+    g = pipe.privacy_guarantee_
+    (entry,) = ledger.entries
+    assert entry.rho == g.rho and entry.delta == g.delta_selection > 0
+    assert entry.label == "PrivatePipeline.fit" and not entry.reserved
+    assert ledger.total.epsilon == pytest.approx(g.epsilon, rel=1e-12)
+    assert pipe._final_estimator.get_params()["ledger"] is ledger
+    # An edit re-estimates and retrains: one more release of the same size.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        pipe.partial_unlearn(EditRequest(X, y, delete=[3]))
+    assert [e.label for e in ledger.entries] == ["PrivatePipeline.fit",
+                                                 "PrivatePipeline.partial_unlearn"]
+    assert ledger.entries[1].delta == pipe.privacy_guarantee_.delta_selection
+    # record() of a pipeline fitted without the ledger spends its delta too.
+    other = PrivacyLedger(epsilon=3.0, delta=DELTA)
+    other.record("pipeline", pipe)
+    assert other.total.epsilon == pytest.approx(pipe.privacy_guarantee_.epsilon,
+                                                rel=1e-12)
+
+
+def test_a_pipeline_past_the_budget_is_refused_before_any_statistic():
+    X, y = _raw_table()
+    ledger = PrivacyLedger(epsilon=0.5, delta=DELTA)
+    est = NoisyGDClassifier(classes=[0, 1], random_state=0, ledger=ledger)
+    pipe = make_private_pipeline(est, epsilon=1.0, delta=DELTA, random_state=0)
+    with pytest.raises(PrivacyBudgetExceeded, match="PrivatePipeline.fit"):
+        pipe.fit(X, y)
+    assert ledger.entries == ()
+    assert not hasattr(pipe.named_steps["preprocess"], "numeric_columns_")
+    assert not hasattr(est, "coef_") and est.get_params()["ledger"] is ledger
+    # Within the budget, then an edit that no longer fits: refused, unchanged.
+    pipe.set_params(epsilon=0.4).fit(X, y)
+    state = pickle.dumps((est.coef_, pipe.privacy_guarantee_.rho))
+    with pytest.raises(PrivacyBudgetExceeded, match="partial_unlearn"):
+        pipe.partial_unlearn(EditRequest(X, y, delete=[3]))
+    assert len(ledger.entries) == 1
+    assert pickle.dumps((est.coef_, pipe.privacy_guarantee_.rho)) == state
+
+
+def test_an_empty_ledger_has_room_for_a_fit_at_its_own_budget(binary_data):
+    # remaining_rho was capped at the Rényi inverse of the budget (0.0306 at
+    # (1, 1e-5)), so an empty ledger offered epsilon 0.915 although a default
+    # fit at epsilon 1 (rho 0.0359, Gaussian) fits (second reading, 21.7).
+    ledger = PrivacyLedger(epsilon=1.0, delta=DELTA)
+    assert ledger.remaining_rho == pytest.approx(
+        acc.epsilon_to_rho(epsilon=1.0, delta=DELTA, method="gaussian"), rel=1e-9)
+    assert ledger.remaining_epsilon == pytest.approx(1.0, rel=1e-6)
+    X, y = binary_data
+    _model(epsilon=1.0, ledger=ledger).fit(X, y)
+    assert ledger.total.epsilon <= 1.0

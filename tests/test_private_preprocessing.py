@@ -248,6 +248,35 @@ def test_private_pipeline_composes_one_budget():
     assert pipe.score(X, y) > 0.7
 
 
+@pytest.mark.parametrize("recipe, conversion", [("tight", "gaussian"),
+                                                ("cs23", "improved")])
+def test_the_pipeline_reads_its_figure_by_the_estimators_profile(recipe, conversion):
+    # Corollary 21.9: with a GDP estimator the whole pipeline is approximately
+    # GDP and the same target buys 17 % more rho for every part; a Rényi-only
+    # estimator (recipe="cs23") keeps Proposition 19.4's Rényi reading.
+    from skforget.accounting import approximate_zcdp_epsilon, epsilon_to_rho
+
+    X, y = _frame()
+    pipe = make_private_pipeline(
+        NoisyGDClassifier(classes=[0, 1], random_state=0, recipe=recipe),
+        epsilon=1.0, delta=1e-5, random_state=0).fit(X, y)
+    g, b = pipe.privacy_guarantee_, pipe.budget_
+    assert g.conversion == b.conversion == conversion
+    assert g.estimator.conversion == ("gaussian" if recipe == "tight" else "improved")
+    assert b.rho == pytest.approx(epsilon_to_rho(
+        epsilon=1 + math.log1p(-1e-6), delta=9e-6, method=conversion))
+    assert g.epsilon == pytest.approx(approximate_zcdp_epsilon(
+        rho=g.rho, delta_conversion=9e-6, delta_selection=g.delta_selection,
+        method=conversion)[0], rel=1e-12)
+    assert g.epsilon <= 1.0 + 1e-9 and g.rho == pytest.approx(b.rho, rel=1e-6)
+    assert ("GDP" in g.conversion_note) == (conversion == "gaussian")
+    pipe.partial_unlearn(EditRequest(X, y, delete=[3]))
+    cert = pipe.privacy_guarantee_.deletion
+    assert cert.epsilon_adaptive == pytest.approx(approximate_zcdp_epsilon(
+        rho=cert.rho_adaptive, delta_conversion=1e-5 - 1e-6,
+        delta_selection=1e-6, method=conversion)[0], rel=1e-12)
+
+
 def test_private_pipeline_deletes_by_label_with_fresh_noise():
     X, y = _frame()
     pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=3),
@@ -800,3 +829,18 @@ def test_equal_integer_seeds_never_give_a_step_and_its_estimator_the_same_noise(
         cls(random_state=0).fit(_data_for(cls, X))
     assert len(streams) == len(STEPS)
     assert set(streams) == {PREPROCESSING_STREAM}
+
+
+def test_a_private_search_after_private_steps_is_refused_before_any_statistic():
+    from skforget.model_selection import PrivateSearchCV
+    from skforget.pipeline import ForgetPipeline
+
+    X, y = _frame(600)
+    scaler = PrivateStandardScaler(rho=0.01)
+    pipe = ForgetPipeline([
+        ("scale", scaler),
+        ("search", PrivateSearchCV(NoisyGDClassifier(classes=[0, 1]),
+                                   {"C": [0.1, 1.0]}, epsilon=1.0))])
+    with pytest.raises(ValueError, match="'search' is a private search.*'scale'"):
+        pipe.fit(X[["age", "hours"]], y)
+    assert not hasattr(scaler, "center_")

@@ -17,6 +17,8 @@ from skforget.accounting import (
     moments_sensitivity,
     partition_selection,
     partition_selection_delta,
+    pipeline_edit_certificate,
+    release_guarantee,
     rho_gaussian,
     rho_to_epsilon,
     split_private_pipeline,
@@ -93,17 +95,67 @@ def test_split_oracle():
 
 @settings(max_examples=60, deadline=None)
 @given(eps=st.floats(0.05, 20), log_delta=st.floats(-12, -3),
-       share=st.floats(0.01, 0.99), sel=st.floats(0.0, 0.9))
-def test_split_never_exceeds_target(eps, log_delta, share, sel):
+       share=st.floats(0.01, 0.99), sel=st.floats(0.0, 0.9),
+       conversion=st.sampled_from(["improved", "gaussian"]))
+def test_split_never_exceeds_target(eps, log_delta, share, sel, conversion):
     delta = 10.0 ** log_delta
     b = split_private_pipeline(epsilon=eps, delta=delta, preprocessing_share=share,
-                               selection_share=sel)
-    rho_est = epsilon_to_rho(epsilon=b.estimator_epsilon, delta=b.delta_conversion)
+                               selection_share=sel, estimator_conversion=conversion)
+    assert b.conversion == conversion
+    rho_est = epsilon_to_rho(epsilon=b.estimator_epsilon, delta=b.delta_conversion,
+                             method=conversion)
+    assert rho_est <= (1 - share) * b.rho * (1 + 1e-9)
     total, total_delta = approximate_zcdp_epsilon(
         rho=b.rho_preprocessing + rho_est, delta_conversion=b.delta_conversion,
-        delta_selection=b.delta_selection)
+        delta_selection=b.delta_selection, method=conversion)
     assert total <= eps * (1 + 1e-9)
     assert total_delta <= delta * (1 + 1e-12)
+
+
+def test_gaussian_split_against_dp_accounting():
+    # Corollary 21.9 (2): outside the selections' events the pipeline is
+    # sqrt(2 rho)-GDP, so its rho is read by the Gaussian profile at delta_c and
+    # Lemma 21.7 adds ln(1 / (1 - delta_S)): the PLD accountant of one
+    # Gaussian mechanism of that rho gives the same epsilon (oracle O11).
+    dp_accounting = pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import pld_privacy_accountant
+
+    b = split_private_pipeline(epsilon=1.0, delta=1e-5,
+                               estimator_conversion="gaussian")
+    assert b.rho == pytest.approx(epsilon_to_rho(
+        epsilon=1 + math.log1p(-1e-6), delta=9e-6, method="gaussian"))
+    # 17 % more rho than the Rényi reading of the same target (Section 21.7).
+    assert b.rho / split_private_pipeline(epsilon=1.0, delta=1e-5).rho > 1.17
+    # The conditioned mechanism: the preprocessing's Gaussian releases, then the
+    # estimator's (GDP, Corollary 21.4), composed.
+    rho_est = epsilon_to_rho(epsilon=b.estimator_epsilon, delta=b.delta_conversion,
+                             method="gaussian")
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-5)
+    for part in (b.rho_preprocessing, rho_est):
+        acc.compose(dp_accounting.GaussianDpEvent(1.0 / math.sqrt(2.0 * part)))
+    oracle = acc.get_epsilon(b.delta_conversion) - math.log1p(-b.delta_selection)
+    assert oracle == pytest.approx(1.0, abs=1e-4)
+    eps, delta = approximate_zcdp_epsilon(
+        rho=b.rho, delta_conversion=b.delta_conversion,
+        delta_selection=b.delta_selection, method="gaussian")
+    assert eps == pytest.approx(oracle, abs=1e-4) and eps <= 1.0 + 1e-9
+    assert delta == pytest.approx(1e-5)
+
+
+def test_releases_and_edit_figures_read_by_the_gaussian_profile():
+    g = release_guarantee(columns=[("a", 0.01, 0.0), ("b", 0.02, 1e-7)],
+                          relation="replace", group_size=1)
+    eps, delta = g.epsilon(1e-5)
+    assert eps == pytest.approx(rho_to_epsilon(rho=0.03, delta=1e-5 - 1e-7,
+                                               method="gaussian")
+                                - math.log1p(-1e-7))
+    kw = dict(index=2, rho_releases=[0.03, 0.03], delta_selections=[1e-6, 1e-6],
+              delta=1e-5, n_deleted=1, n_replaced=0, n_inserted=0, n_samples=9)
+    renyi = pipeline_edit_certificate(**kw)
+    gauss = pipeline_edit_certificate(**kw, conversion="gaussian")
+    assert gauss.epsilon_adaptive == pytest.approx(
+        rho_to_epsilon(rho=0.06, delta=8e-6, method="gaussian") - math.log1p(-2e-6))
+    assert gauss.epsilon_adaptive < renyi.epsilon_adaptive
 
 
 def test_errors_name_the_argument():

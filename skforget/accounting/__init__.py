@@ -100,24 +100,27 @@ from skforget.accounting._plan import (
     plan_unlearning,
     statistics_age,
 )
-from skforget.accounting._preprocessing import (
+from skforget.accounting._pipeline import (
     PipelineBudget,
     PipelineEdit,
     PipelineGuarantee,
-    ReleaseGuarantee,
-    approximate_zcdp_epsilon,
     compose_pipeline_guarantee,
     estimator_rho_bound,
+    pipeline_conversion,
+    pipeline_edit_certificate,
+    split_private_pipeline,
+)
+from skforget.accounting._preprocessing import (
+    ReleaseGuarantee,
+    approximate_zcdp_epsilon,
     gaussian_noise_for_rho,
     histogram_sensitivity,
     moments_sensitivity,
     partition_selection,
     partition_selection_delta,
-    pipeline_edit_certificate,
     release_guarantee,
     replacement_rho,
     rho_gaussian,
-    split_private_pipeline,
 )
 from skforget.accounting._recipes import (
     DEFAULT_COEF_NORM,
@@ -207,6 +210,7 @@ __all__ = [
     "output_perturbation_noise",
     "partition_selection",
     "partition_selection_delta",
+    "pipeline_conversion",
     "pipeline_edit_certificate",
     "plan_output_perturbation",
     "plan_search",

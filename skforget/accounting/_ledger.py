@@ -100,6 +100,14 @@ class LedgerEntry:
         True while the release is under way (counted all the same).
     id : str
         Key of the entry.
+    gaussian : bool
+        The release is ``sqrt(2 rho)``-GDP (Section 21), outside its excluded
+        events when ``delta`` is positive.
+    delta : float
+        Probability of the release's excluded events: its figure holds
+        conditionally on an event of probability at least ``1 - delta``
+        (approximate zCDP, Bun & Steinke 2016, Definition 8.1; a private
+        category selection, Proposition 19.3). 0 for an exact figure.
     """
 
     label: str
@@ -110,11 +118,13 @@ class LedgerEntry:
     reserved: bool = False
     id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)
     gaussian: bool = False
+    delta: float = 0.0
 
     def epsilon(self, delta):
         """The entry's figure alone at ``delta`` (information only)."""
         return _convert(self.rho, None if self.curve is None
-                        else np.asarray(self.curve), delta, self.gaussian)[0]
+                        else np.asarray(self.curve), delta, self.gaussian,
+                        self.delta)[0]
 
     def to_dict(self):
         """Plain ``dict`` of the fields (JSON-ready)."""
@@ -170,13 +180,23 @@ class LedgerTotal:
                 f"{self.n_entries} release(s)")
 
 
-def _convert(rho, curve, delta, gaussian=False):
+def _convert(rho, curve, delta, gaussian=False, delta_excluded=0.0):
     """(epsilon, order) of ``q rho + curve(q)`` at ``delta``: continuous in
     ``q`` for a rho-coefficient alone, on the grid otherwise (Section 20.2).
     ``gaussian``: every release composed is ``sqrt(2 rho_i)``-GDP (Section 21),
     so the whole is ``sqrt(2 rho)``-GDP (adaptive GDP composition, Dong, Roth
     and Su 2022, Cor. 3.3; Section 20.2) and the exact Gaussian profile
-    converts it (order: inf, no Rényi order is used)."""
+    converts it (order: inf, no Rényi order is used).
+    ``delta_excluded``: the releases' excluded events have total probability
+    at most this (their deltas add, Bun & Steinke 2016, Lemma 8.3); the curve
+    holds outside them, so Proposition 19.4 converts it at ``delta -
+    delta_excluded`` and adds ``ln(1 / (1 - delta_excluded))`` to epsilon
+    (infinite when nothing of ``delta`` is left)."""
+    if delta_excluded > 0.0:
+        if delta_excluded >= delta:
+            return math.inf, math.nan
+        eps, order = _convert(rho, curve, delta - delta_excluded, gaussian)
+        return eps - math.log1p(-delta_excluded), order
     if curve is None:
         if rho == 0.0:
             return 0.0, math.inf
@@ -202,7 +222,9 @@ def _sum(entries):
     rho = math.fsum(e.rho for e in entries)
     curves = [np.asarray(e.curve) for e in entries if e.curve is not None]
     gaussian = all(e.gaussian and e.curve is None for e in entries)
-    return rho, (np.sum(curves, axis=0) if curves else None), gaussian
+    delta_excluded = math.fsum(e.delta for e in entries)
+    return (rho, (np.sum(curves, axis=0) if curves else None), gaussian,
+            delta_excluded)
 
 
 def search_curve(budget):
@@ -248,7 +270,7 @@ def release_rho(guarantee, plan=None):
 
 
 def ledger_spending(ledger, label, *, rho=None, curve=None, relation=None,
-                    group_size=None, gaussian=False):
+                    group_size=None, gaussian=False, delta=0.0):
     """``ledger.spending(...)``, or a no-op context when ``ledger`` is None.
 
     The one call a private estimator or transformer with a ``ledger=None``
@@ -273,7 +295,7 @@ def ledger_spending(ledger, label, *, rho=None, curve=None, relation=None,
     if ledger is None:
         return contextlib.nullcontext({})
     return ledger.spending(label, rho=rho, curve=curve, relation=relation,
-                           group_size=group_size, gaussian=gaussian)
+                           group_size=group_size, gaussian=gaussian, delta=delta)
 
 
 class PrivacyLedger:
@@ -311,7 +333,9 @@ class PrivacyLedger:
     total : LedgerTotal
         Their composed figure.
     remaining_rho, remaining_epsilon : float
-        What one more release may still spend (Section 20.3).
+        What one more release may still spend (Section 20.3): one of the
+        kind the ledger holds, Gaussian while every entry is (an empty ledger
+        included), Rényi otherwise.
 
     Examples
     --------
@@ -407,8 +431,8 @@ class PrivacyLedger:
         return self._total(self.entries)
 
     def _total(self, entries):
-        rho, curve, gaussian = _sum(entries)
-        eps, order = _convert(rho, curve, self.delta, gaussian)
+        rho, curve, gaussian, delta_excluded = _sum(entries)
+        eps, order = _convert(rho, curve, self.delta, gaussian, delta_excluded)
         return LedgerTotal(epsilon=eps, delta=self.delta, order=order, rho=rho,
                            curve=curve, n_entries=len(entries))
 
@@ -423,7 +447,9 @@ class PrivacyLedger:
 
         if excess(0.0) >= 0.0:
             return 0.0
-        hi = epsilon_to_rho(epsilon=self.epsilon, delta=self.delta)
+        # The Gaussian inverse is the largest rho of every conversion (21.5):
+        # the Rényi one would cap a Gaussian ledger below what still fits.
+        hi = epsilon_to_rho(epsilon=self.epsilon, delta=self.delta, method="gaussian")
         if excess(hi) <= 0.0:
             return hi
         r = brentq(excess, 0.0, hi, xtol=1e-300, rtol=1e-12, maxiter=500)
@@ -465,10 +491,13 @@ class PrivacyLedger:
 
     # --- checking ------------------------------------------------------------
     def _new_entry(self, label, rho, curve, relation, group_size, reserved,
-                   gaussian=False):
+                   gaussian=False, delta=0.0):
         rho = check_nonnegative(0.0 if rho is None else rho, "rho")
         if math.isinf(rho):
             raise ValueError("rho must be finite.")
+        delta = check_nonnegative(delta, "delta")
+        if not delta < 1.0:
+            raise ValueError(f"delta must be below 1, got {delta!r}.")
         if curve is not None:
             values = np.asarray(curve(ORDERS) if callable(curve) else curve,
                                 dtype=np.float64)
@@ -484,7 +513,8 @@ class PrivacyLedger:
         return LedgerEntry(label=str(label), rho=rho, curve=curve,
                            relation=relation,
                            group_size=None if group_size is None else int(group_size),
-                           reserved=reserved, gaussian=bool(gaussian) and curve is None)
+                           reserved=reserved, gaussian=bool(gaussian) and curve is None,
+                           delta=float(delta))
 
     def _resolve(self, entries, entry):
         """``entry`` with the ledger's relation and unit where it gives none."""
@@ -526,26 +556,28 @@ class PrivacyLedger:
     def _figure(plan, rho, curve):
         """``(rho, curve)`` of a public plan: a
         :class:`~skforget.accounting.SearchBudget` (its whole curve), a
-        :class:`~skforget.accounting.PrivacyGuarantee` (its ``rho``), or any
+        :class:`~skforget.accounting.PrivacyGuarantee` or a pipeline's
+        ``PipelineGuarantee`` (its ``rho``, and its selections' delta), or any
         plan with an ``epsilon`` and ``delta`` target, such as the
         :class:`~skforget.FitPlan` of ``estimator.plan(X, y)`` (the target's
         rho-coefficient, which bounds what the fit will record)."""
         if plan is None:
-            return rho, curve, None
+            return rho, curve, None, None
         if rho is not None or curve is not None:
             raise ValueError("Give a plan, or rho / curve, not both.")
         if hasattr(plan, "run_rho"):
-            return None, search_curve(plan), False
+            return None, search_curve(plan), False, 0.0
         if hasattr(plan, "rho"):
-            return plan.rho, None, getattr(plan, "conversion", "") == "gaussian"
+            return (plan.rho, None, getattr(plan, "conversion", "") == "gaussian",
+                    float(getattr(plan, "delta_selection", 0.0)))
         # An estimator's (epsilon, delta) target: the Gaussian inverse gives
         # the largest rho of every conversion (Section 21.5), so it bounds
         # what the fit records whatever its recipe; read as a Rényi figure.
         return (epsilon_to_rho(epsilon=plan.epsilon, delta=plan.delta,
-                               method="gaussian"), None, False)
+                               method="gaussian"), None, False, 0.0)
 
     def would_exceed(self, plan=None, *, rho=None, curve=None, relation=None,
-                     group_size=None, gaussian=False):
+                     group_size=None, gaussian=False, delta=0.0):
         """Whether a release with this figure would be refused now.
 
         Parameters
@@ -562,24 +594,31 @@ class PrivacyLedger:
             function of the orders.
         relation, group_size : default=None
             Its neighbouring relation and unit (None: the ledger's).
+        gaussian : bool, default=False
+            Whether the release is ``sqrt(2 rho)``-GDP (Section 21).
+        delta : float, default=0.0
+            Probability of the release's excluded events (approximate zCDP,
+            such as a private category selection, Proposition 19.3).
 
         Returns
         -------
         bool
         """
-        rho, curve, from_plan = self._figure(plan, rho, curve)
+        rho, curve, from_plan, plan_delta = self._figure(plan, rho, curve)
         entry = self._new_entry("the release", rho, curve, relation, group_size,
-                                False, gaussian if from_plan is None else from_plan)
+                                False, gaussian if from_plan is None else from_plan,
+                                delta if plan_delta is None else plan_delta)
         return self._transact(
             lambda e: (self._refusal(e, self._resolve(e, entry)) is not None, None))
 
     def check(self, plan=None, *, rho=None, curve=None, relation=None,
-              group_size=None, label="the release", gaussian=False):
+              group_size=None, label="the release", gaussian=False, delta=0.0):
         """Raise :class:`~skforget.accounting.PrivacyBudgetExceeded` if a
         release with this figure would be refused (see :meth:`would_exceed`)."""
-        rho, curve, from_plan = self._figure(plan, rho, curve)
+        rho, curve, from_plan, plan_delta = self._figure(plan, rho, curve)
         entry = self._new_entry(label, rho, curve, relation, group_size, False,
-                                gaussian if from_plan is None else from_plan)
+                                gaussian if from_plan is None else from_plan,
+                                delta if plan_delta is None else plan_delta)
         reason = self._transact(
             lambda e: (self._refusal(e, self._resolve(e, entry)), None))
         if reason is not None:
@@ -597,16 +636,17 @@ class PrivacyLedger:
                 "is now the account (the original is gone), call ledger.resume().")
 
     def reserve(self, label, *, rho=None, curve=None, relation=None,
-                group_size=None, gaussian=False):
+                group_size=None, gaussian=False, delta=0.0):
         """Check a planned release and count it, in one atomic step.
 
         Returns the entry's id for :meth:`settle` or :meth:`cancel`.
         Raises :class:`~skforget.accounting.PrivacyBudgetExceeded` (nothing
-        recorded) if it would exceed the budget.
+        recorded) if it would exceed the budget. ``delta`` is the probability
+        of the release's excluded events (see :meth:`would_exceed`).
         """
         self._check_reachable(label)
         entry = self._new_entry(label, rho, curve, relation, group_size, True,
-                                gaussian)
+                                gaussian, delta)
 
         def step(entries):
             resolved = self._resolve(entries, entry)
@@ -620,12 +660,15 @@ class PrivacyLedger:
             raise PrivacyBudgetExceeded(reason)
         return entry.id
 
-    def settle(self, entry_id, *, rho=None, curve=None):
+    def settle(self, entry_id, *, rho=None, curve=None, delta=None):
         """Record a reserved release as done, with its final figure (the
-        planned one if not given)."""
+        planned one if not given; ``delta``: its excluded events' final
+        probability, the planned one if None)."""
         self._check_reachable("settle")
         final = None if rho is None and curve is None else self._new_entry(
             "", rho, curve, None, None, False)
+        final_delta = None if delta is None else self._new_entry(
+            "", 0.0, None, None, None, False, delta=delta).delta
 
         def step(entries):
             out = []
@@ -634,6 +677,8 @@ class PrivacyLedger:
                     e = dataclasses.replace(e, reserved=False) if final is None \
                         else dataclasses.replace(e, reserved=False, rho=final.rho,
                                                  curve=final.curve)
+                    if final_delta is not None:
+                        e = dataclasses.replace(e, delta=final_delta)
                 out.append(e)
             return None, out
 
@@ -646,14 +691,15 @@ class PrivacyLedger:
 
     @contextlib.contextmanager
     def spending(self, label, *, rho=None, curve=None, relation=None,
-                 group_size=None, gaussian=False):
+                 group_size=None, gaussian=False, delta=0.0):
         """Reserve on entry, record on success, cancel on an exception.
 
-        Yields a dict; setting ``"rho"`` / ``"curve"`` in it records that final
-        figure instead of the planned one.
+        Yields a dict; setting ``"rho"`` / ``"curve"`` / ``"delta"`` in it
+        records that final figure instead of the planned one.
         """
         entry_id = self.reserve(label, rho=rho, curve=curve, relation=relation,
-                                group_size=group_size, gaussian=gaussian)
+                                group_size=group_size, gaussian=gaussian,
+                                delta=delta)
         final = {}
         try:
             yield final
@@ -663,12 +709,15 @@ class PrivacyLedger:
         self.settle(entry_id, **final)
 
     def spend(self, label, *, rho=None, curve=None, relation=None, group_size=None,
-              gaussian=False):
+              gaussian=False, delta=0.0):
         """Check and record a release made elsewhere (a mechanism skforget
         does not run). Raises :class:`PrivacyBudgetExceeded` if it would not
-        fit, and records nothing then."""
+        fit, and records nothing then. ``delta``: the probability of its
+        excluded events, if its figure holds only outside some (approximate
+        zCDP)."""
         self.settle(self.reserve(label, rho=rho, curve=curve, relation=relation,
-                                 group_size=group_size, gaussian=gaussian))
+                                 group_size=group_size, gaussian=gaussian,
+                                 delta=delta))
 
     def record(self, label, model):
         """Record the latest release of a fitted skforget model or search
@@ -678,9 +727,12 @@ class PrivacyLedger:
             self.spend(label, curve=search_curve(g), relation=g.relation,
                        group_size=g.group_size)
             return
+        # A pipeline's figure holds outside its category selections' events
+        # (Proposition 19.3): their delta is spent too.
         self.spend(label, rho=release_rho(g, getattr(model, "_plan", None)),
                    relation=g.relation, group_size=g.group_size,
-                   gaussian=getattr(g, "conversion", "") == "gaussian")
+                   gaussian=getattr(g, "conversion", "") == "gaussian",
+                   delta=float(getattr(g, "delta_selection", 0.0)))
 
     def to_dict(self):
         """The budget, the total and every entry as a JSON-ready ``dict``

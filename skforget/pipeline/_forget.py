@@ -10,7 +10,7 @@ from sklearn import get_config
 from sklearn.base import BaseEstimator, clone
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from skforget import accounting
 from skforget._database import Database, _describe, check_version, unwrap_database
@@ -73,6 +73,58 @@ def _atomic_tree(pipeline):
     _estimators_in(pipeline, seen)
     with restore_on_error(*seen.values()):
         yield
+
+
+def _planned_release(pipeline, private, n_samples):
+    """``(rho, delta)`` bounding one release of a pipeline with private steps,
+    from its parameters and the public number of records alone: the private
+    steps' ``rho`` and selection ``delta`` (Section 19.2) and the estimator's
+    target read by the Gaussian inverse, the largest rho of every conversion
+    (Section 21.5), which bounds the estimator's part of Theorem 19.5."""
+    rho = delta = 0.0
+    for name in private:
+        params = pipeline.named_steps[name].get_params()
+        rho += float(params["rho"])
+        delta += float(params.get("delta", 0.0) or 0.0)
+    est = pipeline._final_estimator.get_params()
+    est_delta = (accounting.default_delta(n_samples=n_samples)
+                 if est.get("delta", "auto") == "auto" else float(est["delta"]))
+    rho += accounting.epsilon_to_rho(epsilon=float(est["epsilon"]), delta=est_delta,
+                                     method="gaussian")
+    return rho, delta
+
+
+@contextmanager
+def _pipeline_ledger(pipeline, label, private, n_samples):
+    """Record a release with private preprocessing as **one** ledger entry.
+
+    The ledger is the final estimator's ``ledger`` parameter. The whole release
+    (every private statistic and the model, Theorem 19.5) is checked and
+    reserved before the first data pass, from public numbers; the estimator's
+    own recording is switched off meanwhile (it would count its part alone and
+    miss the statistics and their selections' delta); on success the entry
+    gets the composed figure, on failure it is cancelled (Section 20.3)."""
+    est = pipeline._final_estimator
+    ledger = est.get_params(deep=False).get("ledger") if private else None
+    if ledger is None:
+        yield
+        return
+    rho, delta = _planned_release(pipeline, private, n_samples)
+    unit = est.get_params(deep=False)
+    # Approximately GDP when the estimator's figures are GDP (Corollary 21.9).
+    gaussian = accounting.pipeline_conversion(
+        getattr(est, "_dp_conversion", lambda: "improved")()) == "gaussian"
+    est.set_params(ledger=None)
+    try:
+        with accounting.ledger_spending(
+                ledger, label, rho=rho, delta=delta, gaussian=gaussian,
+                relation=unit.get("relation", "replace"),
+                group_size=unit.get("group_size", 1)) as final:
+            yield
+            g = pipeline.privacy_guarantee_
+            final.update(rho=g.rho, delta=g.delta_selection)
+    finally:
+        est.set_params(ledger=ledger)
 
 
 class ForgetPipeline(Pipeline):
@@ -175,7 +227,8 @@ class ForgetPipeline(Pipeline):
         self._check_private_units(private)
         params = self._database_weights(X, params)
         X, y, version = unwrap_database(X, y)
-        with _atomic_tree(self), fixed_errstate():
+        with _atomic_tree(self), fixed_errstate(), _pipeline_ledger(
+                self, f"{type(self).__name__}.fit", private, _num_samples(X)):
             super().fit(X, y, **params)
             self.public_preprocessing_ = public
             self.private_preprocessing_ = private
@@ -195,7 +248,19 @@ class ForgetPipeline(Pipeline):
         """Private steps must use the estimator's relation and group size."""
         if not private:
             return
-        est = self._final_estimator.get_params()
+        est = self._final_estimator.get_params(deep=False)
+        if "param_distributions" in est:
+            # A search's figure is a Rényi curve of its own (Section 17), not
+            # an estimator's target that Theorem 19.5 composes; it would fail
+            # after the statistics were computed, with an unreadable error.
+            steps = ", ".join(map(repr, private))
+            raise ValueError(
+                f"The final step {self.steps[-1][0]!r} is a private search: it "
+                f"cannot follow private preprocessing ({steps}), "
+                "whose figure composes with an estimator's (epsilon, delta) "
+                "target. Search over a skforget estimator with public "
+                "preprocessing, or fit the private pipeline at chosen "
+                "hyper-parameters.")
         for name in private:
             step = self.named_steps[name].get_params()
             for param in ("relation", "group_size"):
@@ -409,7 +474,9 @@ class ForgetPipeline(Pipeline):
         # a step took as numbers must not follow the edited records' dtypes.
         kinds = {name: getattr(self.named_steps[name], "numeric_columns_", None)
                  for name in private}
-        with _atomic_tree(self):
+        with _atomic_tree(self), _pipeline_ledger(
+                self, f"{type(self).__name__}.partial_unlearn", private,
+                _num_samples(X_new)):
             # The edit's streams are passed for this fit only: afterwards each
             # step holds the user's own random_state again, never a derived one.
             for name, state in self.random_states_.items():
@@ -438,6 +505,7 @@ class ForgetPipeline(Pipeline):
             # the largest factor of Theorem 19.6 (4, the estimator's) bounds it.
             releases = [(*r, None)[:3] for r in self._releases]
             cert = accounting.pipeline_edit_certificate(
+                conversion=release.conversion,
                 index=index, rho_releases=[r for r, _, _ in releases],
                 delta_selections=[d for _, d, _ in releases],
                 rho_replace_releases=[4 * r if q is None else q
