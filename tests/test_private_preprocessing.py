@@ -745,12 +745,12 @@ def _coarse_warnings(scaler, X):
 
 
 def test_a_range_of_one_bin_warns_naming_the_column():
-    """A 0/1 column whose zeros are too few to clear the bounds threshold is
-    clipped to [1, 2], i.e. made constant: the scaler says so, naming it; a
-    well-spread column at ample budget does not warn."""
+    """A 0/1 column whose zeros are too few to clear even the zero bin's lower
+    threshold is clipped to [1, 2], i.e. made constant: the scaler says so,
+    naming it; a well-spread column at ample budget does not warn."""
     rng = np.random.default_rng(0)
     n = 2000
-    X = pd.DataFrame({"flag": (rng.random(n) < 0.9).astype(float),
+    X = pd.DataFrame({"flag": (rng.random(n) < 0.97).astype(float),
                       "age": rng.normal(40, 10, n)})
     scaler = PrivateStandardScaler(rho=0.002, random_state=0)
     rec = _coarse_warnings(scaler, X)
@@ -844,3 +844,44 @@ def test_a_private_search_after_private_steps_is_refused_before_any_statistic():
     with pytest.raises(ValueError, match="'search' is a private search.*'scale'"):
         pipe.fit(X[["age", "hours"]], y)
     assert not hasattr(scaler, "center_")
+
+
+def test_zeros_join_a_positive_range_at_a_lower_threshold():
+    """A column that piles up on 0 keeps its zeros apart from its positive
+    values: 0 joins the range when the zero bin clears sigma * isf(1e-2),
+    below the threshold other bins need (post-processing of the released
+    histogram, Section 19.2 (i)). Before, 10 % zeros of a 0/1 flag were
+    clipped into [1, 2] and the column was constant."""
+    from skforget.preprocessing._numeric import (
+        K_MAX,
+        K_MIN,
+        _bounds_from_histogram,
+        _noisy_histogram,
+    )
+
+    rng = np.random.default_rng(0)
+    n = 2000
+    flag = (rng.random(n) < 0.9).astype(float)
+    X = pd.DataFrame({"flag": flag, "age": rng.normal(40, 10, n)})
+    scaler = PrivateStandardScaler(rho=0.002, random_state=0)
+    assert not _coarse_warnings(scaler, X)
+    lo, hi = scaler.bounds_[0]
+    assert lo < 0 < 1 <= hi
+    z = scaler.transform(X)[:, 0]
+    assert z[flag == 0].max() < z[flag == 1].min()
+    # The rule itself, on given noisy counts: a positive octave clears the
+    # threshold; the zero bin joins at 3 sigma, not at 2 sigma.
+    sigma, threshold, zero = 10.0, 43.1, K_MAX - K_MIN + 1
+    noisy = np.zeros(2 * (K_MAX - K_MIN + 1) + 1)
+    noisy[zero + 1 + 7 - K_MIN] = 100.0             # the octave [128, 256)
+    assert _bounds_from_histogram(noisy, sigma, threshold) == (128.0, 256.0)
+    noisy[zero] = 30.0
+    assert _bounds_from_histogram(noisy, sigma, threshold) == (-(2.0**K_MIN), 256.0)
+    noisy[zero] = 20.0
+    assert _bounds_from_histogram(noisy, sigma, threshold) == (128.0, 256.0)
+    # Columns without zeros are anchored by the zero bin's noise alone with
+    # probability 1e-2 (empirically, over many noise draws).
+    values = rng.uniform(100, 200, 500)
+    hits = sum(_noisy_histogram(values, sigma, np.random.default_rng(s))[zero]
+               > sigma * 2.3263478740408408 for s in range(4000))
+    assert 20 <= hits <= 65

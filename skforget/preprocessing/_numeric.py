@@ -19,6 +19,9 @@ K_MIN, K_MAX = -10, 50
 BOUNDS_FALSE_BIN = 1e-3
 # Share of a numeric column's rho spent on its bounds (the rest: moments).
 BOUNDS_SHARE = 1 / 3
+# Probability that a column without zeros has its range stretched to 0 by the
+# zero bin's noise (privacy-accounting.md, Section 19.2 (i)).
+ZERO_ANCHOR = 1e-2
 # Number of bins: +-[2^k, 2^(k+1)) for K_MIN <= k <= K_MAX, and the zero bin.
 N_BINS = 2 * (K_MAX - K_MIN + 1) + 1
 
@@ -80,15 +83,33 @@ def _noisy_sums(values, lo, hi, sigma, rng):
     return sums + sigma * rng.standard_normal(3)
 
 
+def _bounds_from_histogram(noisy, sigma, threshold):
+    """``lo, hi`` from the released histogram (post-processing, Section 19.2 (i)).
+
+    The edges of the lowest and highest bins that clear ``threshold`` (else of
+    the largest bin), then 0 joined to the range when the zero bin clears the
+    lower ``sigma * isf(ZERO_ANCHOR)``. Zero is the one value real columns pile
+    up on (no spending, no event, a count of none), and a range of positive
+    octaves clipped the zeros into its lowest bin, merging "none" with "a
+    little" (AER's CreditCard: balanced accuracy 0.83 against 0.91 with it). A
+    false anchor costs at most half the resolution of a positive range, where
+    a false far bin costs orders of magnitude: hence the lower threshold.
+    """
+    kept = np.flatnonzero(noisy > threshold)
+    if kept.size == 0:
+        kept = np.array([int(np.argmax(noisy))])
+    lo, hi = _bin_edges(int(kept[0]))[0], _bin_edges(int(kept[-1]))[1]
+    if noisy[K_MAX - K_MIN + 1] > sigma * float(norm.isf(ZERO_ANCHOR)):
+        lo, hi = min(lo, -(2.0**K_MIN)), max(hi, 2.0**K_MIN)
+    return lo, hi
+
+
 def _private_bounds(values, rho, relation, group_size, rng):
     """Lemma 19.1: lo, hi from the noisy log histogram (a third of the column's
     rho, ``BOUNDS_SHARE``)."""
     sigma, threshold = bounds_threshold(rho, relation, group_size)
-    noisy = _noisy_histogram(values, sigma, rng)
-    kept = np.flatnonzero(noisy > threshold)
-    if kept.size == 0:
-        kept = np.array([int(np.argmax(noisy))])
-    return _bin_edges(int(kept[0]))[0], _bin_edges(int(kept[-1]))[1]
+    return _bounds_from_histogram(_noisy_histogram(values, sigma, rng), sigma,
+                                  threshold)
 
 
 def _private_moments(values, lo, hi, rho, relation, group_size, rng):
