@@ -38,6 +38,7 @@ from skforget._rows import (
 from skforget._utils import no_interrupts
 from skforget._validation import (
     ENCLOSING_PIPELINE_CHECKS,
+    ENCLOSING_PREPROCESSING,
     enclosing_pipeline,
     model_selection_fits,
     sklearn_caller,
@@ -328,14 +329,34 @@ class _BasePrivateLinear(BaseEstimator):
         # The fit's own conversion (Section 21: GDP composes as rho adds, so
         # ten fits are 10 rho under it too).
         method = self._dp_conversion()
-        one = accounting.rho_to_epsilon(rho=rho, delta=delta, method=method)
+        name, excluded = type(self).__name__, 0.0
+        # Inside a pipeline with private preprocessing, one fit releases the
+        # statistics too: the figure is the pipeline's (Theorem 19.5), read by
+        # its conversion (Section 21.7), never the estimator's share alone.
+        for read in ENCLOSING_PREPROCESSING if pipeline is not None else ():
+            found = read(pipeline, self)
+            if found is not None:
+                label, rho_pre, excluded = found
+                name = f"{label} (its private preprocessing and {name})"
+                rho, method = rho + rho_pre, accounting.pipeline_conversion(method)
+                break
+
+        def reading(r, d):
+            """``(epsilon, delta)`` of ``r`` outside excluded events ``d``
+            (Proposition 19.4, Lemma 21.7); infinite once ``d`` uses up delta."""
+            if d >= 1.0:
+                return math.inf, 1.0
+            return accounting.approximate_zcdp_epsilon(
+                rho=r, delta_conversion=delta, delta_selection=d, method=method)
+
+        one, one_delta = reading(rho, excluded)
         if caller == "calibration":
             warnings.warn(
-                f"{type(self).__name__}.fit runs inside CalibratedClassifierCV, "
+                f"{name}.fit runs inside CalibratedClassifierCV, "
                 f"which fits a calibrator on exact scores of private rows (and, "
                 f"with cross-validation, several private fits on shared rows): "
                 f"the calibrated model is not covered by this fit's ({one:.3g}, "
-                f"{delta:.2g})-DP figure, nor by any other. Calibrate on public "
+                f"{one_delta:.2g})-DP figure, nor by any other. Calibrate on public "
                 "data: CalibratedClassifierCV(FrozenEstimator(model)) fitted on "
                 "public rows keeps the guarantee.",
                 PrivacyBudgetWarning, stacklevel=user_stacklevel())
@@ -349,8 +370,7 @@ class _BasePrivateLinear(BaseEstimator):
             fits = (f"this one makes {n_cand} candidate(s) x {n_splits} split(s)"
                     + (" and a refit on all rows" if refit else "")
                     + f", {many} fits")
-        total = accounting.rho_to_epsilon(rho=many * rho, delta=delta,
-                                       method=method)
+        total, total_delta = reading(many * rho, many * excluded)
         ledger = getattr(self, "ledger", None)
         recorded = ("The ledger given records each fit's figure as it runs, not "
                     "the choice made from exact scores. " if ledger is not None
@@ -358,10 +378,11 @@ class _BasePrivateLinear(BaseEstimator):
                     "(skforget.store.SharedLedger with n_jobs > 1) to record every "
                     "fit and refuse those past a budget. ")
         warnings.warn(
-            f"{type(self).__name__}.fit runs inside scikit-learn's model selection "
+            f"{name}.fit runs inside scikit-learn's model selection "
             f"(GridSearchCV, cross_val_score, ...). Each fit is ({one:.3g}, "
-            f"{delta:.2g})-DP alone, but the fits share rows and their Rényi "
-            f"figures add ({fits}: epsilon {total:.3g} at delta {delta:.2g}), and "
+            f"{one_delta:.2g})-DP alone, but the fits share rows and their Rényi "
+            f"figures add ({fits}: epsilon {total:.3g} at delta "
+            f"{total_delta:.2g}), and "
             "the exact validation scores that choose between them are covered by "
             f"no figure. {recorded}"
             "skforget.model_selection.PrivateSearchCV tunes with one figure for "

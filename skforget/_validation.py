@@ -163,6 +163,13 @@ _PIPELINE = f"{os.sep}sklearn{os.sep}pipeline.py"
 #: layer registers its own (this leaf module imports nothing of ours).
 ENCLOSING_PIPELINE_CHECKS = []
 
+#: Readers of the private preprocessing released in the same fit as the
+#: estimator, each called as ``reader(pipeline, estimator)`` and returning
+#: ``(label, rho, delta_excluded)`` from public parameters, or None. The
+#: pipelines layer registers its own; an estimator's model-selection warning
+#: then states the whole pipeline's figure, not its own share.
+ENCLOSING_PREPROCESSING = []
+
 
 def enclosing_pipeline():
     """The scikit-learn ``Pipeline`` whose ``fit`` runs this call, if any

@@ -885,3 +885,32 @@ def test_zeros_join_a_positive_range_at_a_lower_threshold():
     hits = sum(_noisy_histogram(values, sigma, np.random.default_rng(s))[zero]
                > sigma * 2.3263478740408408 for s in range(4000))
     assert 20 <= hits <= 65
+
+
+def test_model_selection_over_a_private_pipeline_warns_with_the_pipelines_figure():
+    # The estimator's warning used to state its own share: "(0.854, 9e-06)-DP
+    # alone" for a pipeline at (1, 1e-5), and 3 fits at epsilon 1.56 where the
+    # pipeline's releases compose to 1.83 (Theorem 19.5, Section 21.7).
+    from sklearn.model_selection import cross_val_score
+
+    from skforget import PrivacyBudgetWarning
+    from skforget.accounting import approximate_zcdp_epsilon, split_private_pipeline
+
+    X, y = _frame(3000)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                                 epsilon=1.0, delta=1e-5, random_state=0)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        cross_val_score(pipe, X, y, cv=3)
+    messages = [str(r.message) for r in rec
+                if issubclass(r.category, PrivacyBudgetWarning)]
+    assert messages and all(m.startswith("PrivatePipeline (its private "
+                                         "preprocessing and NoisyGDClassifier)")
+                            for m in messages)
+    b = split_private_pipeline(epsilon=1.0, delta=1e-5,
+                               estimator_conversion="gaussian")
+    total, total_delta = approximate_zcdp_epsilon(
+        rho=3 * b.rho, delta_conversion=b.delta_conversion,
+        delta_selection=3 * b.delta_selection, method="gaussian")
+    assert "Each fit is (1, 1e-05)-DP alone" in messages[0]
+    assert f"3 fits: epsilon {total:.3g} at delta {total_delta:.2g}" in messages[0]

@@ -16,12 +16,13 @@ from skforget import accounting
 from skforget._database import Database, _describe, check_version, unwrap_database
 from skforget._edits import EditRequest
 from skforget._public import (
+    PRIVATE_PROTOCOL,
     check_public_preprocessing,
     register_pipeline_class,
     split_preprocessing,
 )
 from skforget._utils import restore_on_error
-from skforget._validation import fixed_errstate
+from skforget._validation import ENCLOSING_PREPROCESSING, fixed_errstate
 from skforget.exceptions import NotCertifiableError, UnlearningError
 
 __all__ = ["ForgetPipeline", "make_forget_pipeline"]
@@ -75,23 +76,40 @@ def _atomic_tree(pipeline):
         yield
 
 
-def _planned_release(pipeline, private, n_samples):
+def _planned_release(pipeline, n_samples):
     """``(rho, delta)`` bounding one release of a pipeline with private steps,
     from its parameters and the public number of records alone: the private
     steps' ``rho`` and selection ``delta`` (Section 19.2) and the estimator's
     target read by the Gaussian inverse, the largest rho of every conversion
     (Section 21.5), which bounds the estimator's part of Theorem 19.5."""
-    rho = delta = 0.0
-    for name in private:
-        params = pipeline.named_steps[name].get_params()
-        rho += float(params["rho"])
-        delta += float(params.get("delta", 0.0) or 0.0)
+    _, rho, delta = _preprocessing_release(pipeline, pipeline._final_estimator)
     est = pipeline._final_estimator.get_params()
     est_delta = (accounting.default_delta(n_samples=n_samples)
                  if est.get("delta", "auto") == "auto" else float(est["delta"]))
     rho += accounting.epsilon_to_rho(epsilon=float(est["epsilon"]), delta=est_delta,
                                      method="gaussian")
     return rho, delta
+
+
+def _preprocessing_release(pipeline, estimator):
+    """``(label, rho, delta)`` of the private steps a pipeline fits before
+    ``estimator`` in the same fit (their ``rho`` and selection ``delta``
+    parameters, Section 19.2), or None: read by the estimator's warning when
+    scikit-learn's model selection runs the pipeline (``_validation.
+    ENCLOSING_PREPROCESSING``)."""
+    if not isinstance(pipeline, ForgetPipeline) or \
+            pipeline._final_estimator is not estimator:
+        return None
+    private = [name for name, step in pipeline.steps[:-1]
+               if getattr(type(step), PRIVATE_PROTOCOL, None) is not None]
+    if not private:
+        return None
+    rho = delta = 0.0
+    for name in private:
+        params = pipeline.named_steps[name].get_params()
+        rho += float(params["rho"])
+        delta += float(params.get("delta", 0.0) or 0.0)
+    return type(pipeline).__name__, rho, delta
 
 
 @contextmanager
@@ -109,7 +127,7 @@ def _pipeline_ledger(pipeline, label, private, n_samples):
     if ledger is None:
         yield
         return
-    rho, delta = _planned_release(pipeline, private, n_samples)
+    rho, delta = _planned_release(pipeline, n_samples)
     unit = est.get_params(deep=False)
     # Approximately GDP when the estimator's figures are GDP (Corollary 21.9).
     gaussian = accounting.pipeline_conversion(
@@ -666,6 +684,7 @@ class ForgetPipeline(Pipeline):
 
 
 register_pipeline_class(ForgetPipeline)
+ENCLOSING_PREPROCESSING.append(_preprocessing_release)
 
 
 def make_forget_pipeline(*steps, memory=None, transform_input=None, verbose=False):
