@@ -336,3 +336,24 @@ def test_calibrating_a_private_model_on_private_rows_warns(cancer):
         warnings.simplefilter("error", PrivacyBudgetWarning)
         # Calibrated on rows treated as public, the fitted model frozen.
         CalibratedClassifierCV(FrozenEstimator(model)).fit(X[300:], y[300:])
+
+
+def test_a_pipeline_with_private_preprocessing_is_refused_before_any_run():
+    # Its runs hold only outside their selections' events (approximate zCDP),
+    # which Theorem 17.2 does not price: refused by name, before any run (it
+    # failed at the first run's set_params(random_state=...), unexplained).
+    pd = pytest.importorskip("pandas")
+    from skforget.pipeline import make_private_pipeline
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(18, 90, 600).astype(float),
+                      "hours": rng.normal(40, 8, 600)})
+    target = X["age"].to_numpy() / 90.0
+    pipe = make_private_pipeline(NoisyGDRegressor(target_scale=1.0), epsilon=1.0)
+    search = PrivateSearchCV(pipe, {"estimator__alpha": [0.1, 1.0]},
+                             target_bound=1.0)
+    with pytest.raises(TypeError, match=r"private preprocessing \(steps "
+                                        r"\['preprocess'\]\)"):
+        search.fit(X, target)
+    assert not hasattr(search, "best_estimator_")
+    assert not hasattr(pipe.named_steps["preprocess"], "numeric_columns_")

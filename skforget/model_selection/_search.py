@@ -45,6 +45,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, indexable
 
 from skforget import accounting
 from skforget._database import Database, unwrap_database
+from skforget._public import PRIVATE_PROTOCOL
 from skforget._validation import HasMethods, Interval, StrOptions, user_stacklevel
 from skforget.exceptions import PrivacyBudgetWarning
 
@@ -239,6 +240,20 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if not ("epsilon" in params and hasattr(self.estimator, "partial_unlearn")):
             raise TypeError("PrivateSearchCV tunes skforget's private estimators; "
                             f"got {type(self.estimator).__name__}.")
+        private = [name for name, step in getattr(self.estimator, "steps", [])[:-1]
+                   if getattr(type(step), PRIVATE_PROTOCOL, None) is not None]
+        if private:
+            # Such a run holds only outside its category selections' events
+            # (approximate zCDP, Section 19): Theorem 17.2 prices runs with a
+            # Rényi curve and nothing else, and a hidden, unbounded number of
+            # runs would add their deltas without bound.
+            raise TypeError(
+                f"PrivateSearchCV cannot tune a pipeline with private "
+                f"preprocessing (steps {private}): its runs' figures hold outside "
+                "events of small probability, which repeat-and-select does not "
+                "price (privacy-accounting.md, Section 17.4). Tune the estimator "
+                "on public or separately accounted preprocessing, or fit the "
+                "private pipeline at chosen hyper-parameters.")
         if is_classifier(self.estimator) and params.get("classes") is None:
             raise ValueError(
                 "Pass the public label set on the estimator (classes=[...]): "
