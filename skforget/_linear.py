@@ -342,8 +342,9 @@ class _BasePrivateLinear(BaseEstimator):
                 break
 
         def reading(r, d):
-            """``(epsilon, delta)`` of ``r`` outside excluded events ``d``
-            (Proposition 19.4, Lemma 21.7); infinite once ``d`` uses up delta."""
+            """``(epsilon, delta)`` of ``r`` outside excluded events of total
+            probability ``d`` (Proposition 19.4, Lemma 21.7); no statement
+            (infinite) once ``d`` reaches 1."""
             if d >= 1.0:
                 return math.inf, 1.0
             return accounting.approximate_zcdp_epsilon(
