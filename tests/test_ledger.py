@@ -639,6 +639,7 @@ def test_a_private_pipeline_records_one_release_with_its_selections():
     assert entry.label == "PrivatePipeline.fit" and not entry.reserved
     assert ledger.total.epsilon == pytest.approx(g.epsilon, rel=1e-12)
     assert pipe._final_estimator.get_params()["ledger"] is ledger
+    assert f"outside events of probability {g.delta_selection:.3g}" in str(ledger)
     # An edit re-estimates and retrains: one more release of the same size.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

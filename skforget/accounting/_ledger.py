@@ -763,6 +763,8 @@ class PrivacyLedger:
             kind = (f"Rényi q*{e.rho:.4g}" if e.curve is None
                     else "repeat-and-select curve" + (
                         f" + q*{e.rho:.4g}" if e.rho else ""))
+            if e.delta:  # spent from the budget's delta (Section 20.2)
+                kind += f", outside events of probability {e.delta:.3g}"
             lines.append(f"  {i}. {e.label}: epsilon {e.epsilon(self.delta):.4g} "
                          f"alone ({kind})" + (" [under way]" if e.reserved else ""))
         if self._snapshot:
