@@ -170,8 +170,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
         public = {"label_set_public": new_attrs.pop("_label_set_public", True),
                   "target_scale_public": new_attrs.pop("_target_scale_public", True)}
         n, d = shape
-        delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
-                 else float(self.delta))
+        delta = accounting.resolve_delta(self.delta, n_samples=n)
         check_delta(delta, n)
         n_params = n_outputs * (d + int(self.fit_intercept))
         for name, value in new_attrs.items():  # classes_ for class_weight

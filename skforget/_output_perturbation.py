@@ -106,8 +106,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                       "target_scale_public":
                           new_attrs.pop("_target_scale_public", True)}
             n = X.shape[0]
-            delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
-                     else float(self.delta))
+            delta = accounting.resolve_delta(self.delta, n_samples=n)
             check_delta(delta, n)
             for name, value in new_attrs.items():  # classes_ for class_weight
                 setattr(self, name, value)

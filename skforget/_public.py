@@ -352,18 +352,24 @@ def check_public_preprocessing(pipeline):
     return tuple(out)
 
 
+def private_step_names(pipeline):
+    """Names of a pipeline's top-level private steps (those marked with the
+    ``__skforget_private__`` protocol), in order; no check of the others."""
+    return tuple(name for name, step in pipeline.steps[:-1]
+                 if getattr(type(step), PRIVATE_PROTOCOL, None) is not None)
+
+
 def split_preprocessing(pipeline):
     """:func:`check_public` of every step but the last, except top-level private
     steps, which are returned by name: ``(public, private_names)``."""
     if pipeline.memory is not None:
         check_public_preprocessing(pipeline)
-    out, private = [], []
+    private = private_step_names(pipeline)
+    out = []
     for name, step in pipeline.steps[:-1]:
-        if getattr(type(step), PRIVATE_PROTOCOL, None) is not None:
-            private.append(name)
-        else:
+        if name not in private:
             _check(step, name, out)
-    return tuple(out), tuple(private)
+    return tuple(out), private
 
 
 def _warn_if_steps_not_public(pipeline, estimator):

@@ -10,6 +10,7 @@ applies; see ``privacy-accounting.md`` for the derivations.
 from skforget.accounting._calibration import (
     default_delta,
     deletion_factor,
+    resolve_delta,
 )
 from skforget.accounting._conversions import (
     advantage_bound,
@@ -223,6 +224,7 @@ __all__ = [
     "pending_removals",
     "statistics_age",
     "replacement_rho",
+    "resolve_delta",
     "repetition_gamma",
     "release_rho",
     "rho_adaptive",

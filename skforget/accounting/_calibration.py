@@ -67,6 +67,29 @@ def default_delta(*, n_samples):
     return min(1e-5, float(n) ** -1.1)
 
 
+def resolve_delta(delta, *, n_samples):
+    """A ``delta`` parameter's value: ``"auto"`` is :func:`default_delta` at
+    ``n_samples`` (public), a number is taken as given.
+
+    Parameters
+    ----------
+    delta : float or "auto"
+    n_samples : int
+        Number of records ``n``.
+
+    Returns
+    -------
+    delta : float
+
+    Examples
+    --------
+    >>> from skforget.accounting import resolve_delta
+    >>> resolve_delta("auto", n_samples=100), resolve_delta(1e-6, n_samples=100)
+    (1e-05, 1e-06)
+    """
+    return default_delta(n_samples=n_samples) if delta == "auto" else float(delta)
+
+
 def typical_curvature(*, loss, data_norm, n_features, n_classes=2):
     """Public stand-in for the data's curvature: ``h_phi R_x^2 / d``.
 

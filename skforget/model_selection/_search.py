@@ -45,7 +45,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, indexable
 
 from skforget import accounting
 from skforget._database import Database, unwrap_database
-from skforget._public import PRIVATE_PROTOCOL
+from skforget._public import private_step_names
 from skforget._validation import HasMethods, Interval, StrOptions, user_stacklevel
 from skforget.exceptions import PrivacyBudgetWarning
 
@@ -240,8 +240,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if not ("epsilon" in params and hasattr(self.estimator, "partial_unlearn")):
             raise TypeError("PrivateSearchCV tunes skforget's private estimators; "
                             f"got {type(self.estimator).__name__}.")
-        private = [name for name, step in getattr(self.estimator, "steps", [])[:-1]
-                   if getattr(type(step), PRIVATE_PROTOCOL, None) is not None]
+        private = (private_step_names(self.estimator)
+                   if hasattr(self.estimator, "steps") else ())
         if private:
             # Such a run holds only outside its category selections' events
             # (approximate zCDP, Section 19): Theorem 17.2 prices runs with a
@@ -249,8 +249,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             # runs would add their deltas without bound.
             raise TypeError(
                 f"PrivateSearchCV cannot tune a pipeline with private "
-                f"preprocessing (steps {private}): its runs' figures hold outside "
-                "events of small probability, which repeat-and-select does not "
+                f"preprocessing (steps {list(private)}): its runs' figures hold "
+                "outside events of small probability, which repeat-and-select does not "
                 "price (privacy-accounting.md, Section 17.4). Tune the estimator "
                 "on public or separately accounted preprocessing, or fit the "
                 "private pipeline at chosen hyper-parameters.")
@@ -326,8 +326,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if is_regressor(self.estimator):
             check_array(np.asarray(y, dtype=np.float64), ensure_2d=False,
                         input_name="y")
-        delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
-                 else float(self.delta))
+        delta = accounting.resolve_delta(self.delta, n_samples=n)
         held_out = n_val > 0
         refits = held_out and self.refit
         budget = accounting.plan_search(

@@ -16,8 +16,8 @@ from skforget import accounting
 from skforget._database import Database, _describe, check_version, unwrap_database
 from skforget._edits import EditRequest
 from skforget._public import (
-    PRIVATE_PROTOCOL,
     check_public_preprocessing,
+    private_step_names,
     register_pipeline_class,
     split_preprocessing,
 )
@@ -84,8 +84,8 @@ def _planned_release(pipeline, n_samples):
     (Section 21.5), which bounds the estimator's part of Theorem 19.5."""
     _, rho, delta = _preprocessing_release(pipeline, pipeline._final_estimator)
     est = pipeline._final_estimator.get_params()
-    est_delta = (accounting.default_delta(n_samples=n_samples)
-                 if est.get("delta", "auto") == "auto" else float(est["delta"]))
+    est_delta = accounting.resolve_delta(est.get("delta", "auto"),
+                                         n_samples=n_samples)
     rho += accounting.epsilon_to_rho(epsilon=float(est["epsilon"]), delta=est_delta,
                                      method="gaussian")
     return rho, delta
@@ -100,8 +100,7 @@ def _preprocessing_release(pipeline, estimator):
     if not isinstance(pipeline, ForgetPipeline) or \
             pipeline._final_estimator is not estimator:
         return None
-    private = [name for name, step in pipeline.steps[:-1]
-               if getattr(type(step), PRIVATE_PROTOCOL, None) is not None]
+    private = private_step_names(pipeline)
     if not private:
         return None
     rho = delta = 0.0
@@ -123,12 +122,12 @@ def _pipeline_ledger(pipeline, label, private, n_samples):
     miss the statistics and their selections' delta); on success the entry
     gets the composed figure, on failure it is cancelled (Section 20.3)."""
     est = pipeline._final_estimator
-    ledger = est.get_params(deep=False).get("ledger") if private else None
+    unit = est.get_params(deep=False)
+    ledger = unit.get("ledger") if private else None
     if ledger is None:
         yield
         return
     rho, delta = _planned_release(pipeline, n_samples)
-    unit = est.get_params(deep=False)
     # Approximately GDP when the estimator's figures are GDP (Corollary 21.9).
     gaussian = accounting.pipeline_conversion(
         getattr(est, "_dp_conversion", lambda: "improved")()) == "gaussian"

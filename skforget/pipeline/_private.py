@@ -103,8 +103,7 @@ class PrivatePipeline(ForgetPipeline):
                              "for public preprocessing only.")
         rows = unwrap_database(X, y)[0]
         n = rows.shape[0]
-        delta = (accounting.default_delta(n_samples=n) if self.delta == "auto"
-                 else self.delta)
+        delta = accounting.resolve_delta(self.delta, n_samples=n)
         est = self._final_estimator
         conversion = getattr(est, "_dp_conversion", lambda: "improved")()
         budget = accounting.split_private_pipeline(
