@@ -37,7 +37,8 @@ class CoarseRangeWarning(UserWarning):
     factor-of-two interval (or to the bin around 0). Unless the column's
     values do lie within it, they land on the range's ends and the column
     keeps little more than its sign or octave. It is computed from the
-    released ``bounds_`` alone. The remedy is more budget for the
+    released log histogram alone (its range before a refinement within it,
+    which ``bounds_`` may show). The remedy is more budget for the
     preprocessing, or public bounds.
     """
 

@@ -37,9 +37,12 @@ from skforget.preprocessing import (
     PrivateTableEncoder,
 )
 from skforget.preprocessing._numeric import (
+    REFINE_BINS,
     _bin_edges,
     _bins,
+    _narrowed,
     _noisy_histogram,
+    _noisy_sub_histogram,
     _noisy_sums,
     _single_bin,
 )
@@ -136,6 +139,36 @@ def test_coupling_histogram_and_sums(seed, i, new, relation):
     s1 = _noisy_sums(base, 2.0, 500.0, 5.0, np.random.default_rng(seed))
     s2 = _noisy_sums(other, 2.0, 500.0, 5.0, np.random.default_rng(seed))
     assert np.linalg.norm(s1 - s2) <= moments_sensitivity(relation=relation) + 1e-9
+    for lo, hi in ((8.0, 32.0), (-4.0, -1.0), (2.0**40, 2.0**41)):
+        r1 = _noisy_sub_histogram(base, lo, hi, 5.0, np.random.default_rng(seed))
+        r2 = _noisy_sub_histogram(other, lo, hi, 5.0, np.random.default_rng(seed))
+        assert (np.linalg.norm(r1 - r2)
+                <= histogram_sensitivity(relation=relation) + 1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), g=st.integers(2, 4),
+       rows=st.lists(st.integers(0, 199), min_size=4, max_size=4, unique=True),
+       new=st.lists(values_st, min_size=4, max_size=4),
+       relation=st.sampled_from(["replace", "zero_out"]))
+def test_coupling_of_a_group_across_a_columns_releases(seed, g, rows, new, relation):
+    """A unit of g records moves each of a column's releases, the refinement's
+    sub-histogram included, by at most its sensitivity for groups of g."""
+    base = np.random.default_rng(4).normal(1995, 8, 200)
+    other = base.copy()
+    other[rows[:g]] = new[:g] if relation == "replace" else np.nan
+
+    def releases(values):
+        rng = np.random.default_rng(seed)
+        return (_noisy_histogram(values, 5.0, rng),
+                _noisy_sub_histogram(values, 1024.0, 2048.0, 5.0, rng),
+                _noisy_sums(values, 1024.0, 2048.0, 5.0, rng))
+
+    bounds = (histogram_sensitivity(relation=relation, group_size=g),
+              histogram_sensitivity(relation=relation, group_size=g),
+              moments_sensitivity(relation=relation, group_size=g))
+    for a, b, bound in zip(releases(base), releases(other), bounds, strict=True):
+        assert np.linalg.norm(a - b) <= bound + 1e-9
 
 
 @settings(max_examples=60, deadline=None)
@@ -165,6 +198,53 @@ def test_scaler_estimates_centre_and_scale():
     Z = sc.transform(np.array([[np.nan], [1e9]]))
     assert Z[0, 0] == 0.0 and Z[1, 0] == pytest.approx((2048 - sc.center_[0])
                                                         / sc.scale_[0])
+
+
+def test_a_column_far_from_zero_is_scaled_by_its_spread_not_its_octave(monkeypatch):
+    """Years fill a sliver of their octave [1024, 2048]: the moments on the
+    octave put the noise of the sums at the octave's scale, and the scale is
+    the variance floor's. The refinement (Section 19.2 (i')) narrows the range
+    within the octave, and the scale comes out close to the spread."""
+    import skforget.preprocessing._numeric as num
+
+    years = np.random.default_rng(0).normal(1995, 8, size=(8000, 1)).round()
+    fits = {}
+    for refine in (True, False):
+        if not refine:
+            monkeypatch.setattr(num, "_far_from_zero", lambda lo, hi: False)
+        scales, widths = [], []
+        for seed in range(5):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", CoarseRangeWarning)
+                sc = PrivateStandardScaler(rho=0.01, random_state=seed).fit(years)
+            scales.append(sc.scale_[0])
+            widths.append(np.diff(sc.bounds_[0])[0])
+        fits[refine] = np.median(scales), max(widths)
+    scale, width = fits[True]
+    assert width <= 1024 / 4 and 6 < scale < 12
+    assert fits[False][1] == 1024 and fits[False][0] > 5 * 8
+
+
+def test_narrowing_keeps_the_shoulders_and_needs_a_concentrated_column():
+    sigma, threshold, lo, hi = 10.0, 40.0, 1024.0, 2048.0
+    step = (hi - lo) / REFINE_BINS
+    spike = np.zeros(REFINE_BINS)
+    spike[30] = 5000.0
+    # one bin kept, one more on each side (the last bin is the range's end)
+    assert _narrowed(spike, sigma, threshold, lo, hi) == (lo + 29 * step, hi)
+    core = np.zeros(REFINE_BINS)
+    core[10:14] = 1000.0
+    assert _narrowed(core, sigma, threshold, lo, hi) == (lo + 6 * step,
+                                                        lo + 18 * step)
+    # shoulders under the threshold but holding 20 % of the records: kept
+    shoulders = core.copy()
+    shoulders[shoulders == 0] = 35.0
+    assert _narrowed(shoulders, sigma, threshold, lo, hi) == (lo, hi)
+    # spread over more than half the range once padded, or no bin kept: unchanged
+    wide = np.zeros(REFINE_BINS)
+    wide[8:16] = 500.0
+    assert _narrowed(wide, sigma, threshold, lo, hi) == (lo, hi)
+    assert _narrowed(np.zeros(REFINE_BINS), sigma, threshold, lo, hi) == (lo, hi)
 
 
 def test_encoder_drops_rare_values_and_buckets_unknown_ones():
@@ -441,6 +521,9 @@ def test_reported_rho_is_the_rho_of_the_noise_drawn(monkeypatch):
         monkeypatch.setattr(num, "_noisy_histogram", spy(
             num._noisy_histogram,
             histogram_sensitivity(relation=relation, group_size=g)))
+        monkeypatch.setattr(num, "_noisy_sub_histogram", spy(
+            num._noisy_sub_histogram,
+            histogram_sensitivity(relation=relation, group_size=g)))
         monkeypatch.setattr(num, "_noisy_sums", spy(
             num._noisy_sums, moments_sensitivity(relation=relation, group_size=g)))
         monkeypatch.setattr(mod, "_noisy_counts", spy(
@@ -449,8 +532,9 @@ def test_reported_rho_is_the_rho_of_the_noise_drawn(monkeypatch):
         X, _ = _frame(1000)
         enc = PrivateTableEncoder(rho=0.2, relation=relation, group_size=g,
                                   random_state=0).fit(X)
-        # two numeric columns (histogram + sums each), one categorical
-        assert len(spent) == 5
+        # two numeric columns (histogram + sums each, and "hours", within
+        # [16, 64], a refinement: Section 19.2 (i')), one categorical
+        assert len(spent) == 6
         assert math.fsum(spent) == pytest.approx(enc.privacy_guarantee_.rho,
                                                  rel=1e-12)
         assert enc.privacy_guarantee_.rho == pytest.approx(0.2)
@@ -658,7 +742,9 @@ def test_adaptive_figure_of_a_replacement_under_zero_out_uses_the_replace_pair()
     pipe, db, X, y = _zero_out_pipe()
     g = pipe.privacy_guarantee_
     p = {name: rho for name, rho, _ in g.parts}
-    pair = (p["preprocess/age"] * (2 / 3 + 2 / 3) + p["preprocess/job"] * 2
+    # A numeric column's histograms take at most 1/3 + 1/12 of its rho (the
+    # refinement's path, Section 19.2 (i')), the moments the rest.
+    pair = (p["preprocess/age"] * (2 * 5 / 12 + 7 / 12) + p["preprocess/job"] * 2
             + p["estimator"] * 4)
     assert g.rho_replace == pytest.approx(pair, rel=1e-12)
     pipe.partial_unlearn(EditRequest(db, replace=[3], X_replace=X.iloc[[5]],
@@ -754,7 +840,7 @@ def test_a_range_of_one_bin_warns_naming_the_column():
                       "age": rng.normal(40, 10, n)})
     scaler = PrivateStandardScaler(rho=0.002, random_state=0)
     rec = _coarse_warnings(scaler, X)
-    assert scaler.bounds_[0].tolist() == [1.0, 2.0]
+    assert 1.0 <= scaler.bounds_[0, 0] < scaler.bounds_[0, 1] <= 2.0
     assert np.ptp(scaler.transform(X)[:, 0]) == 0.0   # what the warning is about
     assert len(rec) == 1
     message = str(rec[0].message)
@@ -782,19 +868,22 @@ def test_a_table_without_string_column_names_names_columns_by_position():
     assert enc.get_feature_names_out()[2].startswith("x0_")
 
 
-def test_the_coarse_range_warning_reads_only_the_released_bounds():
-    """Two fits on different rows with the same released bounds (and the same
-    public parameters) give the same message: it is a function of bounds_."""
+def test_the_coarse_range_warning_reads_only_the_released_histogram():
+    """Two fits on different rows whose log histograms kept the same bin (and
+    the same public parameters) give the same message: it is a function of
+    that released range, whatever the refinement then made of it."""
     rng = np.random.default_rng(1)
     a = pd.DataFrame({"x": np.full(3000, 5.0)})
     b = pd.DataFrame({"x": rng.uniform(4.0, 8.0, 3000)})
-    messages = []
+    messages, bounds = [], []
     for X in (a, b):
         scaler = PrivateStandardScaler(rho=0.05, random_state=0)
         rec = _coarse_warnings(scaler, X)
-        assert scaler.bounds_[0].tolist() == [4.0, 8.0]
+        bounds.append(scaler.bounds_[0].tolist())
         messages.append(str(rec[0].message))
-    assert messages[0] == messages[1]
+    assert "'x' [4, 8]" in messages[0] and messages[0] == messages[1]
+    # the constant column's range was narrowed within the octave, the spread one's not
+    assert bounds[1] == [4.0, 8.0] and 4.0 < bounds[0][0] < 5.0 < bounds[0][1] < 8.0
 
 
 def test_equal_integer_seeds_never_give_a_step_and_its_estimator_the_same_noise(

@@ -1,9 +1,10 @@
 # Authors: The skforget developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""The releases of a numeric column: a log-binned histogram for its range, the
-noisy sums of its clipped values for its centre and scale (privacy-accounting.md,
-Sections 19.1-19.2), and the test for a range of one bin. Each function reads
-the rows once, through its noisy release; the rest is post-processing.
+"""The releases of a numeric column: a log-binned histogram for its range (and,
+for a range far from 0, a linear histogram within it), the noisy sums of its
+clipped values for its centre and scale (privacy-accounting.md, Sections
+19.1-19.2), and the test for a range of one bin. Each function reads the rows
+once, through its noisy release; the rest is post-processing.
 """
 
 import math
@@ -24,10 +25,20 @@ BOUNDS_SHARE = 1 / 3
 ZERO_ANCHOR = 1e-2
 # Number of bins: +-[2^k, 2^(k+1)) for K_MIN <= k <= K_MAX, and the zero bin.
 N_BINS = 2 * (K_MAX - K_MIN + 1) + 1
+# Index of the zero bin.
+ZERO_BIN = K_MAX - K_MIN + 1
+# The refinement of a range far from 0 (Section 19.2 (i')): its share of the
+# column's rho (taken from the moments'), its equal sub-bins, the records the
+# range must hold (in thresholds of the refinement) for it to be tried, and
+# the share of them a narrowed range may leave outside.
+REFINE_SHARE = 1 / 12
+REFINE_BINS = 32
+REFINE_MIN_COUNT = 4
+REFINE_TAIL = 0.05
 
 
-def bounds_threshold(rho, relation, group_size):
-    """Noise of the bounds histogram at ``rho`` and the count a bin must clear.
+def bounds_threshold(rho, relation, group_size, n_bins=N_BINS):
+    """Noise of a bounds histogram at ``rho`` and the count a bin must clear.
 
     An empty bin passes with probability ``BOUNDS_FALSE_BIN / n_bins``: a
     spurious far bin would stretch the range by orders of magnitude.
@@ -35,12 +46,12 @@ def bounds_threshold(rho, relation, group_size):
     sigma = accounting.gaussian_noise_for_rho(
         rho=rho, sensitivity=accounting.histogram_sensitivity(
             relation=relation, group_size=group_size))
-    return sigma, sigma * float(norm.isf(BOUNDS_FALSE_BIN / N_BINS))
+    return sigma, sigma * float(norm.isf(BOUNDS_FALSE_BIN / n_bins))
 
 
 def _bins(values):
     """Bin index of each observed value in the log-binned histogram (Sec. 19.2)."""
-    n_mag = K_MAX - K_MIN + 1
+    n_mag = ZERO_BIN
     a = np.abs(values)
     with np.errstate(divide="ignore"):
         k = np.floor(np.log2(np.where(a > 0, a, 1.0))).astype(np.int64)
@@ -51,7 +62,7 @@ def _bins(values):
 
 
 def _bin_edges(b):
-    n_mag = K_MAX - K_MIN + 1
+    n_mag = ZERO_BIN
     if b == n_mag:
         return -(2.0**K_MIN), 2.0**K_MIN
     k = (b - n_mag - 1 if b > n_mag else n_mag - 1 - b) + K_MIN
@@ -72,6 +83,17 @@ def _noisy_histogram(values, sigma, rng):
     idx, n_bins = _bins(observed)
     counts = np.bincount(idx, minlength=n_bins).astype(float)
     return counts + sigma * rng.standard_normal(n_bins)
+
+
+def _noisy_sub_histogram(values, lo, hi, sigma, rng):
+    """The released histogram of ``REFINE_BINS`` equal sub-bins of ``[lo, hi]``
+    (Lemma 19.1; values outside are clipped into the end bins, missing ones
+    are in none): the only read of the rows by the refinement."""
+    observed = values[~np.isnan(values)]
+    u = (np.clip(observed, lo, hi) - lo) / (hi - lo)
+    idx = np.minimum((u * REFINE_BINS).astype(np.int64), REFINE_BINS - 1)
+    counts = np.bincount(idx, minlength=REFINE_BINS).astype(float)
+    return counts + sigma * rng.standard_normal(REFINE_BINS)
 
 
 def _noisy_sums(values, lo, hi, sigma, rng):
@@ -99,17 +121,74 @@ def _bounds_from_histogram(noisy, sigma, threshold):
     if kept.size == 0:
         kept = np.array([int(np.argmax(noisy))])
     lo, hi = _bin_edges(int(kept[0]))[0], _bin_edges(int(kept[-1]))[1]
-    if noisy[K_MAX - K_MIN + 1] > sigma * float(norm.isf(ZERO_ANCHOR)):
+    if noisy[ZERO_BIN] > sigma * float(norm.isf(ZERO_ANCHOR)):
         lo, hi = min(lo, -(2.0**K_MIN)), max(hi, 2.0**K_MIN)
     return lo, hi
 
 
-def _private_bounds(values, rho, relation, group_size, rng):
-    """Lemma 19.1: lo, hi from the noisy log histogram (a third of the column's
-    rho, ``BOUNDS_SHARE``)."""
-    sigma, threshold = bounds_threshold(rho, relation, group_size)
-    return _bounds_from_histogram(_noisy_histogram(values, sigma, rng), sigma,
-                                  threshold)
+def _far_from_zero(lo, hi):
+    """Whether ``[lo, hi]`` lies within a factor of 4 on one side of 0: a range
+    of one or two octaves, where a column's spread can be a sliver of the
+    range (years, latitudes, lab values; Section 19.2 (i'))."""
+    return (lo > 0 and hi <= 4 * lo) or (hi < 0 and lo >= 4 * hi)
+
+
+def _narrowed(noisy, sigma, threshold, lo, hi):
+    """The refined range from the released sub-histogram (post-processing,
+    Section 19.2 (i')), or ``(lo, hi)``.
+
+    The sub-bins whose noisy count clears ``threshold`` span ``w`` bins; the
+    range keeps ``w`` more on each side, and narrows only if that is at most
+    half of ``[lo, hi]`` and the noisy count left outside is at most
+    ``REFINE_TAIL`` of the noisy total plus two standard deviations of its
+    noise. A sparse tail clears no bin, so without the last test a peaked
+    column with broad shoulders would lose them; the test only refuses
+    shoulders that are evidently large, so at a small budget a narrowed range
+    can still clip a real tail, whose values then sit at its ends.
+    """
+    kept = np.flatnonzero(noisy > threshold)
+    if kept.size == 0:
+        return lo, hi
+    width = int(kept[-1] - kept[0] + 1)
+    a = max(0, int(kept[0]) - width)
+    b = min(REFINE_BINS - 1, int(kept[-1]) + width)
+    inside = b - a + 1
+    if 2 * inside > REFINE_BINS:
+        return lo, hi
+    outside = math.fsum(noisy[:a]) + math.fsum(noisy[b + 1:])
+    allowed = (REFINE_TAIL * math.fsum(noisy)
+               + 2.0 * sigma * math.sqrt(REFINE_BINS - inside))
+    if outside > allowed:
+        return lo, hi
+    step = (hi - lo) / REFINE_BINS
+    return lo + a * step, lo + (b + 1) * step
+
+
+def _private_range(values, rho_col, relation, group_size, rng):
+    """``lo, hi`` of a column, the share of ``rho_col`` they spent, and the log
+    histogram's own range (which :func:`_single_bin` tests).
+
+    Lemma 19.1: the log histogram (``BOUNDS_SHARE``) gives ``[lo, hi]``; a
+    range far from 0 is refined by a linear histogram within it
+    (``REFINE_SHARE``, taken from the moments'), tried when the first
+    histogram's kept bins hold ``REFINE_MIN_COUNT`` times the count a sub-bin
+    must clear. Both tests read released counts and public numbers only, and
+    either way the moments get the rest of ``rho_col``: the column's figure is
+    the same whichever path its releases took (Section 19.2 (i')).
+    """
+    sigma, threshold = bounds_threshold(rho_col * BOUNDS_SHARE, relation,
+                                        group_size)
+    noisy = _noisy_histogram(values, sigma, rng)
+    lo, hi = _bounds_from_histogram(noisy, sigma, threshold)
+    if not _far_from_zero(lo, hi):
+        return lo, hi, BOUNDS_SHARE, (lo, hi)
+    sigma_r, threshold_r = bounds_threshold(rho_col * REFINE_SHARE, relation,
+                                            group_size, REFINE_BINS)
+    if math.fsum(noisy[noisy > threshold]) < REFINE_MIN_COUNT * threshold_r:
+        return lo, hi, BOUNDS_SHARE, (lo, hi)
+    sub = _noisy_sub_histogram(values, lo, hi, sigma_r, rng)
+    return (*_narrowed(sub, sigma_r, threshold_r, lo, hi),
+            BOUNDS_SHARE + REFINE_SHARE, (lo, hi))
 
 
 def _private_moments(values, lo, hi, rho, relation, group_size, rng):
