@@ -359,8 +359,14 @@ class PrivateStandardScaler(_NumericStep):
         names = [c for c, _, _ in self.privacy_guarantee_.columns]
         _, need = bounds_threshold(self.rho / len(names) * BOUNDS_SHARE,
                                    self.relation, self.group_size)
-        listed = ", ".join(f"{names[j]!r} [{octaves[j][0]:.6g}, "
-                           f"{octaves[j][1]:.6g}]" for j in coarse[:5])
+        def entry(j):
+            text = f"{names[j]!r} [{octaves[j][0]:.6g}, {octaves[j][1]:.6g}]"
+            lo, hi = self.bounds_[j]
+            if (lo, hi) != tuple(octaves[j]):
+                text += f" (narrowed within it to [{lo:.6g}, {hi:.6g}])"
+            return text
+
+        listed = ", ".join(entry(j) for j in coarse[:5])
         more = f" and {len(coarse) - 5} more" if len(coarse) > 5 else ""
         warnings.warn(
             f"{type(self).__name__}: the private range of {len(coarse)} of "
