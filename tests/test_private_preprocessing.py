@@ -225,6 +225,27 @@ def test_a_column_far_from_zero_is_scaled_by_its_spread_not_its_octave(monkeypat
     assert fits[False][1] == 1024 and fits[False][0] > 5 * 8
 
 
+def test_a_variance_the_noise_hides_is_taken_as_a_spread_over_the_range(monkeypatch):
+    """Where the noise of the sums hides the variance, the scale assumes values
+    spread evenly over the range (variance 1/12 of [0, 1]), not all at its ends
+    (1/4, which shrank the standardised column by up to sqrt(3))."""
+    import skforget.preprocessing._numeric as num
+
+    def exact_sums(values, lo, hi, sigma, rng):   # no noise: the floor decides
+        u = (np.clip(values, lo, hi) - lo) / (hi - lo)
+        return np.array([u.sum(), (u * u).sum(), float(u.size)])
+
+    monkeypatch.setattr(num, "_noisy_sums", exact_sums)
+    values = np.full(100, 5.0)
+    rng = np.random.default_rng(0)
+    centre, scale = num._private_moments(values, 4.0, 8.0, 1e-4, "replace", 1, rng)
+    assert centre == pytest.approx(5.0)
+    assert scale == pytest.approx(4.0 / math.sqrt(12))
+    # where the noise is small, the floor is the noise's, below 1/12
+    centre, scale = num._private_moments(values, 4.0, 8.0, 1e4, "replace", 1, rng)
+    assert scale < 4.0 * 0.05
+
+
 def test_narrowing_keeps_the_shoulders_and_needs_a_concentrated_column():
     sigma, threshold, lo, hi = 10.0, 40.0, 1024.0, 2048.0
     step = (hi - lo) / REFINE_BINS

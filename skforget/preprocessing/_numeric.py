@@ -27,6 +27,9 @@ ZERO_ANCHOR = 1e-2
 N_BINS = 2 * (K_MAX - K_MIN + 1) + 1
 # Index of the zero bin.
 ZERO_BIN = K_MAX - K_MIN + 1
+# The largest variance floor of the moments: a column spread evenly over its
+# range (Section 19.2 (ii)).
+VARIANCE_FLOOR_CAP = 1 / 12
 # The refinement of a range far from 0 (Section 19.2 (i')): its share of the
 # column's rho (taken from the moments'), its equal sub-bins, the records the
 # range must hold (in thresholds of the refinement) for it to be tried, and
@@ -199,6 +202,10 @@ def _private_moments(values, lo, hi, rho, relation, group_size, rng):
     noisy = _noisy_sums(values, lo, hi, sigma, rng)
     m = max(noisy[2], 1.0)
     mean = min(max(noisy[0] / m, 0.0), 1.0)
-    # Floor: twice the noise of the sum of squares, divided by the count.
-    var = max(noisy[1] / m - mean * mean, 2.0 * sigma / m, 1e-4)
+    # Floor: twice the noise of the sum of squares, divided by the count, but
+    # never above 1/12, the variance of values spread evenly over the range:
+    # where the noise hides the variance, the range is all that is known, and
+    # 1/4 would assume every value at an end of it (Section 19.2 (ii)).
+    var = max(noisy[1] / m - mean * mean, min(2.0 * sigma / m, VARIANCE_FLOOR_CAP),
+              1e-4)
     return lo + (hi - lo) * mean, (hi - lo) * math.sqrt(min(var, 0.25))
