@@ -114,10 +114,9 @@ def _band(n):
 
 def summary(results):
     rows = []
-    for lo, hi in BANDS:
+    for lo, _ in BANDS:
         for kind, allowance in (("binary", 0.05), ("multiclass", 0.08)):
-            sel = [r for r in results.values() if r["n_rows"] >= lo
-                   and (hi is None or r["n_rows"] < hi)
+            sel = [r for r in results.values() if _band(r["n_rows"]) == _band(lo)
                    and (r["n_classes"] == 2) == (kind == "binary")]
             if not sel:
                 continue
