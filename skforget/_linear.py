@@ -51,8 +51,9 @@ from skforget.exceptions import (
 
 #: Version of the rules by which "auto" hyper-parameters resolve, recorded at
 #: fit so that a model keeps its meaning of "auto" for every later edit.
-#: 1: the softmax unclipped; 2: noisy GD's softmax clipped at ``data_norm``.
-_AUTO_RULES = 2
+#: 1: the softmax unclipped; 2: noisy GD's softmax clipped at ``data_norm``;
+#: 3: noisy GD's softmax ``C="auto"`` grows with the number of records.
+_AUTO_RULES = 3
 
 
 def check_edit_weighting(plan, weighted):
@@ -482,11 +483,16 @@ class _BasePrivateLinear(BaseEstimator):
         # The same rho the plan calibrates to (privacy-accounting.md, 8.5, 21.5).
         rho = accounting.epsilon_to_rho(epsilon=float(self.epsilon), delta=delta,
                                         method=self._dp_conversion())
+        # The softmax's nominal norm grows with the table too (rules >= 3):
+        # on the census's multiclass tables the default over-regularised
+        # from about N_REFERENCE records on; the binary ones did not move.
+        rules = self.__dict__.get("_auto_rules", _AUTO_RULES)
         return accounting.default_regularization(
             sensitivity=S, n_params=n_params, rho=rho, n_samples=n_samples,
             data_norm=self.data_norm, mechanism=self._mechanism,
             coef_norm=None if self._default_norm_grows
-            else accounting.DEFAULT_COEF_NORM)
+            else accounting.DEFAULT_COEF_NORM,
+            grow_with_samples=loss == "multinomial" and rules >= 3)
 
     def _class_weights(self, n_classes):
         """Per-class weights from ``class_weight`` (None: no class weights).

@@ -117,6 +117,51 @@ def test_default_regularization_grows_with_rho_for_noisy_gd_only():
     assert acc.coef_norm_growth(rho8) == pytest.approx(6.2154, rel=1e-4)
 
 
+def test_softmax_default_regularization_grows_with_the_number_of_records():
+    """Section 8.5 (rules 3): noisy GD's softmax lets its nominal norm grow as
+    n / N_REFERENCE above N_REFERENCE records (product with the growth in rho
+    capped at 16); the binary loss and output perturbation do not, and a model
+    fitted under rules 2 keeps its default for a refit of an edit."""
+    from skforget.accounting._recipes import N_REFERENCE
+
+    ref = acc.epsilon_to_rho(epsilon=1.0, delta=1e-5, method="gaussian")
+    assert N_REFERENCE == 4000.0
+    assert acc.coef_norm_growth(ref, n_samples=N_REFERENCE) == 1.0
+    assert acc.coef_norm_growth(ref, n_samples=10 * N_REFERENCE) == \
+        pytest.approx(10.0, rel=1e-12)
+    assert acc.coef_norm_growth(4 * ref, n_samples=3 * N_REFERENCE) == \
+        pytest.approx(6.0, rel=1e-12)
+    assert acc.coef_norm_growth(4 * ref, n_samples=100 * N_REFERENCE) == 16.0
+    assert acc.coef_norm_growth(ref, mechanism="output_perturbation",
+                                n_samples=1e6) == 1.0
+    with pytest.raises(ValueError, match="n_samples"):
+        acc.coef_norm_growth(ref, n_samples=0)
+    kw = dict(sensitivity=1.0, n_params=33, rho=ref)
+    for n in (500, 4000, 8000, 1e6):
+        flat = acc.default_regularization(n_samples=n, **kw)
+        grown = acc.default_regularization(n_samples=n, grow_with_samples=True, **kw)
+        assert grown == pytest.approx(flat / min(16.0, max(1.0, n / 4000)),
+                                      rel=1e-12)
+
+    rng = np.random.default_rng(0)
+    n = 12_000
+    X = rng.normal(size=(n, 10))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y3 = np.argmax(X[:, :3], axis=1)
+    soft = NoisyGDClassifier(classes=[0, 1, 2], random_state=0).fit(X, y3)
+    # The binary model's default (the same rho; its prevalence share aside).
+    binary = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(X, y3 == 0)
+    for model, loss, grows in ((soft, "multinomial", True), (binary, "logistic", False)):
+        g = model.privacy_guarantee_
+        now = model._regularization_for(loss, n, model._plan.n_params,
+                                        3 if grows else 1, g.delta)
+        assert g.regularization == pytest.approx(now, rel=1e-12)
+        model._auto_rules = 2   # as fitted by the previous rules
+        old = model._regularization_for(loss, n, model._plan.n_params,
+                                        3 if grows else 1, g.delta)
+        assert old == pytest.approx(now * (3.0 if grows else 1.0), rel=1e-12)
+
+
 def test_regressor_auto_alpha_keeps_the_epsilon_one_rule():
     """Section 8.5: the growth with rho is the classifiers'; NoisyGDRegressor's
     alpha="auto" is the default of the nominal norm Theta_0 at every epsilon
@@ -526,7 +571,7 @@ def test_multinomial_auto_clip_norm_is_data_norm_and_kept_by_fitted_models():
     assert legacy._plan.gradient_bound == old._plan.gradient_bound
     # A refit resolves "auto" by today's rules.
     legacy.fit(X, y)
-    assert legacy._auto_rules == _AUTO_RULES == 2
+    assert legacy._auto_rules == _AUTO_RULES >= 2
     assert legacy._plan.gradient_bound == 1.0
     # Rules that resolve "auto" otherwise than the fit did (a model fitted by a
     # newer skforget): the edit is refused, naming clip_norm, and changes nothing.
