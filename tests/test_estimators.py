@@ -151,7 +151,8 @@ def test_softmax_default_regularization_grows_with_the_number_of_records():
     soft = NoisyGDClassifier(classes=[0, 1, 2], random_state=0).fit(X, y3)
     # The binary model's default (the same rho; its prevalence share aside).
     binary = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(X, y3 == 0)
-    for model, loss, grows in ((soft, "multinomial", True), (binary, "logistic", False)):
+    for model, loss, grows in ((soft, "multinomial", True),
+                               (binary, "logistic", False)):
         g = model.privacy_guarantee_
         now = model._regularization_for(loss, n, model._plan.n_params,
                                         3 if grows else 1, g.delta)
