@@ -1,17 +1,20 @@
 # Authors: The skforget developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""The default regularisation above epsilon = 1: accuracy and deletion cost.
+"""The default regularisation where it grows: accuracy and deletion cost.
 
 privacy-accounting.md, Section 8.5: noisy GD's ``C="auto"`` grows as rho above
-the rho of epsilon = 1 (``coef_norm_growth``). This measures, side by side in
-the same round for each noise seed, on real tables (``_tables.py``, the split
-and representation of ``bench_decisions.py``):
+the rho of epsilon = 1, and the softmax's also as the number of records above
+4,000 (``coef_norm_growth``). This measures, side by side in the same round
+for each noise seed, on real tables (``_tables.py``, the split and
+representation of ``bench_decisions.py``), at every epsilon where the default
+grows (at epsilon = 1 only diamonds, the one multiclass table above 4,000
+training rows):
 
 * **grown**: ``NoisyGDClassifier(epsilon=eps)`` at its defaults;
 * **epsilon=1 rule**: the same with ``C`` set to the default without the growth
-  (the grown default's ``C`` divided by ``coef_norm_growth(rho)``) and the
-  ``prevalence_share`` the defaults spent (an explicit ``C`` would otherwise
-  spend none), so that only the regularisation differs.
+  (the grown default's ``C`` divided by ``coef_norm_growth(rho, n_samples)``)
+  and the ``prevalence_share`` the defaults spent (an explicit ``C`` would
+  otherwise spend none), so that only the regularisation differs.
 
 Per arm: test accuracy, balanced accuracy, AUC (one-vs-rest for multiclass)
 and the share of majority-class predictions; the fit's time and passes; then a
@@ -45,8 +48,8 @@ from sklearn.model_selection import train_test_split
 from skforget import EditRequest, NoisyGDClassifier
 from skforget.accounting import coef_norm_growth, default_delta, epsilon_to_rho
 
-EPSILONS = (4.0, 8.0)
-TABLES = ("cells", "adult", "hpc", "digits", "mnist5000")
+EPSILONS = (1.0, 4.0, 8.0)
+TABLES = ("cells", "adult", "hpc", "digits", "mnist5000", "diamonds")
 SMOKE_TABLES = ("biopsy",)
 SEEDS = 3
 REQUESTS = 30
@@ -111,8 +114,12 @@ def run_table(name, *, epsilons, seeds, requests, log, max_rows=MAX_ROWS):
         f"{len(classes)} classes")
     out = {}
     for eps in epsilons:
-        growth = coef_norm_growth(epsilon_to_rho(epsilon=eps, delta=delta,
-                                                 method="gaussian"))
+        # The softmax's default grows with the table's size too (8.5).
+        growth = coef_norm_growth(
+            epsilon_to_rho(epsilon=eps, delta=delta, method="gaussian"),
+            n_samples=len(y_tr) if len(classes) > 2 else None)
+        if growth == 1.0:   # the default does not grow: one arm would repeat the other
+            continue
         probe = NoisyGDClassifier(epsilon=eps, classes=classes, max_iter=1)
         _quiet(probe.fit, X_tr, y_tr)
         g = probe.privacy_guarantee_
