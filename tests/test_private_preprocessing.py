@@ -293,6 +293,37 @@ def test_table_encoder_rows_in_the_ball_and_names():
     assert enc.privacy_guarantee_.delta_selection == pytest.approx(1e-7)
 
 
+def test_table_encoder_row_scale():
+    """Section 19.3: "auto" scales rows by 2 / sqrt(J) from four columns on and
+    by 1 / sqrt(J) below, then projects onto the ball; any value is a per-row
+    map of the same releases (the guarantee does not change), and an encoder
+    pickled before the parameter keeps the map it was fitted with."""
+    X, _ = _frame(2000)
+    wide = X.assign(extra=X["hours"] * 0.5 + 3.0)   # four columns
+    for data, auto_scale in ((X, 1.0), (wide, 2.0)):
+        base = PrivateTableEncoder(rho=0.5, row_scale=1.0, random_state=0).fit(data)
+        auto = PrivateTableEncoder(rho=0.5, random_state=0).fit(data)
+        assert auto.privacy_guarantee_.rho == base.privacy_guarantee_.rho
+        raw = base.transform(data) * math.sqrt(data.shape[1])
+        expected = raw * auto_scale / math.sqrt(data.shape[1])
+        norms = np.linalg.norm(expected, axis=1, keepdims=True)
+        expected = np.where(norms > 1 - 1e-12, expected * (1 - 1e-12) / norms, expected)
+        unprojected = np.linalg.norm(base.transform(data), axis=1) < 1 - 1e-9
+        np.testing.assert_allclose(auto.transform(data)[unprojected],
+                                   expected[unprojected], rtol=1e-9, atol=1e-12)
+        assert np.linalg.norm(auto.transform(data), axis=1).max() <= 1.0
+    # At 1 the typical row sits inside the ball; at 2 it reaches the sphere.
+    auto = PrivateTableEncoder(rho=0.5, random_state=0).fit(wide)
+    one = PrivateTableEncoder(rho=0.5, row_scale=1.0, random_state=0).fit(wide)
+    assert np.median(np.linalg.norm(one.transform(wide), axis=1)) < 0.9
+    assert np.median(np.linalg.norm(auto.transform(wide), axis=1)) > 0.999
+    state = auto.__getstate__()
+    del state["row_scale"]
+    old = PrivateTableEncoder.__new__(PrivateTableEncoder)
+    old.__setstate__(state)
+    np.testing.assert_array_equal(old.transform(wide), one.transform(wide))
+
+
 # --- errors ---------------------------------------------------------------------------
 
 def test_errors_name_the_column_and_leave_the_step_unchanged():

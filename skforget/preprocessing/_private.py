@@ -48,6 +48,11 @@ __all__ = ["PrivateOneHotEncoder", "PrivateSimpleImputer", "PrivateStandardScale
 
 MISSING = "<missing>"
 INFREQUENT = "infrequent"
+#: ``PrivateTableEncoder(row_scale="auto")``: rows are scaled by ROW_SCALE /
+#: sqrt(n_columns) on tables of ROW_SCALE_MIN_COLUMNS columns or more, by
+#: 1 / sqrt(n_columns) below (privacy-accounting.md, Section 19.3).
+ROW_SCALE = 2.0
+ROW_SCALE_MIN_COLUMNS = 4
 
 _COMMON = {
     "rho": [Interval(Real, 0, None, closed="neither")],
@@ -632,9 +637,9 @@ class PrivateTableEncoder(_PrivateStep):
     :class:`PrivateStandardScaler`, every other column (strings, categories,
     booleans, objects) to a :class:`PrivateOneHotEncoder`; ``rho`` is spread
     equally over the columns and ``delta`` over the categorical ones. The
-    output rows are divided by ``sqrt(n_columns)`` (a one-hot block has norm
-    1, a standardised number is of size 1) and projected onto the
-    ``data_norm`` ball, a per-row map of public numbers and the releases
+    output rows are multiplied by ``row_scale / sqrt(n_columns)`` (a one-hot
+    block has norm 1, a standardised number is of size 1) and projected onto
+    the ``data_norm`` ball, a per-row map of public numbers and the releases
     (privacy-accounting.md, Section 19.3).
 
     Parameters
@@ -650,6 +655,18 @@ class PrivateTableEncoder(_PrivateStep):
         Missingness indicators for the numeric columns.
     data_norm : float, default=1.0
         Rows are projected onto this ball (the estimator's ``data_norm``).
+    row_scale : float or "auto", default="auto"
+        Rows are multiplied by ``row_scale / sqrt(n_columns)`` before the
+        projection. At 1 the root-mean-square row sits on the sphere, so the
+        typical row (numbers near their centres, a column with a heavy tail)
+        sits well inside the ball, where the estimator's noise, calibrated to
+        the whole ball, drowns more of it; at 2 most rows reach the sphere and
+        the largest are projected onto it. "auto" is 2 for four columns or
+        more and 1 below, where a projection keeps little of a row but its
+        direction. Measured on 642 raw tables (privacy-accounting.md, Section
+        19.3): +0.6 points of the pipeline's score on average against 1, +1.1
+        on binary tables under 500 rows. Any value keeps the privacy figures
+        (a public per-row map).
     random_state : int, RandomState instance or None, default=None
         The sub-steps draw from children of this stream and keep None.
 
@@ -680,17 +697,32 @@ class PrivateTableEncoder(_PrivateStep):
     _parameter_constraints: dict = {
         **_COMMON, "delta": [Interval(Real, 0, 1, closed="neither")],
         "add_indicator": ["boolean"],
-        "data_norm": [Interval(Real, 0, None, closed="neither")]}
+        "data_norm": [Interval(Real, 0, None, closed="neither")],
+        "row_scale": [Interval(Real, 0, None, closed="neither"),
+                      StrOptions({"auto"})]}
 
     def __init__(self, rho=0.01, *, delta=1e-7, relation="replace", group_size=1,
-                 add_indicator=False, data_norm=1.0, random_state=None):
+                 add_indicator=False, data_norm=1.0, row_scale="auto",
+                 random_state=None):
         self.rho = rho
         self.delta = delta
         self.relation = relation
         self.group_size = group_size
         self.add_indicator = add_indicator
         self.data_norm = data_norm
+        self.row_scale = row_scale
         self.random_state = random_state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # Pickled before rows were scaled up: the map it was fitted with.
+        self.__dict__.setdefault("row_scale", 1.0)
+
+    def _row_scale(self):
+        """``row_scale`` with "auto" resolved from the (public) column count."""
+        if isinstance(self.row_scale, str):
+            return ROW_SCALE if self.n_features_in_ >= ROW_SCALE_MIN_COLUMNS else 1.0
+        return float(self.row_scale)
 
     def _part(self, X, cols):
         if hasattr(X, "iloc"):
@@ -763,7 +795,7 @@ class PrivateTableEncoder(_PrivateStep):
         if self.encoder_ is not None:
             blocks.append(self.encoder_.transform(
                 self._part(X, self.categorical_columns_)))
-        out = np.hstack(blocks) / math.sqrt(self.n_features_in_)
+        out = np.hstack(blocks) * (self._row_scale() / math.sqrt(self.n_features_in_))
         norms = np.linalg.norm(out, axis=1)
         limit = self.data_norm * (1 - 1e-12)
         factor = np.where(norms > limit, limit / np.maximum(norms, 1e-300), 1.0)
