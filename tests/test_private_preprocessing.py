@@ -317,7 +317,7 @@ def test_table_encoder_row_scale():
     one = PrivateTableEncoder(rho=0.5, row_scale=1.0, random_state=0).fit(wide)
     assert np.median(np.linalg.norm(one.transform(wide), axis=1)) < 0.9
     assert np.median(np.linalg.norm(auto.transform(wide), axis=1)) > 0.999
-    state = auto.__getstate__()
+    state = dict(auto.__getstate__())   # a copy: it may be __dict__ itself
     del state["row_scale"]
     old = PrivateTableEncoder.__new__(PrivateTableEncoder)
     old.__setstate__(state)

@@ -18,11 +18,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils.validation import (
-    _check_feature_names,
-    _check_n_features,
-    check_is_fitted,
-)
+from sklearn.utils.validation import check_is_fitted
 
 from skforget import accounting
 from skforget._utils import restore_on_error
@@ -34,6 +30,13 @@ from skforget._validation import (
     user_stacklevel,
 )
 from skforget.exceptions import CoarseRangeWarning
+from skforget.preprocessing._columns import (
+    _as_categories,
+    _as_float,
+    _check_input,
+    _column,
+    _input_names,
+)
 from skforget.preprocessing._numeric import (
     BOUNDS_SHARE,
     REFINE_SHARE,
@@ -46,7 +49,6 @@ from skforget.preprocessing._numeric import (
 __all__ = ["PrivateOneHotEncoder", "PrivateSimpleImputer", "PrivateStandardScaler",
            "PrivateTableEncoder"]
 
-MISSING = "<missing>"
 INFREQUENT = "infrequent"
 #: ``PrivateTableEncoder(row_scale="auto")``: rows are scaled by ROW_SCALE /
 #: sqrt(n_columns) on tables of ROW_SCALE_MIN_COLUMNS columns or more, by
@@ -60,86 +62,6 @@ _COMMON = {
     "group_size": [Interval(Integral, 1, None, closed="left")],
     "random_state": ["random_state"],
 }
-
-
-# --- reading columns (pandas optional) ----------------------------------------------
-
-def _n_rows_cols(X):
-    if not hasattr(X, "shape") or len(X.shape) != 2:
-        X = np.asarray(X, dtype=object)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D (rows by columns), got shape {X.shape}.")
-    return X, X.shape[0], X.shape[1]
-
-
-def _column(X, j):
-    return X.iloc[:, j] if hasattr(X, "iloc") else np.asarray(X)[:, j]
-
-
-def _input_names(est):
-    names = getattr(est, "feature_names_in_", None)
-    if names is None:
-        # A sub-step of a table encoder fitted on an array names its columns
-        # by their position in the whole table, as the user does.
-        positions = est.__dict__.get("_positions")
-        return [f"x{j}" for j in (positions if positions is not None
-                                  else range(est.n_features_in_))]
-    return [str(c) for c in names]
-
-
-def _as_float(col, name):
-    """A column as float64 (missing -> NaN); errors name the column and row."""
-    try:
-        if hasattr(col, "to_numpy"):
-            values = col.to_numpy(dtype=float, na_value=np.nan)
-        else:
-            values = np.array([np.nan if _is_missing(v) else v for v in col],
-                              dtype=float) if col.dtype == object \
-                else np.asarray(col, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"Column {name!r} is not numeric (row {_first_bad(col)} "
-                         "is not a number); encode it with "
-                         "PrivateOneHotEncoder.") from None
-    bad = np.isinf(values)
-    if bad.any():
-        raise ValueError(f"Column {name!r} has an infinite value in row "
-                         f"{int(np.flatnonzero(bad)[0])}; use NaN for a missing "
-                         "value.")
-    return values
-
-
-def _first_bad(col):
-    """Position of the first value neither a number nor missing (not the value)."""
-    values = col.to_numpy(dtype=object) if hasattr(col, "to_numpy") else col
-    for i, v in enumerate(values):
-        if _is_missing(v):
-            continue
-        try:
-            float(v)
-        except (TypeError, ValueError):
-            return i
-    return 0
-
-
-def _is_missing(v):
-    return (v is None or (isinstance(v, float) and math.isnan(v))
-            or type(v).__name__ in ("NAType", "NaTType"))
-
-
-def _as_categories(col):
-    values = col.to_numpy(dtype=object) if hasattr(col, "to_numpy") \
-        else np.asarray(col, dtype=object)
-    return np.array([MISSING if _is_missing(v) else str(v) for v in values],
-                    dtype=object)
-
-
-def _check_input(est, X, *, reset):
-    X, _, n_cols = _n_rows_cols(X)
-    _check_feature_names(est, X, reset=reset)
-    _check_n_features(est, X, reset=reset)
-    if reset and X.shape[0] < 1:
-        raise ValueError("X has no rows.")
-    return X
 
 
 def _column_rngs(rng, n):
