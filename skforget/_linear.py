@@ -142,8 +142,9 @@ class _BasePrivateLinear(BaseEstimator):
     #: unless a solver says otherwise (output perturbation does).
     _mechanism = "noisy_gd"
     #: Whether ``C="auto"`` / ``alpha="auto"`` lets its nominal coefficient
-    #: norm grow with ``rho`` above epsilon = 1 (Section 8.5): measured for
-    #: noisy GD's classifiers; a regressor keeps the epsilon = 1 rule.
+    #: norm grow with ``rho`` above epsilon = 1, and the softmax's with the
+    #: number of records (Section 8.5): measured for noisy GD's classifiers;
+    #: a regressor keeps the epsilon = 1 rule.
     _default_norm_grows = True
 
     #: Hyper-parameters an edit takes as they are now: they bound work, print

@@ -174,12 +174,13 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         needs more regularisation than the non-private default of 1.0. Above
         ``epsilon=1`` it grows as the budget's rho, up to 16 times (6.2 times
         the ``epsilon=1`` rule at ``epsilon=8``, ``delta=1e-5``), so the model
-        approaches ``LogisticRegression`` as the noise fades. For three
-        classes or more (the softmax) it also grows as ``n_samples / 4000``
-        above 4,000 records (the product capped at 16): measured on 642 raw
-        tables, the largest multiclass tables gained 3 points of accuracy,
-        the binary ones nothing. A smaller ``C`` serves more deletions without
-        a pass; the ``epsilon=1`` rule's value is this default divided by
+        approaches ``LogisticRegression`` as the noise fades. For the softmax
+        (three classes or more, ``multi_class="multinomial"``) it also grows as
+        ``n_samples / 4000`` above 4,000 records (the product capped at 16):
+        measured on 642 raw tables, the largest multiclass tables gained 3
+        points of accuracy, the binary ones nothing. A smaller ``C`` serves
+        more deletions without a pass; the ``epsilon=1`` rule's value is this
+        default divided by
         :func:`~skforget.accounting.coef_norm_growth` of the target's rho (and
         of ``n_samples`` for the softmax).
     multi_class : {"multinomial", "ovr"}, default="multinomial"

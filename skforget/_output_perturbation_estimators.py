@@ -96,8 +96,9 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
         Inverse regularisation strength, as in ``LogisticRegression`` and
         :class:`NoisyGDClassifier` (``lambda = 1 / (C * n_samples)``); "auto"
         is the public rule of privacy-accounting.md, Section 8.5, without the
-        growth above ``epsilon=1`` that noisy GD's default has (this
-        mechanism's noise grows as ``1 / lambda**2`` in every direction).
+        growth above ``epsilon=1`` or with the number of records that noisy
+        GD's default has (this mechanism's noise grows as ``1 / lambda**2`` in
+        every direction).
     classes : array-like of shape (n_classes,), default=None
         The public label set (None reads it from the labels, with a
         :class:`~skforget.PrivacyLeakWarning`).

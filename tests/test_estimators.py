@@ -120,8 +120,9 @@ def test_default_regularization_grows_with_rho_for_noisy_gd_only():
 def test_softmax_default_regularization_grows_with_the_number_of_records():
     """Section 8.5 (rules 3): noisy GD's softmax lets its nominal norm grow as
     n / N_REFERENCE above N_REFERENCE records (product with the growth in rho
-    capped at 16); the binary loss and output perturbation do not, and a model
-    fitted under rules 2 keeps its default for a refit of an edit."""
+    capped at 16); the binary loss and output perturbation do not; the rules a
+    model was fitted under resolve its default, and an edit, continued or
+    retrained, runs with the fit's lambda (Section 16.1)."""
     from skforget.accounting._recipes import N_REFERENCE
 
     ref = acc.epsilon_to_rho(epsilon=1.0, delta=1e-5, method="gaussian")
@@ -161,6 +162,29 @@ def test_softmax_default_regularization_grows_with_the_number_of_records():
         old = model._regularization_for(loss, n, model._plan.n_params,
                                         3 if grows else 1, g.delta)
         assert old == pytest.approx(now * (3.0 if grows else 1.0), rel=1e-12)
+    with pytest.raises(ValueError, match="n_samples"):
+        acc.coef_norm_growth(ref, mechanism="output_perturbation", n_samples=-1)
+    # Edits that pass over the data keep the fit's lambda, whatever the
+    # number of records left.
+    for batch_size, mode in ((None, "continue"), ("auto", "retrain")):
+        model = NoisyGDClassifier(classes=[0, 1, 2], max_lazy_records=0,
+                                  max_edit_size=2000, batch_size=batch_size,
+                                  random_state=1).fit(X, y3)
+        lam = model.privacy_guarantee_.regularization
+        assert lam == pytest.approx(soft.privacy_guarantee_.regularization)
+        assert model._plan.edit_mode == mode
+        model.partial_unlearn(EditRequest(X, y3, delete=np.arange(2000)))
+        assert model.privacy_guarantee_.deletion.passes > 0
+        assert model._plan.lam == model.privacy_guarantee_.regularization == lam
+    # Output perturbation's softmax default does not grow with the records.
+    op = OutputPerturbationClassifier(classes=[0, 1, 2], random_state=0).fit(X, y3)
+    assert op.privacy_guarantee_.regularization == pytest.approx(
+        op._regularization_for("multinomial", n, op._plan.n_params, 3,
+                               op.privacy_guarantee_.delta), rel=1e-12)
+    op._auto_rules = 2
+    assert op._regularization_for("multinomial", n, op._plan.n_params, 3,
+                                  op.privacy_guarantee_.delta) == pytest.approx(
+        op.privacy_guarantee_.regularization, rel=1e-12)
 
 
 def test_regressor_auto_alpha_keeps_the_epsilon_one_rule():

@@ -111,7 +111,8 @@ def test_nothing_of_the_rows_is_kept():
     kept = set(enc.__dict__) - set(enc.get_params())
     assert kept == {"scaler_", "encoder_", "numeric_columns_",
                     "categorical_columns_", "privacy_guarantee_", "n_features_in_",
-                    "feature_names_in_"}
+                    "feature_names_in_", "row_scale_"}
+    assert enc.row_scale_ == 1.0   # three columns: public numbers only
     assert set(enc.encoder_.__dict__) - set(enc.encoder_.get_params()) == {
         "categories_", "thresholds_", "privacy_guarantee_", "n_features_in_",
         "feature_names_in_"}
@@ -318,10 +319,24 @@ def test_table_encoder_row_scale():
     assert np.median(np.linalg.norm(one.transform(wide), axis=1)) < 0.9
     assert np.median(np.linalg.norm(auto.transform(wide), axis=1)) > 0.999
     state = dict(auto.__getstate__())   # a copy: it may be __dict__ itself
-    del state["row_scale"]
+    del state["row_scale"], state["row_scale_"]
     old = PrivateTableEncoder.__new__(PrivateTableEncoder)
     old.__setstate__(state)
     np.testing.assert_array_equal(old.transform(wide), one.transform(wide))
+    assert old.row_scale == 1.0   # a refit reproduces the map it had
+    fresh = dict(PrivateTableEncoder().__getstate__())
+    del fresh["row_scale"]
+    unfitted = PrivateTableEncoder.__new__(PrivateTableEncoder)
+    unfitted.__setstate__(fresh)
+    assert unfitted.row_scale == "auto"   # nothing fitted: today's default
+    # The scale is read at fit: set_params after it changes nothing until a refit.
+    before = auto.transform(wide)
+    auto.set_params(row_scale=7.0)
+    np.testing.assert_array_equal(auto.transform(wide), before)
+    # Any scale, however large, leaves every row finite and in the ball.
+    huge = PrivateTableEncoder(rho=0.5, row_scale=1e308, random_state=0).fit(wide)
+    rows = huge.transform(wide)
+    assert np.isfinite(rows).all() and np.linalg.norm(rows, axis=1).max() <= 1.0
 
 
 # --- errors ---------------------------------------------------------------------------

@@ -75,10 +75,10 @@ def coef_norm_growth(rho, *, mechanism="noisy_gd", n_samples=None):
     rho = check_positive(rho, "rho")
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism={mechanism!r} is not one of {MECHANISMS}.")
-    if mechanism == "output_perturbation":
-        return 1.0
     sizes = 1.0 if n_samples is None else max(
         1.0, check_positive(n_samples, "n_samples") / N_REFERENCE)
+    if mechanism == "output_perturbation":
+        return 1.0
     # At and below the reference (up to the last bits of its root, which
     # differ between builds) the epsilon = 1 rule holds exactly.
     budget = (1.0 if rho <= RHO_REFERENCE * (1 + 1e-9)

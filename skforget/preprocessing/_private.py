@@ -587,8 +587,9 @@ class PrivateTableEncoder(_PrivateStep):
         more and 1 below, where a projection keeps little of a row but its
         direction. Measured on 642 raw tables (privacy-accounting.md, Section
         19.3): +0.6 points of the pipeline's score on average against 1, +1.1
-        on binary tables under 500 rows. Any value keeps the privacy figures
-        (a public per-row map).
+        on binary tables under 500 rows. Any value chosen without looking at
+        the rows keeps the privacy figures (a public per-row map). Read at
+        ``fit`` (``row_scale_``), as the model after it is trained on it.
     random_state : int, RandomState instance or None, default=None
         The sub-steps draw from children of this stream and keep None.
 
@@ -600,6 +601,8 @@ class PrivateTableEncoder(_PrivateStep):
     scaler_ : PrivateStandardScaler or None
     encoder_ : PrivateOneHotEncoder or None
     privacy_guarantee_ : ReleaseGuarantee
+    row_scale_ : float
+        ``row_scale`` in force at ``fit``, "auto" resolved.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
 
@@ -637,13 +640,18 @@ class PrivateTableEncoder(_PrivateStep):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        # Pickled before rows were scaled up: the map it was fitted with.
-        self.__dict__.setdefault("row_scale", 1.0)
+        if "row_scale" not in self.__dict__:
+            # Pickled before rows were scaled up: a fitted encoder keeps the
+            # map it was fitted with; an unfitted one takes today's default.
+            fitted = "privacy_guarantee_" in self.__dict__
+            self.row_scale = 1.0 if fitted else "auto"
+            if fitted:
+                self.row_scale_ = 1.0
 
-    def _row_scale(self):
+    def _row_scale(self, n_columns):
         """``row_scale`` with "auto" resolved from the (public) column count."""
         if isinstance(self.row_scale, str):
-            return ROW_SCALE if self.n_features_in_ >= ROW_SCALE_MIN_COLUMNS else 1.0
+            return ROW_SCALE if n_columns >= ROW_SCALE_MIN_COLUMNS else 1.0
         return float(self.row_scale)
 
     def _part(self, X, cols):
@@ -693,6 +701,7 @@ class PrivateTableEncoder(_PrivateStep):
         released = [s.privacy_guarantee_ for s in (scaler, encoder) if s is not None]
         self.scaler_, self.encoder_ = scaler, encoder
         self.numeric_columns_, self.categorical_columns_ = num, cat
+        self.row_scale_ = self._row_scale(n_cols)
         self.privacy_guarantee_ = self._guarantee(
             [c for g in released for c in g.columns],
             rho_replace=math.fsum(g.rho_replace for g in released))
@@ -717,10 +726,14 @@ class PrivateTableEncoder(_PrivateStep):
         if self.encoder_ is not None:
             blocks.append(self.encoder_.transform(
                 self._part(X, self.categorical_columns_)))
-        out = np.hstack(blocks) * (self._row_scale() / math.sqrt(self.n_features_in_))
+        out = np.hstack(blocks)
+        # One factor per row, min(c / sqrt(J), limit / norm): the scale and the
+        # projection together, from the unscaled norm (no overflow at any c).
+        scale = self.row_scale_ / math.sqrt(self.n_features_in_)
         norms = np.linalg.norm(out, axis=1)
         limit = self.data_norm * (1 - 1e-12)
-        factor = np.where(norms > limit, limit / np.maximum(norms, 1e-300), 1.0)
+        factor = np.where(norms * scale > limit,
+                          limit / np.maximum(norms, 1e-300), scale)
         return out * factor[:, None]
 
     def get_feature_names_out(self, input_features=None):
