@@ -21,6 +21,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
 from skforget import accounting
+from skforget._rows import project_rows
 from skforget._utils import restore_on_error
 from skforget._validation import (
     PREPROCESSING_STREAM,
@@ -726,15 +727,14 @@ class PrivateTableEncoder(_PrivateStep):
         if self.encoder_ is not None:
             blocks.append(self.encoder_.transform(
                 self._part(X, self.categorical_columns_)))
-        out = np.hstack(blocks)
-        # One factor per row, min(c / sqrt(J), limit / norm): the scale and the
-        # projection together, from the unscaled norm (no overflow at any c).
+        # The estimators' projection onto the ball (project_rows), of radius
+        # data_norm / scale for the unscaled rows, then the scale: one factor
+        # per row, min(scale, data_norm / norm), so no row overflows at any
+        # row_scale.
         scale = self.row_scale_ / math.sqrt(self.n_features_in_)
-        norms = np.linalg.norm(out, axis=1)
-        limit = self.data_norm * (1 - 1e-12)
-        factor = np.where(norms * scale > limit,
-                          limit / np.maximum(norms, 1e-300), scale)
-        return out * factor[:, None]
+        out, factor, _ = project_rows(np.hstack(blocks), self.data_norm / scale,
+                                      where="the encoded rows")
+        return out * (factor * scale)[:, None]
 
     def get_feature_names_out(self, input_features=None):
         """The scaler's names, then the encoder's.
