@@ -88,12 +88,18 @@ def _noisy_histogram(values, sigma, rng):
     return counts + sigma * rng.standard_normal(n_bins)
 
 
+def _unit(values, lo, hi):
+    """The observed values clipped to ``[lo, hi]`` and mapped onto ``[0, 1]``
+    (missing ones dropped): what the refinement and the moments count."""
+    observed = values[~np.isnan(values)]
+    return (np.clip(observed, lo, hi) - lo) / (hi - lo)
+
+
 def _noisy_sub_histogram(values, lo, hi, sigma, rng):
     """The released histogram of ``REFINE_BINS`` equal sub-bins of ``[lo, hi]``
     (Lemma 19.1; values outside are clipped into the end bins, missing ones
     are in none): the only read of the rows by the refinement."""
-    observed = values[~np.isnan(values)]
-    u = (np.clip(observed, lo, hi) - lo) / (hi - lo)
+    u = _unit(values, lo, hi)
     idx = np.minimum((u * REFINE_BINS).astype(np.int64), REFINE_BINS - 1)
     counts = np.bincount(idx, minlength=REFINE_BINS).astype(float)
     return counts + sigma * rng.standard_normal(REFINE_BINS)
@@ -101,8 +107,7 @@ def _noisy_sub_histogram(values, lo, hi, sigma, rng):
 
 def _noisy_sums(values, lo, hi, sigma, rng):
     """The released sums of Lemma 19.2 (the only read of the rows)."""
-    observed = values[~np.isnan(values)]
-    u = (np.clip(observed, lo, hi) - lo) / (hi - lo)
+    u = _unit(values, lo, hi)
     # Correctly rounded sums: the release does not depend on the rows' order.
     sums = np.array([math.fsum(u), math.fsum(u * u), float(u.size)])
     return sums + sigma * rng.standard_normal(3)
