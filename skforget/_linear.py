@@ -466,6 +466,11 @@ class _BasePrivateLinear(BaseEstimator):
                 "too large for noisy gradient descent to contract in float64. Scale "
                 "the rows to a public data_norm near 1 or regularise more.")
 
+    def _rules(self):
+        """The version of the "auto" rules this model resolves by: the one
+        recorded at its fit (Section 16.1), today's before any fit."""
+        return self.__dict__.get("_auto_rules", _AUTO_RULES)
+
     def _auto_regularization(self):
         value = getattr(self, self._regularization_name)
         return isinstance(value, str) and value == "auto"
@@ -487,13 +492,12 @@ class _BasePrivateLinear(BaseEstimator):
         # The softmax's nominal norm grows with the table too (rules >= 3):
         # on the census's multiclass tables the default over-regularised
         # from about N_REFERENCE records on; the binary ones did not move.
-        rules = self.__dict__.get("_auto_rules", _AUTO_RULES)
         return accounting.default_regularization(
             sensitivity=S, n_params=n_params, rho=rho, n_samples=n_samples,
             data_norm=self.data_norm, mechanism=self._mechanism,
             coef_norm=None if self._default_norm_grows
             else accounting.DEFAULT_COEF_NORM,
-            grow_with_samples=loss == "multinomial" and rules >= 3)
+            grow_with_samples=loss == "multinomial" and self._rules() >= 3)
 
     def _class_weights(self, n_classes):
         """Per-class weights from ``class_weight`` (None: no class weights).
@@ -603,8 +607,7 @@ class _BasePrivateLinear(BaseEstimator):
             data_norm = float(self._param("data_norm"))
             if loss != "multinomial":
                 return 0.5 * data_norm
-            rules = self.__dict__.get("_auto_rules", _AUTO_RULES)
-            if rules >= 2 and self._mechanism == "noisy_gd":
+            if self._rules() >= 2 and self._mechanism == "noisy_gd":
                 return data_norm
             return None
         return L
