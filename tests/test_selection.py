@@ -214,6 +214,37 @@ def test_the_selection_finds_a_much_better_candidate(cancer):
     assert wins.count(0.1) >= 4
 
 
+def _constant_warning(model):
+    """Whether the released model alone gives the constant-class warning."""
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        model._warn_if_constant()
+    return len(said)
+
+
+@pytest.mark.parametrize("held_out", [None, 0.2])
+def test_candidates_print_and_warn_nothing(cancer, capsys, held_out):
+    # A candidate's printed plan and its warnings are outputs of a run that is
+    # never released: one line or warning per run counts the runs (the seeds
+    # below draw 2 to 39 runs), and the constant-class warning states a hidden
+    # model's margin. Only the released model's are shown.
+    X, y = cancer
+    grid = {"C": [1e-9, 1e-6, "auto"]}   # most candidates predict one class
+    for seed in range(6):
+        s = PrivateSearchCV(NoisyGDClassifier(classes=[0, 1], verbose=1), grid,
+                            epsilon=1.0, validation_fraction=held_out,
+                            random_state=seed)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            s.fit(X, y)
+        printed = capsys.readouterr().out
+        model = s.best_estimator_
+        # With a refit, the refit is the released model and prints its plan.
+        assert printed.count("noisy steps") == (1 if held_out else 0)
+        assert len(said) == _constant_warning(model)
+        assert model.verbose == 1   # the user's setting, for later edits
+
+
 def test_every_run_is_planned_within_the_selection(cancer, monkeypatch):
     X, y = cancer
     seen = []

@@ -69,6 +69,18 @@ def _best_has(name):
     return check
 
 
+def _show(said):
+    """Re-emit the released run's warnings (recorded while it ran), but not
+    its advice that its noise dominates: that concerns the run's share of the
+    budget, which the search chose and its own plan states."""
+    for w in said:
+        if issubclass(w.category, UserWarning) and str(w.message).startswith(
+                "At epsilon="):
+            continue
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
+                               source=w.source)
+
+
 def _draw(value, rng):
     """One draw of a candidate value from the secret generator ``rng``:
     uniform over a list, or ``rvs`` of a scipy distribution (with
@@ -136,7 +148,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         says ``seeded``). None (production) draws fresh entropy.
     verbose : int, default=0
         Print the plan (never the number of runs, a candidate or a score: only
-        the best run is released).
+        the best run is released). The candidates run with ``verbose=0``
+        whatever the estimator's, and their warnings are recorded: only the
+        released model's are shown (Section 17.2).
     ledger : PrivacyLedger or None, default=None
         A :class:`~skforget.accounting.PrivacyLedger` of the training data
         (None: the estimator's ``ledger``, if any). The whole search's Rényi
@@ -385,18 +399,26 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # cost; Lemma 17.1b: the fit's own rows at the score's share of it.
         sigma_score = group / ((n_val if held_out else n) * math.sqrt(
             2.0 * (budget.run_rho if held_out else budget.score_rho)))
+        # A run's printed plan and its warnings are outputs of the run: shown
+        # for every candidate they would count the runs and describe models
+        # that are never released (a constant model's margin, a class count),
+        # which Theorem 17.2 does not cover. Candidates run silent; only the
+        # released run's warnings are shown (Section 17.2).
+        # Every step's ``verbose`` (a pipeline's too): each would print per run.
+        loud = {name: value for name, value
+                in self.estimator.get_params(deep=True).items()
+                if name.split("__")[-1] == "verbose"}
+        silent = dict.fromkeys(loud, 0)
         best = None
         for _ in range(k):
             params = {name: _draw(values, draw_rng)
                       for name, values in sorted(self.param_distributions.items())}
             est = clone(self.estimator).set_params(
-                **params, **quiet, epsilon=budget.run_epsilon, delta=delta,
+                **params, **quiet, **silent, epsilon=budget.run_epsilon,
+                delta=delta,
                 random_state=int(seeds.integers(2**31)) if seeded else None)
-            with warnings.catch_warnings():
-                # A run's advice that its noise dominates concerns the run, not
-                # the search; every other warning reaches the user.
-                warnings.filterwarnings("ignore", message="At epsilon=",
-                                        category=UserWarning)
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always")
                 est.fit(X_train, y_train)
             rho = est.privacy_guarantee_.rho
             if not rho <= budget.run_rho - budget.score_rho:
@@ -407,8 +429,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             score = float(np.mean(self._utilities(est, X_val, y_val))
                           + noise.normal(0.0, sigma_score))
             if best is None or score > best[0]:
-                best = (score, params, est)
-        score, params, model = best
+                best = (score, params, est, said)
+        score, params, model, said = best
         # Released: the best run only (its parameters, model and score).
         self.best_params_ = params
         self.best_score_ = score
@@ -425,6 +447,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     f"The refit reports rho={model.privacy_guarantee_.rho:.6g}, "
                     f"above the {budget.refit_rho:.6g} it was planned for: please "
                     "report this.")
+        else:
+            model.set_params(**loud)   # the user's, for the model's later edits
+            _show(said)
         self.best_estimator_ = model
         self.privacy_guarantee_ = dataclasses.replace(
             budget, seeded=seeded, relation=base.get("relation", "replace"),
