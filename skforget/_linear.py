@@ -465,6 +465,14 @@ class _BasePrivateLinear(BaseEstimator):
                 f"curvature bound of {beta:.3g}: the condition number {kappa:.3g} is "
                 "too large for noisy gradient descent to contract in float64. Scale "
                 "the rows to a public data_norm near 1 or regularise more.")
+        if not lam <= 1e100 * beta:
+            name = self._regularization_name
+            weaker = "a larger C" if name == "C" else "a smaller alpha"
+            raise ValueError(
+                f"{name}={getattr(self, name)!r} on {n_samples} rows gives lambda="
+                f"{lam:.3g} per sample, over 1e100 times the curvature bound "
+                f"{beta:.3g}: the model would be zero up to its noise, whose "
+                f"variance underflows float64. Regularise less ({weaker}).")
 
     def _rules(self):
         """The version of the "auto" rules this model resolves by: the one

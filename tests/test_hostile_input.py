@@ -32,6 +32,7 @@ from skforget import (
     NotCertifiableError,
     PrivacyLeakWarning,
 )
+from skforget.accounting import epsilon_to_rho, rho_to_epsilon
 from skforget.accounting._calibration import GROWTH_HEADROOM
 from skforget.accounting._cyclic import shift_bound
 
@@ -444,3 +445,31 @@ def test_a_plan_never_releases_pure_noise():
         clf = NoisyGDClassifier(classes=[0, 1], epsilon=1e-3, C=10.0,
                                 random_state=0).fit(X, y)
     assert clf._plan.noise_dominated and clf.n_iter_ >= 1
+
+
+@pytest.mark.parametrize("method", ["classic", "improved", "gaussian"])
+def test_an_epsilon_below_float64_resolution_is_refused_by_name(method):
+    # The classic inverse cancelled to 0 below about 1e-15, the exact one's
+    # refinement then stepped for ever: a clear error instead, and a positive
+    # rho just above it.
+    with pytest.raises(ValueError, match=r"epsilon=1e-300 is below"):
+        epsilon_to_rho(epsilon=1e-300, delta=1e-5, method=method)
+    rho = epsilon_to_rho(epsilon=1e-12, delta=1e-5, method=method)
+    assert rho > 0
+    assert rho_to_epsilon(rho=rho, delta=1e-5, method=method) <= 1e-12
+
+
+@pytest.mark.parametrize("Est, name", [(NoisyGDClassifier, "C"),
+                                       (NoisyGDRegressor, "alpha")])
+def test_regularisation_too_strong_for_float64_is_refused_by_name(Est, name):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3)) * 0.3
+    y = (X[:, 0] > 0).astype(int)
+    value = 1e-300 if name == "C" else 1e300
+    kw = {"classes": [0, 1]} if name == "C" else {"target_scale": 1.0}
+    est = Est(**{name: value}, **kw)
+    before = copy.deepcopy(est.__dict__)
+    said = re.escape(f"{name}={value!r} on 50 rows") + ".* underflows"
+    with pytest.raises(ValueError, match=said):
+        est.fit(X, y)
+    assert est.__dict__.keys() == before.keys()

@@ -24,6 +24,8 @@ from skforget.accounting._checks import (
 )
 
 CONVERSIONS = ("improved", "classic", "gaussian")
+#: Smallest epsilon target :func:`epsilon_to_rho` accepts.
+EPSILON_MIN = 1e-12
 #: Conversions of a Rényi curve at one order (the Gaussian profile is not one).
 ORDER_CONVERSIONS = ("improved", "classic")
 
@@ -230,14 +232,25 @@ def epsilon_to_rho(*, epsilon, delta, method="improved"):
     epsilon = check_positive(epsilon, "epsilon")
     delta = check_probability(delta, "delta")
     check_choice(method, "method", CONVERSIONS)
+    if epsilon < EPSILON_MIN:
+        # Below it the conversions' roots sit under their float64 resolution
+        # (the exact one's refinement would step for ever).
+        raise ValueError(f"epsilon={epsilon!r} is below {EPSILON_MIN:g}, the "
+                         "smallest target the accountant resolves in float64.")
     return _epsilon_to_rho(epsilon, delta, method)
 
 
 @functools.lru_cache(maxsize=1024)
 def _epsilon_to_rho(epsilon, delta, method):
     log_inv_delta = math.log(1.0 / delta)
-    rho_classic = (math.sqrt(log_inv_delta + epsilon) - math.sqrt(log_inv_delta)) ** 2
+    # (sqrt(L + eps) - sqrt(L))^2 without the cancellation, which rounds it
+    # to 0 for eps below about 1e-15 L.
+    rho_classic = (epsilon / (math.sqrt(log_inv_delta + epsilon)
+                              + math.sqrt(log_inv_delta))) ** 2
     if method == "classic":
+        # Never a rho whose conversion overshoots the target (by rounding).
+        while _rho_to_epsilon(rho_classic, delta, method) > epsilon:
+            rho_classic = math.nextafter(rho_classic, 0.0)
         return rho_classic
     if method == "gaussian":
         return _gdp_rho(epsilon, delta, rho_classic)
