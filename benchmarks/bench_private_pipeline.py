@@ -313,7 +313,9 @@ def markdown(results, balanced, machine, args):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--rounds", type=int, default=5)
+    # 20 rounds: on the smaller tables one round's balanced accuracy spans
+    # 0.76-0.996 (CreditCard), and a median of 5 moved by 4 points.
+    parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--share", type=float, default=None)
     parser.add_argument("--suite", choices=("issue24", "wide"), default="issue24",
                         help="issue24: the tables above (results/private_pipeline"
