@@ -812,3 +812,29 @@ def test_intercept_and_row_bound_variants(params, binary_data):
             W, b = _pipeline(est, [(X[keep], y[keep])])
             _check_counterfactual(est, W, b, X, k)
     assert est.certify(X, 1).mean() > 0.5
+
+
+def test_the_no_contraction_warning_reads_public_numbers_only():
+    """Whether the counterfactual step may fail to contract is decided from the
+    public factors: rows all along one direction and rows spread out (same n,
+    d and parameters) warn alike, though their private Gram norms differ."""
+    import warnings
+
+    from skforget import NoisyGDClassifier
+
+    rng = np.random.default_rng(0)
+    n, d = 300, 5
+    y = rng.integers(0, 2, n)
+    aligned = np.outer(np.ones(n), np.eye(d)[0]) * 0.99
+    spread = rng.normal(size=(n, d))
+    spread *= 0.99 / np.linalg.norm(spread, axis=1, keepdims=True)
+    said = []
+    for X in (aligned, spread):
+        est = NoisyGDClassifier(classes=[0, 1], certify_k_max=60,
+                                certify_modes=("add",), batch_size=None,
+                                random_state=0)
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            est.fit(X, y)
+        said.append(sorted(str(w.message) for w in rec if "contract" in str(w.message)))
+    assert said[0] == said[1] and len(said[0]) == 1

@@ -1005,6 +1005,26 @@ def test_a_private_search_after_private_steps_is_refused_before_any_statistic():
     assert not hasattr(scaler, "center_")
 
 
+def test_clip_rows_false_behind_private_steps_is_refused_before_any_statistic():
+    """Behind private statistics, whether a row lies outside data_norm depends
+    on their noise: the estimator's refusal (which names a row and its norm)
+    would be an output no guarantee covers, and a store saved it as a
+    request's public reason. Refused before any step, nothing recorded."""
+    from skforget import PrivacyLedger
+    from skforget.pipeline import ForgetPipeline
+
+    X, y = _frame(600)
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-5)
+    scaler = PrivateStandardScaler(rho=0.5, random_state=1)
+    pipe = ForgetPipeline([
+        ("scale", scaler),
+        ("model", NoisyGDClassifier(classes=[0, 1], clip_rows=False, data_norm=3.0,
+                                    ledger=ledger))])
+    with pytest.raises(ValueError, match="'model' has clip_rows=False.*'scale'"):
+        pipe.fit(X[["age", "hours"]], y)
+    assert not hasattr(scaler, "center_") and not ledger.entries
+
+
 def test_zeros_join_a_positive_range_at_a_lower_threshold():
     """A column that piles up on 0 keeps its zeros apart from its positive
     values: 0 joins the range when the zero bin clears sigma * isf(1e-2),

@@ -293,6 +293,15 @@ def test_search_refuses_what_it_sets_or_cannot_score(cancer):
     with pytest.raises(ValueError, match="target_bound is required"):
         PrivateSearchCV(NoisyGDRegressor(target_scale=1.0),
                         {"alpha": [1.0]}).fit(X, y * 1.0)
+    # A drawn target_scale=None let a candidate read the targets (and the
+    # released run warned about them); a drawn data_norm with clip_rows=False
+    # could refuse a row at a later run, part-way through the search.
+    with pytest.raises(ValueError, match="sets the candidates' epsilon"):
+        PrivateSearchCV(NoisyGDRegressor(target_scale=1.0), {"target_scale": [None]},
+                        target_bound=1.0).fit(X, y * 1.0)
+    with pytest.raises(ValueError, match="draws data_norm while"):
+        PrivateSearchCV(NoisyGDClassifier(classes=[0, 1], clip_rows=False),
+                        {"data_norm": [0.5, 1.0]}).fit(X, y)
 
 
 def test_regressor_search(cancer):

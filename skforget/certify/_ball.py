@@ -530,17 +530,22 @@ class BallTracker:
         self.row_norms = augmented_row_norms(design)
         big_lambda = gram_norm(design)
         ks = np.arange(self.k_max + 1)
-        self.rho = {
-            mode: contraction_factors(ks, mode=mode, learning_rate=learning_rate,
-                                      lam=lam, beta=beta, row_norm=row_norm,
-                                      n_samples=design.n_samples,
-                                      normaliser=normaliser, gram_norm=big_lambda)
-            for mode in self.modes}
-        if any(np.any(rho >= 1.0) for rho in self.rho.values()):
+
+        def factors(gram):
+            return {mode: contraction_factors(
+                ks, mode=mode, learning_rate=learning_rate, lam=lam, beta=beta,
+                row_norm=row_norm, n_samples=design.n_samples,
+                normaliser=normaliser, gram_norm=gram) for mode in self.modes}
+
+        self.rho = factors(big_lambda)
+        # Whether to warn is read from the public factors (no Gram norm): the
+        # private ones depend on the rows' directions, and a warning is an
+        # output the certificate's figures do not cover.
+        if any(np.any(rho >= 1.0) for rho in factors(None).values()):
             warnings.warn(
-                "The counterfactual step does not contract for some budgets "
+                "The counterfactual step may not contract for some budgets "
                 "(learning_rate too large for the database size): the "
-                "certified radii grow with the number of steps.", UserWarning,
+                "certified radii can grow with the number of steps.", UserWarning,
                 stacklevel=4)
         self.radius = {mode: np.zeros((self.k_max + 1, self.n_outputs))
                        for mode in self.modes}

@@ -51,9 +51,10 @@ from skforget.exceptions import PrivacyBudgetWarning
 
 #: Parameters the search sets itself (the budget and the noise), and those
 #: that change what a run's rho means or can make a run fail on the rows: they
-#: are taken from the estimator as given, never drawn.
+#: are taken from the estimator as given, never drawn. A drawn
+#: ``target_scale=None`` would let a candidate read the targets (and warn).
 _RESERVED = ("epsilon", "delta", "random_state", "relation", "group_size",
-             "classes", "clip_rows", "ledger")
+             "classes", "clip_rows", "target_scale", "ledger")
 
 #: Share of each run's rho-coefficient spent on scoring it on its own rows
 #: (privacy-accounting.md, Lemma 17.1b): the score's noise, 1 / (N sqrt(2 *
@@ -238,14 +239,23 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"param_distributions names {reserved}: the search sets the "
                 "candidates' epsilon, delta and random_state itself (the total "
-                "is the search's epsilon), and relation, group_size, classes and "
-                "clip_rows define what one run's figure means: set them on the "
-                "estimator.")
+                "is the search's epsilon), and relation, group_size, classes, "
+                "clip_rows and target_scale define what one run's figure means: "
+                "set them on the estimator.")
         params = self.estimator.get_params()
         unknown = sorted(set(self.param_distributions) - set(params))
         if unknown:
             raise ValueError(f"param_distributions names {unknown}, which "
                              f"{type(self.estimator).__name__} does not have.")
+        if params.get("clip_rows") is False and "data_norm" in \
+                self.param_distributions:
+            # The rows are checked against the estimator's data_norm before
+            # any run; a drawn one could refuse a row part-way through.
+            raise ValueError(
+                "param_distributions draws data_norm while the estimator has "
+                "clip_rows=False: a candidate with a smaller data_norm would "
+                "refuse a row part-way through the search. Keep clip_rows=True, "
+                "or fix data_norm on the estimator.")
         for name, values in self.param_distributions.items():
             if not hasattr(values, "rvs") and (isinstance(values, str)
                                                 or len(values) == 0):

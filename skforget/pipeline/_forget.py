@@ -278,6 +278,18 @@ class ForgetPipeline(Pipeline):
                 "target. Search over a skforget estimator with public "
                 "preprocessing, or fit the private pipeline at chosen "
                 "hyper-parameters.")
+        if est.get("clip_rows") is False:
+            # The rows the estimator receives come out of noisy statistics, so
+            # its refusal of a row beyond data_norm would depend on them and on
+            # the rows, after their noise was drawn and before any release
+            # (the message names a row and its norm): refuse before any step.
+            raise ValueError(
+                f"The final step {self.steps[-1][0]!r} has clip_rows=False, which "
+                "refuses rows outside data_norm by raising: behind private "
+                f"preprocessing ({', '.join(map(repr, private))}) whether a row is "
+                "outside depends on noisy statistics, so the error would reveal "
+                "what no guarantee covers. Keep clip_rows=True (the default), "
+                "which projects such rows onto the ball.")
         for name in private:
             step = self.named_steps[name].get_params()
             for param in ("relation", "group_size"):
