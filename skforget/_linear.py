@@ -46,6 +46,7 @@ from skforget._validation import (
 )
 from skforget.exceptions import (
     PrivacyBudgetWarning,
+    PrivacyLeakWarning,
     UnlearningError,
 )
 
@@ -404,6 +405,23 @@ class _BasePrivateLinear(BaseEstimator):
             group_size=int(self._param("group_size")),
             # GDP releases compose as GDP (privacy-accounting.md, 20.2, 21.5)
             gaussian=self._dp_conversion() == "gaussian")
+
+    @classmethod
+    def _warn_after_edit(cls, guarantee):
+        """The warnings every edit owes its user (adaptive figure, label set)."""
+        cls._warn_if_adaptive_exceeds(guarantee)
+        if not getattr(guarantee, "label_set_public", True):
+            # The label set is part of the model (classes_, the coefficients'
+            # shape) and is fixed at fit: an edit keeps it, so a deleted
+            # record whose label no remaining record has still shows there.
+            warnings.warn(
+                "This model's label set was read from the training labels at fit "
+                "and every edit keeps it: a deleted record whose label no "
+                "remaining record has still shows in classes_ (and in the "
+                "coefficients' shape), which the deletion certificate does not "
+                "cover. Fit with classes=[...] (a public label set) to forget "
+                "such records entirely.",
+                PrivacyLeakWarning, stacklevel=user_stacklevel())
 
     @staticmethod
     def _warn_if_adaptive_exceeds(guarantee):

@@ -734,7 +734,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
         self.n_unlearn_iter_ = steps // edit.n_batches
         self.privacy_guarantee_ = guarantee
         self.database_version_ = edits.version_after
-        self._warn_if_adaptive_exceeds(guarantee)
+        self._warn_after_edit(guarantee)
         self._warn_if_constant()
         return self
 
@@ -755,6 +755,6 @@ class _BaseNoisyGD(_BasePrivateLinear):
         self.n_unlearn_iter_ = 0
         self.privacy_guarantee_ = guarantee
         self.database_version_ = edits.version_after
-        self._warn_if_adaptive_exceeds(guarantee)
+        self._warn_after_edit(guarantee)
         self._warn_if_constant()
         return self

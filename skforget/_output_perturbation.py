@@ -279,6 +279,6 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             self._set_coefficients(W, b)
             self.privacy_guarantee_ = guarantee
             self.database_version_ = edits.version_after
-            self._warn_if_adaptive_exceeds(guarantee)
+            self._warn_after_edit(guarantee)
             self._warn_if_constant()
             return self

@@ -473,3 +473,36 @@ def test_regularisation_too_strong_for_float64_is_refused_by_name(Est, name):
     with pytest.raises(ValueError, match=said):
         est.fit(X, y)
     assert est.__dict__.keys() == before.keys()
+
+
+@pytest.mark.parametrize("retrain", [False, True])
+def test_every_edit_says_a_label_set_read_from_the_rows_is_kept(retrain):
+    """A label set read from the rows is part of the model and fixed at fit: a
+    deleted record whose label no other record has still shows in classes_,
+    even after a retrain whose certificate says the removed records have no
+    influence. Every edit says so; with a public label set none does."""
+    from skforget import Database
+    from skforget.store._audit import _guarantee_section
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500 if retrain else 600, 3)) / 3
+    y = np.where(X[:, 0] > 0, "a", "b").astype(object)
+    y[7] = "rare"
+    db = Database(X, y)
+    # At 1,500 rows and no lazy records the plan serves edits by retraining.
+    kw = {"max_lazy_records": 0} if retrain else {}
+    for classes, expect in ((None, 1), (["a", "b", "rare"], 0)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = NoisyGDClassifier(classes=classes, random_state=0, **kw).fit(db)
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            m.partial_unlearn(EditRequest(db, delete=[7], by="id"))
+        kept = [w for w in rec if issubclass(w.category, PrivacyLeakWarning)
+                and "label set" in str(w.message)]
+        assert len(kept) == expect
+        assert "rare" in m.classes_.tolist()
+        g = m.privacy_guarantee_
+        assert g.deletion.retrained == retrain
+        assert _guarantee_section(g)["label_set_public"] == (expect == 0)
+        assert ("edits keep it" in str(g)) == (expect == 1)

@@ -497,7 +497,8 @@ class PrivacyGuarantee:
                          "holds only while that seed stays secret.")
         if not self.label_set_public:
             lines.append("The label set was read from the training labels and is "
-                         "not covered: pass classes=... to make it public.")
+                         "not covered, and edits keep it (a deleted record's label "
+                         "stays in classes_): pass classes=... to make it public.")
         if not self.target_scale_public:
             lines.append("No public target_scale: the targets were read to decide "
                          "whether to warn about their scale (one bit, not covered); "

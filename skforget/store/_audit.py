@@ -109,6 +109,10 @@ def _guarantee_section(guarantee):
             "conversion_note": getattr(guarantee, "conversion_note", ""),
             "group_size": guarantee.group_size,
             "statement": str(guarantee).split("\n", 1)[0],
+            # What the figures above do not cover, as the guarantee says it
+            # (the statement keeps its first line only).
+            "label_set_public": getattr(guarantee, "label_set_public", True),
+            "target_scale_public": getattr(guarantee, "target_scale_public", True),
             "references": list(guarantee.references)}
 
 
