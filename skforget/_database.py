@@ -90,6 +90,13 @@ def check_unique_ids(ids, where):
     """Map each ID to its position; refuse duplicate or unhashable IDs."""
     lookup = {}
     for pos, value in enumerate(ids.tolist()):
+        try:   # NaN, NaT and pd.NA equal nothing: never deletable by ID
+            missing = bool(value != value)
+        except TypeError:   # pd.NA has no truth value
+            missing = True
+        if missing:
+            raise UnlearningError(f"{where}[{pos}]={value!r} is not a valid record "
+                                  "ID (a missing value matches no request).")
         try:
             first = lookup.setdefault(value, pos)
         except TypeError:

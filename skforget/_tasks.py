@@ -530,6 +530,24 @@ class _PrivateRegressorMixin:
     def _regularization(self, n_samples):
         return self.alpha / n_samples
 
+    def _check_new_targets(self, edits):
+        """Refuse a new record whose target is not a finite number, naming it
+        (before any plan: the edit would fail part-way otherwise)."""
+        for name in ("y_replace", "y_insert"):
+            values = getattr(edits, name)
+            if values is None:
+                continue
+            try:
+                values = np.asarray(values, dtype=np.float64).ravel()
+            except (TypeError, ValueError):
+                raise UnlearningError(f"{name} holds targets that are not numbers.") \
+                    from None
+            bad = np.flatnonzero(~np.isfinite(values))
+            if bad.size:
+                k = int(bad[0])
+                raise UnlearningError(f"{name}[{k}]={float(values[k])!r} is not a finite "
+                                      "target.")
+
     def _public_targets(self):
         # Rows on a cluster: the targets never reach the driver, so nothing is
         # read for the scale check (the shards divide by the public scale).

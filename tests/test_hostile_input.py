@@ -506,3 +506,41 @@ def test_every_edit_says_a_label_set_read_from_the_rows_is_kept(retrain):
         assert g.deletion.retrained == retrain
         assert _guarantee_section(g)["label_set_public"] == (expect == 0)
         assert ("edits keep it" in str(g)) == (expect == 1)
+
+
+def test_unclear_errors_name_what_is_at_fault():
+    """Errors an audit of failure paths found raw or unnamed (review 29, A6)."""
+    import pandas as pd
+    from sklearn.exceptions import NotFittedError
+
+    from skforget import Database
+    from skforget.exceptions import UnlearningError
+    from skforget.model_selection import PrivateSearchCV
+    from skforget.pipeline import make_private_pipeline
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    search = PrivateSearchCV(NoisyGDClassifier(classes=[0, 1]), {"C": [1.0]})
+    with pytest.raises(ValueError, match="needs y"):
+        search.fit(X)
+    with pytest.raises(NotFittedError):
+        search.predict(X)
+    # A list of rows goes through a private pipeline as through scikit-learn.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0,
+                                     random_state=0).fit(X.tolist(), y)
+    assert pipe.predict(X.tolist()).shape == y.shape
+    # A missing ID matches no request: refused by position.
+    for ids in ([1.0, np.nan, 2.0], pd.array(["a", pd.NA, "c"], dtype="string")):
+        with pytest.raises(UnlearningError, match=r"ids\[1\]=.* not a valid record ID"):
+            Database(X[:3], y[:3], ids=ids)
+    # A regressor's new target that is not a number is named before any plan.
+    reg = NoisyGDRegressor(target_scale=1.0, random_state=0).fit(X, X[:, 0])
+    request = EditRequest(X, X[:, 0], X_insert=X[:2], y_insert=[0.1, np.nan])
+    before = pickle.dumps(reg)
+    for call in (reg.plan_unlearn, reg.partial_unlearn):
+        with pytest.raises(UnlearningError, match=r"y_insert\[1\]=nan"):
+            call(request)
+    assert pickle.dumps(reg) == before

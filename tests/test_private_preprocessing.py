@@ -17,6 +17,7 @@ from sklearn.pipeline import make_pipeline
 
 from skforget import Database, EditRequest, NoisyGDClassifier, NoisyGDRegressor
 from skforget.accounting import (
+    PrivacyBudgetExceeded,
     histogram_sensitivity,
     moments_sensitivity,
     rho_to_epsilon,
@@ -1093,3 +1094,45 @@ def test_model_selection_over_a_private_pipeline_warns_with_the_pipelines_figure
         delta_selection=3 * b.delta_selection, method="gaussian")
     assert "Each fit is (1, 1e-05)-DP alone" in messages[0]
     assert f"3 fits: epsilon {total:.3g} at delta {total_delta:.2g}" in messages[0]
+
+
+def test_a_failed_private_edit_keeps_the_callers_rows_and_stale_requests_fail():
+    """An in-place request changes the caller's rows only when the refit
+    succeeds (the ledger refusing it leaves rows, pipeline and ledger as they
+    were); and without a Database a request built on an older version of the
+    rows (which still hold a record an earlier edit removed) is refused."""
+    from skforget import PrivacyLedger
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] > 0).astype(int)
+
+    def make(ledger):
+        return make_private_pipeline(
+            NoisyGDClassifier(classes=[0, 1], max_iter=5, random_state=0,
+                              ledger=ledger), epsilon=1.0, random_state=0)
+
+    ledger = PrivacyLedger(1.3, 1e-5)   # room for the fit, not for an edit
+    Xw, yw = X.copy(), y.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make(ledger).fit(Xw, yw)
+    before = pickle.dumps(pipe)
+    with pytest.raises(PrivacyBudgetExceeded):
+        pipe.partial_unlearn(EditRequest(Xw, yw, delete=[5], in_place=True))
+    np.testing.assert_array_equal(Xw, X)
+    np.testing.assert_array_equal(yw, y)
+    assert pickle.dumps(pipe) == before and len(ledger.entries) == 1
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make(PrivacyLedger(100.0, 1e-5)).fit(X, y)
+        first = EditRequest(X, y, delete=[7])
+        pipe.partial_unlearn(first)
+    with pytest.raises(UnlearningError, match="built on 400 records.*now has 399"):
+        pipe.partial_unlearn(EditRequest(X, y, delete=[8]))
+    X1, y1 = first.apply()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.partial_unlearn(EditRequest(X1, y1, delete=[8]))
+    assert len(pipe.pipeline_edits_) == 2

@@ -245,6 +245,32 @@ def test_candidates_print_and_warn_nothing(cancer, capsys, held_out):
         assert model.verbose == 1   # the user's setting, for later edits
 
 
+def test_a_failed_search_leaves_the_search_and_its_ledger_as_they_were(
+        cancer, monkeypatch):
+    # The refit interrupted: the new selection must not sit beside the old
+    # model, and the ledger must not record the search.
+    from skforget import PrivacyLedger
+
+    X, y = cancer
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-5)
+    s = _search(validation_fraction=0.2, ledger=ledger).fit(X, y)
+    before, entries = dict(vars(s)), list(ledger.entries)
+    fit = NoisyGDClassifier.fit
+
+    def interrupted_refit(self, X_, y_, *args, **kw):
+        if len(y_) == len(y):   # the refit reads every row; candidates 80 %
+            raise KeyboardInterrupt("injected in the refit")
+        return fit(self, X_, y_, *args, **kw)
+
+    monkeypatch.setattr(NoisyGDClassifier, "fit", interrupted_refit)
+    with pytest.raises(KeyboardInterrupt):
+        s.set_params(random_state=1).fit(X, y)
+    s.set_params(random_state=0)
+    assert vars(s).keys() == before.keys()
+    assert all(vars(s)[k] is v for k, v in before.items() if k.endswith("_"))
+    assert list(ledger.entries) == entries
+
+
 def test_every_run_is_planned_within_the_selection(cancer, monkeypatch):
     X, y = cancer
     seen = []

@@ -46,6 +46,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, indexable
 from skforget import accounting
 from skforget._database import Database, unwrap_database
 from skforget._public import private_step_names
+from skforget._utils import restore_on_error
 from skforget._validation import HasMethods, Interval, StrOptions, user_stacklevel
 from skforget.exceptions import PrivacyBudgetWarning
 
@@ -65,8 +66,12 @@ SCORE_SHARE = 0.05
 
 def _best_has(name):
     def check(self):
-        check_is_fitted(self, "best_estimator_")
-        return hasattr(self.best_estimator_, name)
+        if "best_estimator_" in self.__dict__:
+            return hasattr(self.best_estimator_, name)
+        # Unfitted: offered when the estimator has it, and calling it raises
+        # NotFittedError (as scikit-learn's searches do), not AttributeError.
+        getattr(self.estimator, name)
+        return True
     return check
 
 
@@ -341,6 +346,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 raise ValueError("PrivateSearchCV does not take sample weights; "
                                  "pass a Database without them.")
             X, y, _ = unwrap_database(X, y)
+        if y is None:
+            raise ValueError("PrivateSearchCV.fit needs y (or a Database, which "
+                             "carries its targets).")
         X, y = indexable(X, y)
         n = len(y)
         n_val, base = self._check_inputs(n)
@@ -389,7 +397,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # recorded as one entry (privacy-accounting.md, Section 20.1).
         with accounting.ledger_spending(
                 ledger, "PrivateSearchCV.fit", curve=accounting.search_curve(budget),
-                relation=base.get("relation", "replace"), group_size=group):
+                relation=base.get("relation", "replace"), group_size=group), \
+                restore_on_error(self):
+            # A failed search (a refit interrupted, a warning raised as an
+            # error) leaves the object as it was, and records nothing.
             self._search(X, y, X_train, y_train, X_val, y_val, n, n_val, budget,
                          delta, held_out, refits, seeded, k, draw_rng, noise, seeds,
                          group, base)
@@ -473,21 +484,25 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     @available_if(_best_has("predict"))
     def predict(self, X):
         """Predict with ``best_estimator_``."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict(X)
 
     @available_if(_best_has("predict_proba"))
     def predict_proba(self, X):
         """Class probabilities of ``best_estimator_``."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict_proba(X)
 
     @available_if(_best_has("decision_function"))
     def decision_function(self, X):
         """Decision function of ``best_estimator_``."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.decision_function(X)
 
     @available_if(_best_has("score"))
     def score(self, X, y):
         """``best_estimator_.score(X, y)`` (not private: X, y are yours)."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.score(X, y)
 
     @available_if(_best_has("partial_unlearn"))
@@ -502,6 +517,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         the deleted records, bounded by ``privacy_guarantee_.selection_epsilon``
         (privacy-accounting.md, 17.4).
         """
+        check_is_fitted(self, "best_estimator_")
         if self.validation_fraction is not None and not self.refit:
             raise ValueError("Without refit, best_estimator_ was trained on the "
                              "search's training part only; fit with refit=True "

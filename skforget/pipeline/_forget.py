@@ -15,6 +15,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from skforget import accounting
 from skforget._database import Database, _describe, check_version, unwrap_database
 from skforget._edits import EditRequest
+from skforget._linear import _atomic_edit
 from skforget._public import (
     check_public_preprocessing,
     private_step_names,
@@ -252,6 +253,8 @@ class ForgetPipeline(Pipeline):
             self.database_version_ = version
             self.pipeline_edits_ = ()
             if private:
+                # The database's size, which an edit's request must match.
+                self._n_records = _num_samples(X)
                 names = (*private, self.steps[-1][0])
                 self.random_states_ = {
                     name: self.named_steps[name].get_params().get("random_state")
@@ -490,7 +493,23 @@ class ForgetPipeline(Pipeline):
         if private != self.private_preprocessing_:
             raise UnlearningError("The private steps changed since fit; fit again.")
         self._check_private_units(private)
-        edited = edits.apply()
+        n = getattr(self, "_n_records", None)   # None: pickled before it was kept
+        if n is not None and edits.n_samples_before != n:
+            # Without a Database no version tells a stale request: its rows
+            # could hold a record an earlier edit removed, which the refit
+            # would train on again while that edit's certificate stands.
+            raise UnlearningError(
+                f"The request was built on {edits.n_samples_before} records, but "
+                f"the pipeline's database now has {n}: build it on the records "
+                "the previous request's apply() returned (a Database checks this "
+                "by version).")
+        # An in-place request changes the caller's rows only if the edit
+        # succeeds: undoable until the block below commits it.
+        with _atomic_edit(self, edits):
+            return self._refit_edited(edits, private, edits._apply_uncommitted())
+
+    def _refit_edited(self, edits, private, edited):
+        """The refit of :meth:`_refit_edit` on the edited records."""
         X_new, y_new = edited
         weights = edits.sample_weight_after
         params = {}
@@ -546,6 +565,7 @@ class ForgetPipeline(Pipeline):
                                                 release.rho_replace))
             self.pipeline_edits_ = (*self.pipeline_edits_, cert)
             self.database_version_ = edits.version_after
+            self._n_records = edits.n_samples_after
         return self
 
     # --- prediction certificates of the final step, on raw records -------------

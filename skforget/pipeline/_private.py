@@ -6,7 +6,9 @@ preprocessing and the estimator (privacy-accounting.md, Section 19)."""
 import warnings
 from numbers import Real
 
+import numpy as np
 from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import _num_samples
 
 from skforget import accounting
 from skforget._database import unwrap_database
@@ -102,7 +104,7 @@ class PrivatePipeline(ForgetPipeline):
                              "(skforget.preprocessing.Private*); use ForgetPipeline "
                              "for public preprocessing only.")
         rows = unwrap_database(X, y)[0]
-        n = rows.shape[0]
+        n = _num_samples(rows)   # any array-like: lists have no shape
         delta = accounting.resolve_delta(self.delta, n_samples=n)
         est = self._final_estimator
         conversion = getattr(est, "_dp_conversion", lambda: "improved")()
@@ -130,9 +132,9 @@ class PrivatePipeline(ForgetPipeline):
             super().fit(X, y, **params)
             self.budget_ = budget
             self.target_epsilon_ = float(self.epsilon)
+        shape = np.shape(rows)   # lists of rows too
         self._warn_if_noise_dominates(
-            n, rows.shape[1] if len(rows.shape) > 1 else 1, budget, len(private),
-            unit)
+            n, shape[1] if len(shape) > 1 else 1, budget, len(private), unit)
         return self
 
     def _warn_if_noise_dominates(self, n, n_columns, budget, n_private, unit):
