@@ -545,8 +545,8 @@ class _PrivateRegressorMixin:
             bad = np.flatnonzero(~np.isfinite(values))
             if bad.size:
                 k = int(bad[0])
-                raise UnlearningError(f"{name}[{k}]={float(values[k])!r} is not a finite "
-                                      "target.")
+                raise UnlearningError(
+                    f"{name}[{k}]={float(values[k])!r} is not a finite target.")
 
     def _public_targets(self):
         # Rows on a cluster: the targets never reach the driver, so nothing is
