@@ -253,8 +253,6 @@ class ForgetPipeline(Pipeline):
             self.database_version_ = version
             self.pipeline_edits_ = ()
             if private:
-                # The database's size, which an edit's request must match.
-                self._n_records = _num_samples(X)
                 names = (*private, self.steps[-1][0])
                 self.random_states_ = {
                     name: self.named_steps[name].get_params().get("random_state")
@@ -493,8 +491,10 @@ class ForgetPipeline(Pipeline):
         if private != self.private_preprocessing_:
             raise UnlearningError("The private steps changed since fit; fit again.")
         self._check_private_units(private)
-        n = getattr(self, "_n_records", None)   # None: pickled before it was kept
-        if n is not None and edits.n_samples_before != n:
+        # The estimator is refitted on every edit's records, so its guarantee
+        # counts the pipeline's current database.
+        n = self._final_estimator.privacy_guarantee_.n_samples
+        if edits.n_samples_before != n:
             # Without a Database no version tells a stale request: its rows
             # could hold a record an earlier edit removed, which the refit
             # would train on again while that edit's certificate stands.
@@ -565,7 +565,6 @@ class ForgetPipeline(Pipeline):
                                                 release.rho_replace))
             self.pipeline_edits_ = (*self.pipeline_edits_, cert)
             self.database_version_ = edits.version_after
-            self._n_records = edits.n_samples_after
         return self
 
     # --- prediction certificates of the final step, on raw records -------------
