@@ -6,9 +6,7 @@ preprocessing and the estimator (privacy-accounting.md, Section 19)."""
 import warnings
 from numbers import Real
 
-import numpy as np
 from sklearn.pipeline import Pipeline
-from sklearn.utils.validation import _num_samples
 
 from skforget import accounting
 from skforget._database import unwrap_database
@@ -16,6 +14,7 @@ from skforget._public import register_pipeline_class, split_preprocessing
 from skforget._validation import Interval, StrOptions, user_stacklevel
 from skforget.pipeline._forget import ForgetPipeline, _atomic_tree
 from skforget.preprocessing import PrivateTableEncoder
+from skforget.preprocessing._columns import _n_rows_cols
 from skforget.preprocessing._numeric import BOUNDS_SHARE, bounds_threshold
 
 __all__ = ["PrivatePipeline", "make_private_pipeline"]
@@ -103,8 +102,8 @@ class PrivatePipeline(ForgetPipeline):
             raise ValueError("A PrivatePipeline needs at least one private step "
                              "(skforget.preprocessing.Private*); use ForgetPipeline "
                              "for public preprocessing only.")
-        rows = unwrap_database(X, y)[0]
-        n = _num_samples(rows)   # any array-like: lists have no shape
+        # Any 2-D table (lists of rows too), read as the private steps read it.
+        _, n, n_columns = _n_rows_cols(unwrap_database(X, y)[0])
         delta = accounting.resolve_delta(self.delta, n_samples=n)
         est = self._final_estimator
         conversion = getattr(est, "_dp_conversion", lambda: "improved")()
@@ -132,9 +131,7 @@ class PrivatePipeline(ForgetPipeline):
             super().fit(X, y, **params)
             self.budget_ = budget
             self.target_epsilon_ = float(self.epsilon)
-        shape = np.shape(rows)   # lists of rows too
-        self._warn_if_noise_dominates(
-            n, shape[1] if len(shape) > 1 else 1, budget, len(private), unit)
+        self._warn_if_noise_dominates(n, n_columns, budget, len(private), unit)
         return self
 
     def _warn_if_noise_dominates(self, n, n_columns, budget, n_private, unit):
