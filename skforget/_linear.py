@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skforget import accounting
 from skforget._database import check_version
+from skforget._release import release_spending
 from skforget._rows import (
     augmented_norms,
     canonical_csr,
@@ -396,10 +397,11 @@ class _BasePrivateLinear(BaseEstimator):
     def _ledger_spending(self, what, rho):
         """Reserve a planned release on ``ledger`` before any training pass
         (privacy-accounting.md, Section 20.3): raises PrivacyBudgetExceeded if
-        it would not fit; records it when the block succeeds, with the final
-        figure the block may put in the yielded dict as ``"rho"``; cancels it
-        if the block raises. A no-op without a ledger."""
-        return accounting.ledger_spending(
+        it would not fit; records it, with the final figure the block may put
+        in the yielded dict as ``"rho"``, when the public call (``releasing``)
+        has succeeded; cancels it if the call fails before. A no-op without a
+        ledger."""
+        return release_spending(
             getattr(self, "ledger", None), f"{type(self).__name__}.{what}",
             rho=rho, relation=self._param("relation"),
             group_size=int(self._param("group_size")),

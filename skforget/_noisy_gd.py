@@ -20,6 +20,7 @@ from skforget._linear import (
     _BasePrivateLinear,
     check_edit_weighting,
 )
+from skforget._release import releasing
 from skforget._rows import plan_weighting, row_weights
 from skforget._solver import effective_n_jobs, initial_draw, run_segment
 from skforget._utils import check_sample_weight, no_interrupts, restore_on_error
@@ -132,7 +133,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
             Fitted estimator, with ``privacy_guarantee_`` stating what the
             released coefficients satisfy.
         """
-        with restore_on_error(self), fixed_errstate():
+        # Warnings about the released model wait until it is recorded (20.3).
+        with releasing(), restore_on_error(self), fixed_errstate():
             self._freeze_params()
             if isinstance(X, ShardedDatabase) or is_dask_collection(X):
                 return self._fit_sharded(X, y, sample_weight)
@@ -505,7 +507,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
             raise TypeError("edits must be a skforget.EditRequest (or a "
                             "ShardedEditRequest), got "
                             f"{type(edits).__name__}.")
-        with self._fit_hyperparameters(), fixed_errstate():
+        with releasing(), self._fit_hyperparameters(), fixed_errstate():
             if isinstance(edits, ShardedEditRequest):
                 return self._partial_unlearn_sharded(edits, deletion_epsilon)
             # A request built with in_place=True edits the caller's arrays when
@@ -671,6 +673,9 @@ class _BaseNoisyGD(_BasePrivateLinear):
             n_inserted=edits.n_inserted, seeded=self.random_state is not None,
             retrained=edit.retrained, data_weight=edit.data_weight,
             n_batches=edit.n_batches)
+        # Said before any pass, from public numbers: a filter raising them as
+        # errors stops the edit before anything is spent (Section 20.3).
+        self._warn_after_edit(planned)
         with self._ledger_spending("partial_unlearn",
                                    accounting.release_rho(planned, plan)) as spent:
             self._unlearn_pass(edits, plan, previous, edit, rows, n_new, loss,
@@ -734,7 +739,6 @@ class _BaseNoisyGD(_BasePrivateLinear):
         self.n_unlearn_iter_ = steps // edit.n_batches
         self.privacy_guarantee_ = guarantee
         self.database_version_ = edits.version_after
-        self._warn_after_edit(guarantee)
         self._warn_if_constant()
         return self
 

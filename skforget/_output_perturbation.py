@@ -22,6 +22,7 @@ from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
 from skforget._erm import solve_certified
 from skforget._linear import _atomic_edit, _BasePrivateLinear
+from skforget._release import releasing
 from skforget._rows import plan_weighting, row_weights
 from skforget._utils import check_sample_weight, restore_on_error
 from skforget._validation import (
@@ -94,7 +95,8 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 "output perturbation solves in memory: fit it on arrays (or a "
                 "skforget.Database), not on a ShardedDatabase; NoisyGDClassifier "
                 "and NoisyGDRegressor train on a cluster.")
-        with restore_on_error(self), fixed_errstate():
+        # Warnings about the released model wait until it is recorded (20.3).
+        with releasing(), restore_on_error(self), fixed_errstate():
             self._freeze_params()
             sample_weight = database_weights(X, sample_weight)
             X, y, self.database_version_ = unwrap_database(X, y)
@@ -245,7 +247,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
         if not isinstance(edits, EditRequest):
             raise TypeError("edits must be a skforget.EditRequest, got "
                             f"{type(edits).__name__}.")
-        with self._fit_hyperparameters(), _atomic_edit(self, edits), \
+        with releasing(), self._fit_hyperparameters(), _atomic_edit(self, edits), \
                 fixed_errstate():
             plan = self._plan
             previous = self.privacy_guarantee_
@@ -264,6 +266,8 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 earlier=earlier, n_deleted=edits.n_deleted,
                 n_replaced=edits.n_replaced, n_inserted=edits.n_inserted,
                 **_count_fields(budget, self.epsilon, self._class_statistics()))
+            # Said before the solve, from public numbers (Section 20.3).
+            self._warn_after_edit(guarantee)
             # A fresh release (Section 20.1), reserved before the solve.
             with self._ledger_spending("partial_unlearn",
                                        accounting.release_rho(guarantee)):
@@ -279,6 +283,5 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             self._set_coefficients(W, b)
             self.privacy_guarantee_ = guarantee
             self.database_version_ = edits.version_after
-            self._warn_after_edit(guarantee)
             self._warn_if_constant()
             return self

@@ -14,6 +14,7 @@ import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.utils.multiclass import check_classification_targets
 
+from skforget._release import warn_about_release
 from skforget._rows import augmented_norms
 from skforget._validation import segment_rng, user_stacklevel
 from skforget.accounting import (
@@ -339,7 +340,7 @@ class _PrivateClassifierMixin:
             others = [k for k in range(W.shape[0]) if k != c]
             margins = [b[c] - b[k] - np.linalg.norm(W[c] - W[k]) * R for k in others]
             if min(margins) >= 0:
-                warnings.warn(
+                warn_about_release(
                     f"The model predicts class {np.asarray(self.classes_[c]).item()!r} "
                     "for every row of "
                     f"norm <= data_norm={R:g}: its intercept outweighs its "
@@ -350,7 +351,7 @@ class _PrivateClassifierMixin:
                     "class_weight='balanced' decides for the balanced error "
                     "privately, and a larger epsilon, more rows or a larger C let "
                     "it learn more (privacy-accounting.md, Sections 18.6, 18.12).",
-                    UserWarning, stacklevel=user_stacklevel())
+                    UserWarning)
                 return
 
     def _warn_if_means_noisy(self):
@@ -369,7 +370,7 @@ class _PrivateClassifierMixin:
         limit = MIDPOINT_MIN_COUNT_PER_NOISE * sigma
         if sigma > 0 and counts.min() < limit:
             c = int(counts.argmin())
-            warnings.warn(
+            warn_about_release(
                 "class_weight='balanced' puts the threshold at the midpoint of the "
                 "two class means of the rows, released with noise of "
                 f"{sigma:.3g} records; class "
@@ -378,7 +379,7 @@ class _PrivateClassifierMixin:
                 "decisions) are mostly noise. A larger epsilon or "
                 "prevalence_share, more rows, or public class weights help "
                 "(privacy-accounting.md, Section 18.11).",
-                UserWarning, stacklevel=user_stacklevel())
+                UserWarning)
 
     def _regularization(self, n_samples):
         return 1.0 / (self.C * n_samples)

@@ -27,7 +27,7 @@ LAYERS = (
     ("records", ("skforget._database", "skforget._edits")),
     ("cluster", ("skforget.distributed", "skforget.distributed.")),
     ("certificates", ("skforget.certify", "skforget.certify.")),
-    ("estimators", ("skforget._linear", "skforget._tasks", "skforget._fit_plan",
+    ("estimators", ("skforget._release", "skforget._linear", "skforget._tasks", "skforget._fit_plan",
                     "skforget._noisy_gd", "skforget._noisy_gd_estimators",
                     "skforget._output_perturbation",
                     "skforget._output_perturbation_estimators")),

@@ -25,6 +25,8 @@ from sklearn.model_selection import GridSearchCV
 import skforget._noisy_gd as noisy_gd_module
 import skforget._output_perturbation as op_module
 from skforget import (
+    CoarseRangeWarning,
+    Database,
     EditRequest,
     LedgerUnreachableError,
     NoisyGDClassifier,
@@ -33,6 +35,7 @@ from skforget import (
     PrivacyBudgetExceeded,
     PrivacyBudgetWarning,
     PrivacyLedger,
+    PrivacyLeakWarning,
 )
 from skforget import accounting as acc
 from skforget.model_selection import PrivateSearchCV
@@ -684,3 +687,157 @@ def test_an_empty_ledger_has_room_for_a_fit_at_its_own_budget(binary_data):
     X, y = binary_data
     _model(epsilon=1.0, ledger=ledger).fit(X, y)
     assert ledger.total.epsilon <= 1.0
+
+
+# --- one rule for failures after the draw (Section 20.3) -------------------------
+def _one_feature_table(n=300):
+    """One weak feature, 30% positives: at a small epsilon many seeds release a
+    model that predicts one class on the whole ball (and warn about it)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, size=(n, 1))
+    return X, (X[:, 0] + rng.normal(0.0, 1.0, n) > 0.8).astype(int)
+
+
+def _first_constant_seed(make, X, y):
+    for seed in range(40):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            make(seed).fit(X, y)
+        if any("for every row" in str(r.message) for r in rec):
+            return seed
+    raise AssertionError("no seed gave a constant model")
+
+
+@pytest.mark.parametrize("cls", [NoisyGDClassifier, OutputPerturbationClassifier])
+def test_a_warning_about_the_release_raised_as_an_error_finds_it_recorded(cls):
+    """The constant-model warning quotes the noisy coefficients' margin. Raised
+    inside the ledger's block (a filter set to "error"), it cancelled the entry
+    of a release whose numbers the exception then carried (audit A4): every
+    retry drew fresh noise and none was counted. Now the warning is emitted
+    after the entry is recorded, and the model is left fitted (as
+    scikit-learn leaves one under an error-raising ConvergenceWarning)."""
+    X, y = _one_feature_table()
+
+    def make(seed, ledger=None):
+        return cls(classes=[0, 1], epsilon=0.3, delta=DELTA, random_state=seed,
+                   ledger=ledger)
+
+    seed = _first_constant_seed(make, X, y)
+    ledger = PrivacyLedger(epsilon=5.0, delta=DELTA)
+    model = make(seed, ledger)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match="outweighs its coefficients by"):
+            model.fit(X, y)
+    (entry,) = ledger.entries
+    assert not entry.reserved and entry.label == f"{cls.__name__}.fit"
+    assert entry.rho == model.privacy_guarantee_.rho
+    reference = make(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference.fit(X, y)
+    np.testing.assert_array_equal(model.coef_, reference.coef_)
+
+
+@pytest.mark.parametrize("cls", [NoisyGDClassifier, OutputPerturbationClassifier])
+def test_a_public_warning_raised_as_an_error_stops_an_edit_before_any_spending(
+        cls, binary_data, counted):
+    """The label-set warning of an edit is decided from public numbers: it is
+    said before the pass, so an error-raising filter stops the edit before any
+    noise. Output perturbation said it after its release was recorded, and
+    its ledger gained an edit that never happened (audit A5)."""
+    db = Database(*binary_data)
+    ledger = PrivacyLedger(epsilon=5.0, delta=DELTA)
+    model = _model(cls, random_state=0, ledger=ledger)
+    model.set_params(classes=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(db)
+    before = pickle.dumps((model.coef_, model.intercept_, model.privacy_guarantee_))
+    counted.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(PrivacyLeakWarning, match="label set"):
+            model.partial_unlearn(EditRequest(db, delete=[0]))
+    assert counted == [] and len(ledger.entries) == 1
+    assert pickle.dumps((model.coef_, model.intercept_,
+                         model.privacy_guarantee_)) == before
+
+
+@pytest.mark.parametrize("cls", [NoisyGDClassifier, OutputPerturbationClassifier])
+def test_a_failure_before_the_release_is_committed_records_nothing(
+        cls, binary_data, monkeypatch):
+    """An interrupt after the draw but before the new state is committed
+    leaves the model as it was and shows nothing of the draw: both mechanisms
+    cancel the entry (output perturbation recorded it, audit A5), a fit and an
+    in-place edit alike (the caller's rows are restored)."""
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=5.0, delta=DELTA)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cls, "_set_coefficients", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            _model(cls, random_state=0, ledger=ledger).fit(X, y)
+    assert ledger.entries == ()
+    Xw, yw = X.copy(), y.copy()
+    model = _model(cls, random_state=0, ledger=ledger).fit(Xw, yw)
+    with monkeypatch.context() as patch:
+        patch.setattr(EditRequest, "_commit_in_place", interrupted)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            with pytest.raises(KeyboardInterrupt):
+                model.partial_unlearn(EditRequest(Xw, yw, delete=[3], in_place=True))
+    assert [e.label for e in ledger.entries] == [f"{cls.__name__}.fit"]
+    np.testing.assert_array_equal(Xw, X)
+
+
+def test_a_pipelines_range_warning_raised_as_an_error_finds_it_recorded():
+    """A CoarseRangeWarning names released bounds; raised inside the
+    pipeline's ledger block it cancelled the pipeline's entry (audit A4)."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    n = 2000
+    X = pd.DataFrame({"flag": (rng.random(n) < 0.97).astype(float),
+                      "age": rng.normal(40, 10, n)})
+    y = (X["age"] > 40).astype(int).to_numpy()
+    ledger = PrivacyLedger(epsilon=3.0, delta=DELTA)
+    est = NoisyGDClassifier(classes=[0, 1], random_state=0, ledger=ledger)
+    pipe = make_private_pipeline(est, epsilon=0.3, delta=DELTA, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(CoarseRangeWarning, match="'flag'"):
+            pipe.fit(X, y)
+    (entry,) = ledger.entries
+    assert entry.label == "PrivatePipeline.fit" and not entry.reserved
+    assert entry.rho == pipe.privacy_guarantee_.rho
+    assert hasattr(est, "coef_") and est.get_params()["ledger"] is ledger
+
+
+def test_a_searchs_released_warning_raised_as_an_error_finds_it_recorded():
+    """The released run's warnings are shown once the search's curve is
+    recorded; the candidates' stay hidden (Section 17.2)."""
+    X, y = _one_feature_table()
+    ledger = PrivacyLedger(epsilon=5.0, delta=DELTA)
+    for seed in range(40):
+        search = PrivateSearchCV(
+            NoisyGDClassifier(classes=[0, 1], delta=DELTA),
+            {"C": [0.1, 1.0]}, epsilon=0.3, n_candidates=2, refit=False,
+            random_state=seed, ledger=ledger)
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            search.fit(X, y)
+        if any("for every row" in str(r.message) for r in rec):
+            break
+    else:
+        raise AssertionError("no seed released a constant model")
+    recorded = len(ledger.entries)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match="for every row"):
+            search.fit(X, y)
+    assert len(ledger.entries) == recorded + 1
+    assert ledger.entries[-1].label == "PrivateSearchCV.fit"
+    assert not ledger.entries[-1].reserved

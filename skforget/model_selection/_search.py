@@ -46,6 +46,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, indexable
 from skforget import accounting
 from skforget._database import Database, unwrap_database
 from skforget._public import private_step_names
+from skforget._release import release_spending, releasing, warn_about_release
 from skforget._utils import restore_on_error
 from skforget._validation import HasMethods, Interval, StrOptions, user_stacklevel
 from skforget.exceptions import PrivacyBudgetWarning
@@ -76,15 +77,15 @@ def _best_has(name):
 
 
 def _show(said):
-    """Re-emit the released run's warnings (recorded while it ran), but not
+    """Re-emit the released run's warnings (recorded while it ran) once the
+    search is recorded (Section 20.3), but not
     its advice that its noise dominates: that concerns the run's share of the
     budget, which the search chose and its own plan states."""
     for w in said:
         if issubclass(w.category, UserWarning) and str(w.message).startswith(
                 "At epsilon="):
             continue
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
-                               source=w.source)
+        warn_about_release(w.message, w.category)
 
 
 def _draw(value, rng):
@@ -395,7 +396,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         ledger = self.ledger if self.ledger is not None else base.get("ledger")
         # The whole search's curve, reserved before the first run and
         # recorded as one entry (privacy-accounting.md, Section 20.1).
-        with accounting.ledger_spending(
+        with releasing(), release_spending(
                 ledger, "PrivateSearchCV.fit", curve=accounting.search_curve(budget),
                 relation=base.get("relation", "replace"), group_size=group), \
                 restore_on_error(self):
@@ -438,9 +439,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 **params, **quiet, **silent, epsilon=budget.run_epsilon,
                 delta=delta,
                 random_state=int(seeds.integers(2**31)) if seeded else None)
+            # The run's warnings are its own (own=True): recorded here, shown
+            # for the released run only, once the search is recorded.
             with warnings.catch_warnings(record=True) as said:
                 warnings.simplefilter("always")
-                est.fit(X_train, y_train)
+                with releasing(own=True):
+                    est.fit(X_train, y_train)
             rho = est.privacy_guarantee_.rho
             if not rho <= budget.run_rho - budget.score_rho:
                 raise RuntimeError(
@@ -523,15 +527,18 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                              "search's training part only; fit with refit=True "
                              "(or without a validation_fraction) to serve "
                              "deletions on the whole database.")
-        self.best_estimator_.partial_unlearn(edits, **unlearn_params)
+        # A statement of public figures, made before the edit: a filter raising
+        # it as an error stops the edit before anything is spent (20.3).
         warnings.warn(
-            "The model now certifies the deleted records; the choice of its "
+            "After this edit the model certifies the deleted records; the "
+            "choice of its "
             "hyper-parameters (best_params_, best_score_) was made with them "
             "present and keeps up to (epsilon "
             f"{self.privacy_guarantee_.selection_epsilon:.3g}, delta "
             f"{self.privacy_guarantee_.delta:.2g}) about each of them. Run the "
             "search again on the current database to forget them entirely.",
             PrivacyBudgetWarning, stacklevel=user_stacklevel())
+        self.best_estimator_.partial_unlearn(edits, **unlearn_params)
         return self
 
     def __sklearn_tags__(self):

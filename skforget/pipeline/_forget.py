@@ -22,6 +22,7 @@ from skforget._public import (
     register_pipeline_class,
     split_preprocessing,
 )
+from skforget._release import release_spending, releasing
 from skforget._utils import restore_on_error
 from skforget._validation import ENCLOSING_PREPROCESSING, fixed_errstate
 from skforget.exceptions import NotCertifiableError, UnlearningError
@@ -134,7 +135,7 @@ def _pipeline_ledger(pipeline, label, private, n_samples):
         getattr(est, "_dp_conversion", lambda: "improved")()) == "gaussian"
     est.set_params(ledger=None)
     try:
-        with accounting.ledger_spending(
+        with release_spending(
                 ledger, label, rho=rho, delta=delta, gaussian=gaussian,
                 relation=unit.get("relation", "replace"),
                 group_size=unit.get("group_size", 1)) as final:
@@ -245,7 +246,7 @@ class ForgetPipeline(Pipeline):
         self._check_private_units(private)
         params = self._database_weights(X, params)
         X, y, version = unwrap_database(X, y)
-        with _atomic_tree(self), fixed_errstate(), _pipeline_ledger(
+        with releasing(), _atomic_tree(self), fixed_errstate(), _pipeline_ledger(
                 self, f"{type(self).__name__}.fit", private, _num_samples(X)):
             super().fit(X, y, **params)
             self.public_preprocessing_ = public
@@ -457,6 +458,11 @@ class ForgetPipeline(Pipeline):
         if not isinstance(edits, EditRequest):
             raise TypeError("edits must be a skforget.EditRequest, got "
                             f"{type(edits).__name__}.")
+        # Warnings about the released model wait until it is recorded (20.3).
+        with releasing():
+            return self._partial_unlearn(edits, unlearn_params)
+
+    def _partial_unlearn(self, edits, unlearn_params):
         # Parameters may have been set since fit; the steps must still be public.
         _, private = split_preprocessing(self)
         check_version(edits.version, self.database_version_)

@@ -11,6 +11,7 @@ from sklearn.pipeline import Pipeline
 from skforget import accounting
 from skforget._database import unwrap_database
 from skforget._public import register_pipeline_class, split_preprocessing
+from skforget._release import releasing
 from skforget._validation import Interval, StrOptions, user_stacklevel
 from skforget.pipeline._forget import ForgetPipeline, _atomic_tree
 from skforget.preprocessing import PrivateTableEncoder
@@ -113,7 +114,10 @@ class PrivatePipeline(ForgetPipeline):
             selection_share=self.selection_share, estimator_conversion=conversion)
         unit = {k: v for k, v in est.get_params().items()
                 if k in ("relation", "group_size")}
-        with _atomic_tree(self):
+        # From public numbers, before any statistic: a filter raising it as an
+        # error stops the fit before anything is spent (Section 20.3).
+        self._warn_if_noise_dominates(n, n_columns, budget, len(private), unit)
+        with releasing(), _atomic_tree(self):
             est.set_params(epsilon=budget.estimator_epsilon,
                            delta=budget.delta_conversion)
             selecting = [name for name in private
@@ -131,7 +135,6 @@ class PrivatePipeline(ForgetPipeline):
             super().fit(X, y, **params)
             self.budget_ = budget
             self.target_epsilon_ = float(self.epsilon)
-        self._warn_if_noise_dominates(n, n_columns, budget, len(private), unit)
         return self
 
     def _warn_if_noise_dominates(self, n, n_columns, budget, n_private, unit):

@@ -13,7 +13,6 @@ estimator's.
 import functools
 import hashlib
 import math
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,6 +20,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
 from skforget import accounting
+from skforget._release import releasing, warn_about_release
 from skforget._rows import project_rows
 from skforget._utils import restore_on_error
 from skforget._validation import (
@@ -28,7 +28,6 @@ from skforget._validation import (
     Interval,
     StrOptions,
     segment_rng,
-    user_stacklevel,
 )
 from skforget.exceptions import CoarseRangeWarning
 from skforget.preprocessing._columns import (
@@ -92,7 +91,9 @@ def _atomic(fit):
     """A failed ``fit`` leaves the step exactly as it was."""
     @functools.wraps(fit)
     def wrapper(self, *args, **kwargs):
-        with restore_on_error(self):
+        # Warnings about the released statistics wait until the fit (an
+        # enclosing pipeline's, when there is one) has succeeded (20.3).
+        with releasing(), restore_on_error(self):
             return fit(self, *args, **kwargs)
     return wrapper
 
@@ -296,7 +297,7 @@ class PrivateStandardScaler(_NumericStep):
 
         listed = ", ".join(entry(j) for j in coarse[:5])
         more = f" and {len(coarse) - 5} more" if len(coarse) > 5 else ""
-        warnings.warn(
+        warn_about_release(
             f"{type(self).__name__}: the private range of {len(coarse)} of "
             f"{len(names)} column(s) is a single bin of the log histogram: "
             f"{listed}{more}. Values outside it are clipped to its ends: unless "
@@ -305,7 +306,7 @@ class PrivateStandardScaler(_NumericStep):
             f"needs about {need:.0f} records to be kept; give the "
             "preprocessing more budget (rho, or make_private_pipeline's "
             "preprocessing_share) or public bounds (PublicScaler).",
-            CoarseRangeWarning, stacklevel=user_stacklevel())
+            CoarseRangeWarning)
 
     def transform(self, X):
         """``(clip(X, lo, hi) - center_) / scale_``; missing values become 0.

@@ -1,0 +1,120 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What a call that releases a private output does once it has succeeded.
+
+A public call that draws noise (``fit``, ``partial_unlearn`` of an estimator,
+a pipeline or a search) runs inside :func:`releasing`. Two things wait for
+it to succeed, with its new state committed (privacy-accounting.md, Section
+20.3):
+
+* the ledger entries reserved by :func:`release_spending` are recorded (and
+  cancelled if the call fails, when nothing of the release has left it);
+* warnings about the released output (:func:`warn_about_release`: a
+  constant model's margin, a coarse private range) are emitted, after the
+  record. A warnings filter that raises one as an error then finds the
+  release recorded and the estimator fitted, as scikit-learn leaves an
+  estimator fitted under a ``ConvergenceWarning`` raised as an error; had it
+  been raised inside the ledger's block, the entry would have been cancelled
+  while the exception's text carried numbers of the noisy output.
+
+Warnings about the configuration (a label set read from the rows, an
+adaptive figure over the target) are decided from public numbers before the
+first draw and emitted at once, so such a filter stops the call before
+anything is spent. Nested calls (an estimator's ``fit`` inside a pipeline's)
+share the outermost call's record.
+
+A leaf module: the ledger is used through its ``reserve`` / ``settle`` /
+``cancel`` methods only, so nothing here imports the accounting.
+"""
+
+import contextvars
+import warnings
+from contextlib import contextmanager
+
+from skforget._validation import user_stacklevel
+
+_CURRENT = contextvars.ContextVar("skforget_release", default=None)
+
+
+class _Pending:
+    """The outermost releasing call's deferred ledger entries and warnings."""
+
+    def __init__(self):
+        self.entries = []    # (ledger, entry_id, final figure)
+        self.warnings = []   # (message, category)
+
+    def cancel(self):
+        # Newest first, as nested blocks would have unwound.
+        for ledger, entry_id, _ in reversed(self.entries):
+            ledger.cancel(entry_id)
+
+    def settle(self):
+        for ledger, entry_id, final in self.entries:
+            ledger.settle(entry_id, **final)
+
+
+@contextmanager
+def releasing(*, own=False):
+    """Run a public call that may release: on success, record its ledger
+    entries, then emit its warnings about the released output; on failure,
+    cancel the entries and drop the warnings.
+
+    Parameters
+    ----------
+    own : bool, default=False
+        Keep this call's record apart from an enclosing call's (a search's
+        candidate runs, whose warnings the search records and shows only for
+        the released run). By default a nested call shares the enclosing
+        record.
+    """
+    if _CURRENT.get() is not None and not own:
+        yield
+        return
+    pending = _Pending()
+    token = _CURRENT.set(pending)
+    try:
+        yield
+    except BaseException:
+        _CURRENT.reset(token)
+        pending.cancel()
+        raise
+    _CURRENT.reset(token)
+    pending.settle()
+    for message, category in pending.warnings:
+        warnings.warn(message, category, stacklevel=user_stacklevel())
+
+
+@contextmanager
+def release_spending(ledger, label, **figure):
+    """Reserve a planned release on ``ledger`` (None: no ledger) before the
+    block's data pass; cancel it if the block raises. Inside
+    :func:`releasing`, the entry is recorded when the outermost call
+    succeeds; outside, when the block does (``ledger.spending``). Yields a
+    dict in which the block may put the final figure (``"rho"``,
+    ``"curve"``, ``"delta"``)."""
+    if ledger is None:
+        yield {}
+        return
+    pending = _CURRENT.get()
+    if pending is None:
+        with ledger.spending(label, **figure) as final:
+            yield final
+        return
+    entry_id = ledger.reserve(label, **figure)
+    final = {}
+    try:
+        yield final
+    except BaseException:
+        ledger.cancel(entry_id)
+        raise
+    pending.entries.append((ledger, entry_id, final))
+
+
+def warn_about_release(message, category=UserWarning):
+    """Warn about a released output once its release is recorded: at the end
+    of the outermost :func:`releasing` call, or now outside one."""
+    pending = _CURRENT.get()
+    if pending is None:
+        warnings.warn(message, category, stacklevel=user_stacklevel())
+    else:
+        pending.warnings.append((message, category))
