@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skforget import accounting
 from skforget._database import check_version
-from skforget._release import release_spending
+from skforget._release import mark_committed, release_spending
 from skforget._rows import (
     augmented_norms,
     canonical_csr,
@@ -91,6 +91,7 @@ def _atomic_edit(estimator, edits):
             if applied_here:
                 edits._commit_in_place()
             committed = True
+            mark_committed()
     except BaseException:
         if not committed:
             with no_interrupts():

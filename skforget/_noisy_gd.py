@@ -20,7 +20,7 @@ from skforget._linear import (
     _BasePrivateLinear,
     check_edit_weighting,
 )
-from skforget._release import releasing
+from skforget._release import mark_committed, releasing
 from skforget._rows import plan_weighting, row_weights
 from skforget._solver import effective_n_jobs, initial_draw, run_segment
 from skforget._utils import check_sample_weight, no_interrupts, restore_on_error
@@ -137,10 +137,13 @@ class _BaseNoisyGD(_BasePrivateLinear):
         with releasing(), restore_on_error(self), fixed_errstate():
             self._freeze_params()
             if isinstance(X, ShardedDatabase) or is_dask_collection(X):
-                return self._fit_sharded(X, y, sample_weight)
-            sample_weight = database_weights(X, sample_weight)
-            X, y, self.database_version_ = unwrap_database(X, y)
-            return self._fit(X, y, sample_weight)
+                self._fit_sharded(X, y, sample_weight)
+            else:
+                sample_weight = database_weights(X, sample_weight)
+                X, y, self.database_version_ = unwrap_database(X, y)
+                self._fit(X, y, sample_weight)
+            mark_committed()
+        return self
 
     def _make_plan(self, X, y, sample_weight=None):
         """Validate the inputs and plan the fit from public numbers only.
@@ -626,6 +629,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
             with no_interrupts():
                 edits._commit()
                 committed = True
+                mark_committed()
         except BaseException:
             if not committed:
                 with no_interrupts():

@@ -22,7 +22,7 @@ from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
 from skforget._erm import solve_certified
 from skforget._linear import _atomic_edit, _BasePrivateLinear
-from skforget._release import releasing
+from skforget._release import mark_committed, releasing
 from skforget._rows import plan_weighting, row_weights
 from skforget._utils import check_sample_weight, restore_on_error
 from skforget._validation import (
@@ -136,7 +136,8 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             self._set_coefficients(W, b)
             self.privacy_guarantee_ = guarantee
             self._warn_if_constant()
-            return self
+            mark_committed()
+        return self
 
     def _release_class_counts(self, design, budget, W, *, segment):
         """Drop the previous release's class statistics and, when this release

@@ -23,15 +23,21 @@ first draw and emitted at once, so such a filter stops the call before
 anything is spent. Nested calls (an estimator's ``fit`` inside a pipeline's)
 share the outermost call's record.
 
-A leaf module: the ledger is used through its ``reserve`` / ``settle`` /
-``cancel`` methods only, so nothing here imports the accounting.
+The entries are cancelled only if the call fails before its new state is in
+place (:func:`mark_committed`), when nothing of the release has left it; a
+failure after that records them. The context is a :mod:`contextvars`
+variable: each thread starts without one (on free-threaded Python builds
+that let threads inherit the context, a thread started inside a releasing
+call would share its record).
 """
 
 import contextvars
 import warnings
 from contextlib import contextmanager
 
+from skforget._utils import no_interrupts
 from skforget._validation import user_stacklevel
+from skforget.accounting import LedgerUnreachableError
 
 _CURRENT = contextvars.ContextVar("skforget_release", default=None)
 
@@ -42,6 +48,7 @@ class _Pending:
     def __init__(self):
         self.entries = []    # (ledger, entry_id, final figure)
         self.warnings = []   # (message, category)
+        self.committed = False
 
     def cancel(self):
         # Newest first, as nested blocks would have unwound.
@@ -76,12 +83,40 @@ def releasing(*, own=False):
         yield
     except BaseException:
         _CURRENT.reset(token)
-        pending.cancel()
+        # Committed (an interrupt delivered at the end of the commit, a
+        # failure in the cleanup after it): the release was made, recorded.
+        # Not committed: nothing of it left the call, cancelled. If the
+        # ledger fails here too, the entries stay reserved, which counts them,
+        # and the first error is the one raised.
+        with no_interrupts():
+            try:
+                (pending.settle if pending.committed else pending.cancel)()
+            except Exception:  # noqa: BLE001, S110
+                pass
         raise
     _CURRENT.reset(token)
-    pending.settle()
+    try:
+        with no_interrupts():
+            pending.settle()
+    except Exception as exc:
+        raise LedgerUnreachableError(
+            "The release was made (the model holds its new state), but the "
+            f"ledger could not record it ({type(exc).__name__}: {exc}). Its "
+            "reservation is still counted against the budget.") from exc
     for message, category in pending.warnings:
         warnings.warn(message, category, stacklevel=user_stacklevel())
+
+
+def mark_committed():
+    """Say that the outermost releasing call's new state is in place (its
+    fitted attributes, an in-place request's rows, a sharded database's new
+    version): from here a failure records its entries instead of cancelling
+    them. Called at the end of the block that restores the object on error,
+    so an interrupt between the two over-counts (the object is restored, the
+    entry kept), never under-counts."""
+    pending = _CURRENT.get()
+    if pending is not None:
+        pending.committed = True
 
 
 @contextmanager

@@ -11,7 +11,9 @@ two worker processes.
 
 import copy
 import math
+import os
 import pickle
+import signal
 import threading
 import warnings
 
@@ -816,15 +818,18 @@ def test_a_pipelines_range_warning_raised_as_an_error_finds_it_recorded():
     assert hasattr(est, "coef_") and est.get_params()["ledger"] is ledger
 
 
-def test_a_searchs_released_warning_raised_as_an_error_finds_it_recorded():
-    """The released run's warnings are shown once the search's curve is
-    recorded; the candidates' stay hidden (Section 17.2)."""
+@pytest.mark.parametrize("refit", [False, True])
+def test_a_searchs_released_warning_raised_as_an_error_finds_it_recorded(refit):
+    """The released run's warnings (a candidate's, or the refit's, which
+    depend on the selection) are shown once the search's curve is recorded;
+    the candidates' stay hidden (Section 17.2). The selected model keeps the
+    ledger for its edits."""
     X, y = _one_feature_table()
-    ledger = PrivacyLedger(epsilon=5.0, delta=DELTA)
+    ledger = PrivacyLedger(epsilon=50.0, delta=DELTA)
     for seed in range(40):
         search = PrivateSearchCV(
             NoisyGDClassifier(classes=[0, 1], delta=DELTA),
-            {"C": [0.1, 1.0]}, epsilon=0.3, n_candidates=2, refit=False,
+            {"C": [0.1, 1.0]}, epsilon=0.3, n_candidates=2, refit=refit,
             random_state=seed, ledger=ledger)
         with warnings.catch_warnings(record=True) as rec:
             warnings.simplefilter("always")
@@ -841,3 +846,49 @@ def test_a_searchs_released_warning_raised_as_an_error_finds_it_recorded():
     assert len(ledger.entries) == recorded + 1
     assert ledger.entries[-1].label == "PrivateSearchCV.fit"
     assert not ledger.entries[-1].reserved
+    assert search.best_estimator_.get_params()["ledger"] is ledger
+
+
+@pytest.mark.parametrize("cls", [NoisyGDClassifier, OutputPerturbationClassifier])
+def test_an_interrupt_at_the_commit_records_the_release(cls, binary_data,
+                                                        monkeypatch):
+    """Ctrl-C during an in-place edit's commit is held back and delivered
+    after it: the model and the caller's rows are the new ones, so the
+    release was made and is recorded (it was cancelled, under-counting)."""
+    X, y = binary_data
+    X, y = X.copy(), y.copy()
+    ledger = PrivacyLedger(epsilon=50.0, delta=DELTA)
+    model = _model(cls, random_state=0, ledger=ledger).fit(X, y)
+    coef = model.coef_.copy()
+    commit = EditRequest._commit_in_place
+
+    def ctrl_c_during_commit(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        return commit(self)
+
+    monkeypatch.setattr(EditRequest, "_commit_in_place", ctrl_c_during_commit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises(KeyboardInterrupt):
+            model.partial_unlearn(EditRequest(X, y, delete=[0, 1], in_place=True))
+    assert not np.array_equal(model.coef_, coef)
+    assert (X[-2:] == 0).all()
+    assert [(e.label, e.reserved) for e in ledger.entries] == [
+        (f"{cls.__name__}.fit", False), (f"{cls.__name__}.partial_unlearn", False)]
+
+
+def test_a_ledger_that_cannot_record_a_made_release_says_so_and_keeps_it_counted(
+        binary_data):
+    class Failing(PrivacyLedger):
+        def settle(self, entry_id, **final):
+            raise OSError("disk full")
+
+    X, y = binary_data
+    ledger = Failing(epsilon=50.0, delta=DELTA)
+    model = _model(random_state=0, ledger=ledger)
+    with pytest.raises(LedgerUnreachableError, match="release was made.*disk full"):
+        model.fit(X, y)
+    assert hasattr(model, "coef_")
+    (entry,) = ledger.entries
+    assert entry.reserved and ledger.total.rho == pytest.approx(
+        model.privacy_guarantee_.rho)

@@ -279,7 +279,11 @@ def ledger_spending(ledger, label, *, rho=None, curve=None, relation=None,
     :class:`PrivacyBudgetExceeded` before the block if the release would not
     fit, records it when the block succeeds (with the final figure the block
     may put in the yielded dict as ``"rho"`` / ``"curve"``) and cancels the
-    reservation if the block raises.
+    reservation if the block raises. The block should therefore end where the
+    new state is in place, and say nothing computed from the noisy output
+    (a warning, a message) before it ends: an exception carrying such text
+    would cancel a release it reveals. (skforget's own estimators record when
+    their public call has succeeded, then warn, Section 20.3.)
 
     Examples
     --------

@@ -46,7 +46,12 @@ from sklearn.utils.validation import check_array, check_is_fitted, indexable
 from skforget import accounting
 from skforget._database import Database, unwrap_database
 from skforget._public import private_step_names
-from skforget._release import release_spending, releasing, warn_about_release
+from skforget._release import (
+    mark_committed,
+    release_spending,
+    releasing,
+    warn_about_release,
+)
 from skforget._utils import restore_on_error
 from skforget._validation import HasMethods, Interval, StrOptions, user_stacklevel
 from skforget.exceptions import PrivacyBudgetWarning
@@ -405,10 +410,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             self._search(X, y, X_train, y_train, X_val, y_val, n, n_val, budget,
                          delta, held_out, refits, seeded, k, draw_rng, noise, seeds,
                          group, base)
-        if ledger is not None and "ledger" in self.best_estimator_.get_params(
-                deep=False):
-            # Its later edits are releases too (ledger is not frozen).
-            self.best_estimator_.set_params(ledger=ledger)
+            if ledger is not None and "ledger" in self.best_estimator_.get_params(
+                    deep=False):
+                # Its later edits are releases too (ledger is not frozen).
+                self.best_estimator_.set_params(ledger=ledger)
+            mark_committed()
         return self
 
     def _search(self, X, y, X_train, y_train, X_val, y_val, n, n_val, budget,
@@ -466,7 +472,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 **self.best_params_, **quiet, epsilon=budget.refit_epsilon,
                 delta=delta,
                 random_state=int(seeds.integers(2**31)) if seeded else None)
-            model.fit(X, y)
+            # Its warnings depend on the selected parameters (its plan's
+            # length, a constant model): recorded, and shown once the search
+            # is (Section 20.3), like a candidate's.
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always")
+                with releasing(own=True):
+                    model.fit(X, y)
             if not model.privacy_guarantee_.rho <= budget.refit_rho:
                 raise RuntimeError(
                     f"The refit reports rho={model.privacy_guarantee_.rho:.6g}, "
@@ -474,7 +486,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     "report this.")
         else:
             model.set_params(**loud)   # the user's, for the model's later edits
-            _show(said)
+        _show(said)
         self.best_estimator_ = model
         self.privacy_guarantee_ = dataclasses.replace(
             budget, seeded=seeded, relation=base.get("relation", "replace"),

@@ -22,7 +22,7 @@ from skforget._public import (
     register_pipeline_class,
     split_preprocessing,
 )
-from skforget._release import release_spending, releasing
+from skforget._release import mark_committed, release_spending, releasing
 from skforget._utils import restore_on_error
 from skforget._validation import ENCLOSING_PREPROCESSING, fixed_errstate
 from skforget.exceptions import NotCertifiableError, UnlearningError
@@ -261,6 +261,7 @@ class ForgetPipeline(Pipeline):
                 guarantee = self.privacy_guarantee_
                 self._releases = ((guarantee.rho, guarantee.delta_selection,
                                    guarantee.rho_replace),)
+            mark_committed()
         return self
 
     def _check_private_units(self, private):

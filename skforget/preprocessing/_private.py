@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
 from skforget import accounting
-from skforget._release import releasing, warn_about_release
+from skforget._release import mark_committed, releasing, warn_about_release
 from skforget._rows import project_rows
 from skforget._utils import restore_on_error
 from skforget._validation import (
@@ -94,7 +94,9 @@ def _atomic(fit):
         # Warnings about the released statistics wait until the fit (an
         # enclosing pipeline's, when there is one) has succeeded (20.3).
         with releasing(), restore_on_error(self):
-            return fit(self, *args, **kwargs)
+            fitted = fit(self, *args, **kwargs)
+            mark_committed()
+        return fitted
     return wrapper
 
 
