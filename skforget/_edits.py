@@ -640,6 +640,39 @@ def check_new_weights(weighted, replace, insert, n_replace, n_insert):
     return tuple(out)
 
 
+def check_new_targets(edits, classes=None):
+    """Refuse a request's new record whose target the model cannot take,
+    naming it (``y_insert[k]``, ``y_replace[k]``): a label outside
+    ``classes`` (a classifier's fixed label set), or, with ``classes=None``,
+    a target that is not a finite number (a regressor's). Checked before any
+    plan or pass: a refit would otherwise name the record's row in the edited
+    database, after part of the edit had run."""
+    for name in ("y_replace", "y_insert"):
+        values = getattr(edits, name)
+        if values is None:
+            continue
+        if classes is not None:
+            values = np.asarray(values)
+            known = np.isin(values, classes)
+            if not np.all(known):
+                k = int(np.flatnonzero(~known)[0])
+                raise UnlearningError(
+                    f"{name}[{k}]={values[k]!r} is not one of the classes of the "
+                    f"model ({np.asarray(classes).tolist()}); the label set is "
+                    "fixed at fit.")
+            continue
+        try:
+            values = np.asarray(values, dtype=np.float64).ravel()
+        except (TypeError, ValueError):
+            raise UnlearningError(f"{name} holds targets that are not numbers.") \
+                from None
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            k = int(bad[0])
+            raise UnlearningError(
+                f"{name}[{k}]={float(values[k])!r} is not a finite target.")
+
+
 def _renumber(A):
     return A.reset_index(drop=True) if hasattr(A, "iloc") else A
 

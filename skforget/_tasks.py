@@ -14,6 +14,7 @@ import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.utils.multiclass import check_classification_targets
 
+from skforget._edits import check_new_targets
 from skforget._release import warn_about_release
 from skforget._rows import augmented_norms
 from skforget._validation import segment_rng, user_stacklevel
@@ -438,17 +439,7 @@ class _PrivateClassifierMixin:
         return codes.astype(np.float64), len(classes), self.multi_class, new_attrs
 
     def _check_new_targets(self, edits):
-        new_targets = (("y_replace", edits.y_replace), ("y_insert", edits.y_insert))
-        for name, values in new_targets:
-            if values is None:
-                continue
-            values = np.asarray(values)
-            known = np.isin(values, self.classes_)
-            if not np.all(known):
-                k = int(np.flatnonzero(~known)[0])
-                raise UnlearningError(
-                    f"{name}[{k}]={values[k]!r} is not one of the classes of the "
-                    f"model ({self.classes_.tolist()}); the label set is fixed at fit.")
+        check_new_targets(edits, self.classes_)
 
     def _set_coefficients(self, W, b):
         self.coef_ = W
@@ -534,20 +525,7 @@ class _PrivateRegressorMixin:
     def _check_new_targets(self, edits):
         """Refuse a new record whose target is not a finite number, naming it
         (before any plan: the edit would fail part-way otherwise)."""
-        for name in ("y_replace", "y_insert"):
-            values = getattr(edits, name)
-            if values is None:
-                continue
-            try:
-                values = np.asarray(values, dtype=np.float64).ravel()
-            except (TypeError, ValueError):
-                raise UnlearningError(f"{name} holds targets that are not numbers.") \
-                    from None
-            bad = np.flatnonzero(~np.isfinite(values))
-            if bad.size:
-                k = int(bad[0])
-                raise UnlearningError(
-                    f"{name}[{k}]={float(values[k])!r} is not a finite target.")
+        check_new_targets(edits)
 
     def _public_targets(self):
         # Rows on a cluster: the targets never reach the driver, so nothing is

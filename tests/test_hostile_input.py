@@ -544,3 +544,40 @@ def test_unclear_errors_name_what_is_at_fault():
         with pytest.raises(UnlearningError, match=r"y_insert\[1\]=nan"):
             call(request)
     assert pickle.dumps(reg) == before
+
+
+def test_a_private_pipeline_names_a_bad_new_record_by_its_place_in_the_request():
+    """A private pipeline's edit refits on the edited table: a bad inserted or
+    replacing record was named by its row there ("y[600]", "row 600") after the
+    edit had started. It is now refused first, by its name in the request,
+    and the pipeline and the ledger stay as they were."""
+    import pandas as pd
+
+    from skforget import PrivacyLedger
+    from skforget.exceptions import UnlearningError
+    from skforget.pipeline import make_private_pipeline
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"inc": rng.normal(50, 10, 600),
+                      "job": rng.choice(["a", "b"], 600)})
+    y = pd.Series((X["inc"] > 50).astype(int))
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-5)
+    pipe = make_private_pipeline(
+        NoisyGDClassifier(classes=[0, 1], random_state=0, ledger=ledger),
+        epsilon=1.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X, y)
+    before = pickle.dumps(pipe)
+    bad = [
+        (dict(X_insert=X.iloc[:2].assign(inc=[1.0, np.inf]), y_insert=y.iloc[:2]),
+         r"X_insert row 1 .*infinite"),
+        (dict(X_insert=X.iloc[:2], y_insert=pd.Series([1, 9])),
+         r"y_insert\[1\]=.*9.* not one of the classes"),
+        (dict(replace=[5], X_replace=X.iloc[:1], y_replace=pd.Series([7])),
+         r"y_replace\[0\]=.*7"),
+    ]
+    for kwargs, message in bad:
+        with pytest.raises(UnlearningError, match=message):
+            pipe.partial_unlearn(EditRequest(X, y, **kwargs))
+        assert pickle.dumps(pipe) == before and len(ledger.entries) == 1

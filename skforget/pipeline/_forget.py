@@ -7,14 +7,14 @@ from contextlib import contextmanager
 
 import numpy as np
 from sklearn import get_config
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from skforget import accounting
 from skforget._database import Database, _describe, check_version, unwrap_database
-from skforget._edits import EditRequest
+from skforget._edits import EditRequest, check_new_targets
 from skforget._linear import _atomic_edit
 from skforget._public import (
     check_public_preprocessing,
@@ -510,10 +510,27 @@ class ForgetPipeline(Pipeline):
                 f"the pipeline's database now has {n}: build it on the records "
                 "the previous request's apply() returned (a Database checks this "
                 "by version).")
+        self._check_new_records(edits)
         # An in-place request changes the caller's rows only if the edit
         # succeeds: undoable until the block below commits it.
         with _atomic_edit(self, edits):
             return self._refit_edited(edits, private, edits._apply_uncommitted())
+
+    def _check_new_records(self, edits):
+        """Refuse a replacing or inserted record the refit could not use, by
+        its name in the request (``X_insert`` row ``k``, ``y_insert[k]``),
+        before any statistic is drawn: the refit would name its row in the
+        edited table. The records are mapped by the fitted steps (released
+        statistics) and the labels checked against the model's fixed set."""
+        ids = edits._ids
+        if edits.n_replaced:
+            self._preprocess_block(edits.X_replace, "X_replace",
+                                   None if ids is None else ids[edits.replace])
+        if edits.n_inserted:
+            self._preprocess_block(edits.X_insert, "X_insert", edits._new_ids)
+        est = self._final_estimator
+        check_new_targets(edits, getattr(est, "classes_", None)
+                          if is_classifier(est) else None)
 
     def _refit_edited(self, edits, private, edited):
         """The refit of :meth:`_refit_edit` on the edited records."""
