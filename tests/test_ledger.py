@@ -892,3 +892,29 @@ def test_a_ledger_that_cannot_record_a_made_release_says_so_and_keeps_it_counted
     (entry,) = ledger.entries
     assert entry.reserved and ledger.total.rho == pytest.approx(
         model.privacy_guarantee_.rho)
+
+
+def test_a_shared_ledger_is_never_recreated_by_its_copies(binary_data, tmp_path,
+                                                         monkeypatch):
+    """A relative path was kept as given, and an unpickled copy re-created a
+    missing file: a model loaded by a job in another directory (cron runs in
+    $HOME) charged a fresh, full budget (service audit S1)."""
+    X, y = binary_data
+    monkeypatch.chdir(tmp_path)
+    ledger = SharedLedger("ledger.sqlite", epsilon=5.0, delta=DELTA)
+    assert ledger.path == str(tmp_path / "ledger.sqlite")
+    model = _model(random_state=0, ledger=ledger).fit(X, y)
+    blob = pickle.dumps(model)
+    elsewhere = tmp_path / "cron"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    copy_ = pickle.loads(blob)
+    assert copy_.get_params()["ledger"].total.n_entries == 1    # the same file
+    (tmp_path / "ledger.sqlite").rename(tmp_path / "moved.sqlite")
+    gone = pickle.loads(blob)
+    with pytest.raises(LedgerUnreachableError, match="never recreated"):
+        gone.partial_unlearn(EditRequest(X, y, delete=[0]))
+    with pytest.raises(LedgerUnreachableError):
+        copy_.fit(X, y)
+    assert not (tmp_path / "ledger.sqlite").exists()
+    assert not any(elsewhere.iterdir())

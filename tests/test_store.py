@@ -352,3 +352,15 @@ def test_schema_1_store_is_migrated_when_opened(served):
     with pytest.raises(ValueError, match="never deleted from it"):
         migrated.submit(["cust00001"], request_id="r2")
     assert RecordStore(store.path).log()[-1].index == 2        # opened again: no-op
+
+
+def test_an_integer_id_typed_on_the_command_line_is_digits_only(tmp_path):
+    """int() reads "7_0" as 70 and " 7 " or Arabic-Indic "٧" as 7: a typo on
+    the command line must not name another record (service audit C3)."""
+    from _stores import small_store
+
+    store = small_store(str(tmp_path / "s.sqlite"), string_ids=False)
+    assert store.parse_id("7") == 7 and store.parse_id("-3") == -3
+    for text in ("7_0", " 7 ", "\u0667", "7.0", "+7", ""):
+        with pytest.raises(ValueError, match="is not an integer"):
+            store.parse_id(text)

@@ -86,6 +86,11 @@ def test_webhook_refuses_bad_requests(server):
     assert _call(base, "/requests", {"ids": "p1"})[0] == 400
     assert _call(base, "/requests", raw=b"x" * 5000)[0] == 413
     assert _call(base, "/elsewhere")[0] == 404
+    # A misspelt "due_at" queued the request with the default date, silently.
+    code, body = _call(base, "/requests", {"request_id": "DSR-2", "ids": ["p1"],
+                                           "due": "2026-12-01T00:00:00Z"})
+    assert code == 400 and "unknown field(s) 'due'" in body["error"]
+    assert _call(base, "/requests/DSR-2")[0] == 404
 
 
 def test_serve_command_refuses_a_public_host_without_token(tmp_path, capsys,

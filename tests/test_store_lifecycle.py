@@ -378,3 +378,46 @@ def test_mixed_object_columns_keep_their_types_or_are_refused(store_location):
     stored = RecordStore.create(store_location, db, pipe).database()
     assert stored.X["o"].tolist()[:2] == [1, "x"]
     assert stored.X["b"].dtype == bool
+
+
+def test_a_ledger_refusal_fails_the_request_and_leaves_the_queue_moving(
+        store_location, tmp_path):
+    """A model whose ledger refuses the edit (budget spent, file gone) raised
+    out of process(): every claimed request stayed running with no reason,
+    blocking the queue on every run (service audit C1). The request now fails
+    with the ledger's reason, and a later one is served."""
+    from skforget.store import SharedLedger
+
+    X, y = _people()
+    db = Database(X, y)
+    ledger = SharedLedger(tmp_path / "ledger.sqlite", epsilon=1.05, delta=1e-5)
+    model = _pipeline()
+    model.set_params(model__ledger=ledger)
+    store = RecordStore.create(store_location, db, model.fit(db))
+    store.submit(["cust00001"], request_id="over-budget")
+    (status,) = store.process()
+    assert status.status == "failed" and "past its budget" in status.reason
+    assert store.database().n_samples == db.n_samples
+    assert store.audit_record("over-budget")["deleted_ids"] == []
+    # The next run serves (here: refuses, the budget is still spent) the next
+    # request instead of finding the queue blocked by the first.
+    store.submit(["cust00002"], request_id="next")
+    (status,) = store.process()
+    assert status.request_id == "next" and status.status == "failed"
+
+
+def test_due_dates_sort_as_times_and_name_their_field(frame_store):
+    """A year under 1000 (a typo) was written unpadded by strftime ("226-12"),
+    sorted after every other date and was never overdue (service audit C4)."""
+    store, _, _ = frame_store
+    status = store.submit(["cust00001"], request_id="typo",
+                          due_at="0226-12-01T00:00:00Z")
+    assert status.due_at == "0226-12-01T00:00:00Z" and status.overdue
+    store.submit(["cust00002"], request_id="later", due_at="2030-01-01T00:00:00Z")
+    assert [s.request_id for s in store.process(limit=1)] == ["typo"]
+    with pytest.raises(ValueError, match=r"due_at='soon' is not an ISO 8601"):
+        store.submit(["cust00003"], request_id="bad", due_at="soon")
+    for limit in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="limit must be a positive integer"):
+            store.process(limit=limit)
+    assert store.status("later").status == "pending"

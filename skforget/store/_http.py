@@ -72,6 +72,12 @@ def _submit(store, body):
     if not isinstance(payload, dict) or not isinstance(payload.get("ids"), list):
         raise _HTTPError(400, 'expected {"request_id": "...", "ids": [...]} '
                               '(and optionally "due_at")')
+    unknown = sorted(set(payload) - {"request_id", "ids", "due_at"})
+    if unknown:
+        # A misspelt "due_at" would otherwise queue the request with the
+        # default due date, silently.
+        raise _HTTPError(400, f"unknown field(s) {', '.join(map(repr, unknown))}: "
+                              'expected "request_id", "ids" and optionally "due_at"')
     try:
         status = store.submit(payload["ids"], request_id=payload.get("request_id"),
                               due_at=payload.get("due_at"))

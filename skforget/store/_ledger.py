@@ -15,9 +15,10 @@ the same account. Only public numbers are stored: labels and Rényi figures.
 
 import json
 import os
+import pathlib
 import sqlite3
 
-from skforget.accounting import PrivacyLedger
+from skforget.accounting import LedgerUnreachableError, PrivacyLedger
 from skforget.accounting._ledger import LedgerEntry
 
 _SCHEMA = (
@@ -39,7 +40,13 @@ class SharedLedger(PrivacyLedger):
     Parameters
     ----------
     path : str or os.PathLike
-        The ledger's file, created if missing.
+        The ledger's file, created if missing (with ``epsilon`` and
+        ``delta``). Kept as an absolute path: a copy opened from another
+        working directory (a model loaded by a cron job) reaches the same
+        file. A copy (a pickle, a clone) never creates the file: if it is
+        gone, every use raises :class:`~skforget.accounting.
+        LedgerUnreachableError`, before any data pass, rather than start a
+        fresh budget.
     epsilon, delta : float or None, default=None
         The budget. For a new file both are required; for an existing one they
         may be omitted (read from the file) and must otherwise equal the
@@ -63,7 +70,7 @@ class SharedLedger(PrivacyLedger):
 
     def __init__(self, path, epsilon=None, delta=None, *, relation=None,
                  group_size=None, timeout=60.0):
-        self.path = os.fspath(path)
+        self.path = os.path.abspath(os.fspath(path))
         self.timeout = float(timeout)
         stored = self._read_budget()
         if stored is None:
@@ -86,8 +93,23 @@ class SharedLedger(PrivacyLedger):
                          group_size=stored["group_size"])
 
     # --- the file ----------------------------------------------------------------
-    def _connect(self):
-        con = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+    def _connect(self, create=False):
+        # Only __init__ creates the file: a ledger deleted or moved since, or a
+        # copy opened elsewhere, must not silently become a fresh, full budget.
+        if create:
+            con = sqlite3.connect(self.path, timeout=self.timeout,
+                                  isolation_level=None)
+        else:
+            try:
+                con = sqlite3.connect(f"{pathlib.Path(self.path).as_uri()}?mode=rw",
+                                      uri=True, timeout=self.timeout,
+                                      isolation_level=None)
+            except sqlite3.OperationalError as exc:
+                raise LedgerUnreachableError(
+                    f"The ledger file {self.path!r} cannot be opened ({exc}): a "
+                    "SharedLedger is never recreated by its copies, which would "
+                    "start a fresh budget. Restore the file, or give the model "
+                    "its ledger again (set_params(ledger=...)).") from exc
         for statement in _SCHEMA:
             con.execute(statement)
         return con
@@ -105,7 +127,7 @@ class SharedLedger(PrivacyLedger):
                                              "group_size")}
 
     def _write_budget(self):
-        con = self._connect()
+        con = self._connect(create=True)
         try:
             con.execute("BEGIN IMMEDIATE")
             present = con.execute("SELECT COUNT(*) FROM budget").fetchone()[0]
@@ -151,7 +173,17 @@ class SharedLedger(PrivacyLedger):
                 "group_size": self.group_size}
 
     def __setstate__(self, state):
-        self.__init__(state["path"], state["epsilon"], state["delta"],
+        # A copy reopens the file it was made from, and never creates one:
+        # unpickling succeeds (the model stays usable for predictions), and
+        # every release then raises LedgerUnreachableError if the file is gone.
+        path = os.fspath(state["path"])
+        if not os.path.exists(path):
+            self.path, self.timeout = path, float(state["timeout"])
+            PrivacyLedger.__init__(self, state["epsilon"], state["delta"],
+                                   relation=state["relation"],
+                                   group_size=state["group_size"])
+            return
+        self.__init__(path, state["epsilon"], state["delta"],
                       relation=state["relation"], group_size=state["group_size"],
                       timeout=state["timeout"])
 

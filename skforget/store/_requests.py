@@ -33,11 +33,18 @@ import dataclasses
 import hashlib
 import hmac
 import json
+import numbers
 import time
 from datetime import datetime, timezone
 
+from skforget.accounting import LedgerUnreachableError, PrivacyBudgetExceeded
 from skforget.exceptions import UnlearningError
 from skforget.store import _audit
+
+#: What refuses an edit before any data pass and leaves the model as it was:
+#: the request fails with the reason (public numbers) instead of staying
+#: claimed and blocking the queue.
+_REFUSALS = (UnlearningError, PrivacyBudgetExceeded, LedgerUnreachableError)
 
 STATUSES = ("pending", "running", "done", "failed")
 
@@ -70,14 +77,22 @@ def _now():
 
 
 def iso(moment):
-    """UTC ISO 8601, to the second: ``2026-11-25T17:42:34Z``."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """UTC ISO 8601, to the second: ``2026-11-25T17:42:34Z``. The year has
+    four digits whatever the platform's ``strftime`` does (glibc writes year
+    226 as ``226``), so that the strings sort as the times do."""
+    m = moment.astimezone(timezone.utc)
+    return (f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:"
+            f"{m.second:02d}Z")
 
 
 def parse_time(value):
     """A timezone-aware datetime, or an ISO 8601 string with its offset."""
     if isinstance(value, str):
-        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"due_at={value!r} is not an ISO 8601 time (e.g. "
+                             "'2026-12-24T00:00:00Z').") from None
     if not isinstance(value, datetime):
         raise TypeError(f"due_at must be a datetime or an ISO 8601 string, got "
                         f"{type(value).__name__}.")
@@ -363,6 +378,10 @@ class RequestsMixin:
         statuses : list of RequestStatus
             The requests claimed by this call, after serving.
         """
+        if limit is not None and (isinstance(limit, bool) or not isinstance(
+                limit, numbers.Integral) or limit < 1):
+            raise ValueError(f"limit must be a positive integer or None, got "
+                             f"{limit!r}.")
         say = progress or (lambda message: None)
         claimed = self._claim(limit)
         if not claimed:
@@ -412,7 +431,9 @@ class RequestsMixin:
                     f"{len(delete)} record(s)")
                 try:
                     served = self._serve(con, {"delete": delete}, request_of)
-                except UnlearningError as exc:
+                except _REFUSALS as exc:
+                    # Refused before any data pass (the model, or its ledger's
+                    # budget): a recorded outcome, not a queue left blocked.
                     refused = exc
             if refused is None:
                 self._finish(con, serve, failed, where, served)

@@ -16,6 +16,7 @@ The model is stored with :mod:`pickle`: open only stores you trust.
 import hashlib
 import json
 import pickle
+import re
 import secrets
 
 import numpy as np
@@ -416,11 +417,12 @@ class RecordStore(RequestsMixin):
     def parse_id(self, text):
         """An ID typed on a command line, as the store keys it (int or str)."""
         if self._meta["id_kind"] == "int":
-            try:
-                return int(text)
-            except ValueError:
+            # ASCII digits only: int() also reads "7_0" as 70, " 7 " and
+            # other scripts' digits as 7, and a typo must not name another record.
+            if re.fullmatch(r"-?[0-9]+", text) is None:
                 raise ValueError(f"ID {text!r} is not an integer; this store's IDs "
-                                 "are integers.") from None
+                                 "are integers (digits 0-9 only).")
+            return int(text)
         return text
 
     # --- serving ------------------------------------------------------------------
