@@ -85,9 +85,11 @@ ax.legend(loc="lower right")
 fig.tight_layout()
 
 # %%
-# With the public scale the private model is within a few points of Ridge
-# from ``epsilon`` of about 2; on the raw scale no privacy level helps. Below
-# ``epsilon = 1`` the 331 training rows are too few: the estimator warns that
-# the privacy noise alone exceeds its utility target.
+# With the public scale the private model comes within 6 points of Ridge's
+# R² at ``epsilon = 2`` (0.31 against 0.37) and within 1 point from
+# ``epsilon = 4``; on the raw scale no privacy level helps. Below
+# ``epsilon = 1`` the 331 training rows are too few (R² 0.14 at 0.9, below 0
+# at 0.5); the estimator warns only once the privacy noise alone exceeds its
+# utility target, here at ``epsilon = 0.1`` and below.
 # ``coef_``, ``intercept_`` and ``predict`` are in the original units either
 # way.

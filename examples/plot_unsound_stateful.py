@@ -71,8 +71,9 @@ print(f"advantage after 1 release: {advantage_stateful[0]:.3f}; after "
 # is deleted right after ``fit``; then ten more requests, each deleting a
 # random other record, produce ten more releases. The adversary sees every
 # post-deletion release and averages their first coefficient, the one the
-# target's label moved. Models use the defaults ``epsilon = 1`` and
-# ``deletion_epsilon = 0.1``, the same per-release level as the toy above.
+# target's label moved. Models use ``epsilon = 1`` and ``deletion_epsilon =
+# 0.1`` (set here; the default is ``epsilon``), the same per-release level as
+# the toy above.
 n_rows, n_after, n_trials = 100, 10, 500
 params = dict(C=0.3, clip_norm=0.5, epsilon=1.0, deletion_epsilon=0.1, classes=[0, 1])
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """skforget: differentially private linear models with certified deletion.
 
-Train scikit-learn-compatible linear models by full-batch noisy gradient
+Train scikit-learn-compatible linear models by noisy (mini-batch) gradient
 descent, and delete, replace or insert records later with a certificate that
 the result is indistinguishable from a model that never saw the removed records.
 """

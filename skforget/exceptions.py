@@ -24,7 +24,8 @@ class PrivacyBudgetWarning(PrivacyLeakWarning):
 
     Raised, for instance, when scikit-learn's ``GridSearchCV`` or
     ``cross_val_score`` fits a private estimator many times on overlapping
-    rows. Shown once per distinct message.
+    rows. Each fit warns (scikit-learn's cross-validation records every
+    fit's warnings, so one figure may show once per fit).
     """
 
 

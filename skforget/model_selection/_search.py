@@ -111,7 +111,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     scored privately on a validation part, releases only the best one, and
     returns it. The whole search is (``epsilon``, ``delta``)-DP for every
     record; with a mean of 10 candidates a total epsilon of 1 leaves each run
-    about 0.55 (0.29 by naive composition of 10 fits) (privacy-accounting.md,
+    about 0.49 (0.29 by naive composition of 10 fits) (privacy-accounting.md,
     Section 17). By default every candidate is trained on all rows and scored
     on them with noise, so the selected model is trained on every row and
     serves deletions directly.
