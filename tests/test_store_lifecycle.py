@@ -421,3 +421,45 @@ def test_due_dates_sort_as_times_and_name_their_field(frame_store):
         with pytest.raises(ValueError, match="limit must be a positive integer"):
             store.process(limit=limit)
     assert store.status("later").status == "pending"
+
+
+def test_a_tombstone_key_kept_outside_the_store(store_location, monkeypatch):
+    """With the key in the store, whoever holds the store (or a backup) can
+    test any guessed ID for "deleted here" (service audit S2). A key kept
+    outside leaves only a fingerprint; the store then serves requests only
+    with the key, and reads statuses and audit records without it."""
+    import hmac
+
+    X, y = _people()
+    db = Database(X, y)
+    key = bytes(range(32))
+    monkeypatch.delenv("SKFORGET_TOMBSTONE_KEY", raising=False)
+    store = RecordStore.create(store_location, db, _pipeline().fit(db),
+                               tombstone_key=key)
+    store.submit(["cust00003"], request_id="t1")
+    store.process()
+    assert store._meta["tombstone_key"] is None
+    con = store._connect()
+    try:
+        meta = dict(con.all("SELECT * FROM meta"))
+        (stored,) = [row[0] for row in con.all("SELECT id_hash FROM tombstones")]
+    finally:
+        con.close()
+    assert json.loads(meta["tombstone_key"]) is None
+    assert key.hex() not in json.dumps(meta)
+    assert stored == hmac.new(key, b"str:cust00003", hashlib.sha256).hexdigest()
+    # Without the key: readable, but no request is hashed or served.
+    plain = RecordStore(store_location)
+    assert plain.status("t1").status == "done"
+    assert plain.audit_record("t1")["deleted_ids"] == ["cust00003"]
+    with pytest.raises(ValueError, match="keeps its tombstone key outside it"):
+        plain.submit(["cust00004"], request_id="t2")
+    # A wrong key is refused when the store is opened; the right one, given or
+    # from the environment, answers "deleted earlier".
+    with pytest.raises(ValueError, match="not the tombstone key"):
+        RecordStore(store_location, tombstone_key=bytes(32))
+    monkeypatch.setenv("SKFORGET_TOMBSTONE_KEY", key.hex())
+    again = RecordStore(store_location)
+    assert again.submit(["cust00003"], request_id="t3").status == "done"
+    with pytest.raises(ValueError, match="at least 16 bytes"):
+        RecordStore(store_location, tombstone_key="abcd")

@@ -182,8 +182,20 @@ class RequestsMixin:
     """The request lifecycle of :class:`~skforget.store.RecordStore`."""
 
     # --- IDs ----------------------------------------------------------------------
+    def _tombstone_key(self):
+        """The key of the tombstones' HMAC; refused, before any change, by a
+        store that keeps it outside and was opened without it."""
+        stored = self._meta["tombstone_key"]
+        key = bytes.fromhex(stored) if stored is not None else self._external_key
+        if key is None:
+            raise ValueError(
+                f"{self.location} keeps its tombstone key outside it: open it with "
+                "RecordStore(location, tombstone_key=...) or set the environment "
+                "variable SKFORGET_TOMBSTONE_KEY to serve or submit requests.")
+        return key
+
     def _id_hash(self, record_id):
-        key = bytes.fromhex(self._meta["tombstone_key"])
+        key = self._tombstone_key()
         text = f"{self._meta['id_kind']}:{record_id}".encode()
         return hmac.new(key, text, hashlib.sha256).hexdigest()
 
@@ -255,6 +267,7 @@ class RequestsMixin:
             queued. An ID deleted earlier is accepted and reported in the
             audit record as already deleted.
         """
+        self._tombstone_key()
         if not isinstance(request_id, str) or not request_id or len(request_id) > 200:
             raise ValueError("request_id must be a non-empty string of at most 200 "
                              "characters.")
@@ -378,6 +391,7 @@ class RequestsMixin:
         statuses : list of RequestStatus
             The requests claimed by this call, after serving.
         """
+        self._tombstone_key()
         if limit is not None and (isinstance(limit, bool) or not isinstance(
                 limit, numbers.Integral) or limit < 1):
             raise ValueError(f"limit must be a positive integer or None, got "

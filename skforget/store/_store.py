@@ -14,7 +14,9 @@ The model is stored with :mod:`pickle`: open only stores you trust.
 """
 
 import hashlib
+import hmac
 import json
+import os
 import pickle
 import re
 import secrets
@@ -93,6 +95,30 @@ def _sha256(data):
     return hashlib.sha256(bytes(data)).hexdigest()
 
 
+#: Where the command line, the HTTP entry point and ``RecordStore(location)``
+#: read a tombstone key kept outside the store (hex).
+TOMBSTONE_KEY_ENV = "SKFORGET_TOMBSTONE_KEY"
+
+
+def _key_bytes(key, source):
+    """A tombstone key given as bytes or hex, at least 16 bytes."""
+    if isinstance(key, str):
+        try:
+            key = bytes.fromhex(key.strip())
+        except ValueError:
+            raise ValueError(f"{source} must be bytes or a hex string.") from None
+    if not isinstance(key, bytes | bytearray) or len(key) < 16:
+        raise ValueError(f"{source} must hold at least 16 bytes (32 hex digits); "
+                         "draw one with secrets.token_hex(32).")
+    return bytes(key)
+
+
+def _key_check(key):
+    """The fingerprint a store keeps of an outside key: an HMAC of a constant,
+    which tells a wrong key and reveals nothing of the right one."""
+    return hmac.new(key, b"skforget tombstone key check", hashlib.sha256).hexdigest()
+
+
 class RecordStore(RequestsMixin):
     """Records, model, certificates and deletion requests in one database.
 
@@ -108,6 +134,13 @@ class RecordStore(RequestsMixin):
         An existing store: a SQLite file, or a ``postgresql://`` URL (needs
         ``pip install 'skforget[postgres]'``). A store written by an older
         skforget is migrated to the current schema when opened.
+    tombstone_key : bytes, str or None, default=None
+        For a store created with its tombstone key kept outside it
+        (:meth:`create`): the key (bytes, or hex), checked against the
+        store's fingerprint of it. None reads the environment variable
+        ``SKFORGET_TOMBSTONE_KEY``; without either, requests, ``forget`` and
+        ``edit`` are refused with a clear error while statuses, audit records
+        and the model stay readable.
 
     Attributes
     ----------
@@ -145,7 +178,7 @@ class RecordStore(RequestsMixin):
     ['p3', 'p17']
     """
 
-    def __init__(self, location):
+    def __init__(self, location, *, tombstone_key=None):
         self._backend = open_backend(location)
         if not self._backend.exists():
             raise FileNotFoundError(f"no record store at {self._backend.display}; "
@@ -158,6 +191,26 @@ class RecordStore(RequestsMixin):
                 self._migrate(con)
         finally:
             con.close()
+        self._external_key = self._open_key(tombstone_key)
+
+    def _open_key(self, given):
+        """The tombstone key kept outside the store (checked), or None."""
+        if self._meta.get("tombstone_key") is not None:
+            if given is not None:
+                raise ValueError(f"{self.location} keeps its tombstone key inside "
+                                 "it: open it without tombstone_key.")
+            return None
+        source = "tombstone_key"
+        if given is None:
+            given, source = os.environ.get(TOMBSTONE_KEY_ENV), TOMBSTONE_KEY_ENV
+            if given is None:
+                return None
+        key = _key_bytes(given, source)
+        if not hmac.compare_digest(_key_check(key),
+                                   self._meta.get("tombstone_key_check", "")):
+            raise ValueError(f"{source} is not the tombstone key of "
+                             f"{self.location} (its fingerprint differs).")
+        return key
 
     @property
     def path(self):
@@ -173,7 +226,7 @@ class RecordStore(RequestsMixin):
 
     # --- creation ---------------------------------------------------------------
     @classmethod
-    def create(cls, location, database, model):
+    def create(cls, location, database, model, *, tombstone_key=None):
         """Write a new store: the records, the fitted model and an empty log.
 
         Parameters
@@ -186,6 +239,16 @@ class RecordStore(RequestsMixin):
         model : estimator or ForgetPipeline
             Fitted on ``database`` (``model.fit(database)``), so that its
             ``database_version_`` is the database's version.
+        tombstone_key : bytes, str or None, default=None
+            None draws a random key kept in the store. A key (at least 16
+            bytes, or their hex) is kept **outside** it: the store holds only
+            a fingerprint (an HMAC of a constant under the key), so whoever
+            holds the store or a backup cannot test a guessed ID for "deleted
+            here"; every later opening that serves requests needs the key
+            (``RecordStore(location, tombstone_key=...)`` or the environment
+            variable ``SKFORGET_TOMBSTONE_KEY``, which the command line and
+            the HTTP entry point read). Keep it as you keep other secrets: a
+            lost key loses the "deleted earlier" answers, never a record.
 
         Returns
         -------
@@ -205,7 +268,12 @@ class RecordStore(RequestsMixin):
             raise FileExistsError(f"{backend.display} exists; a store is created in "
                                   "a new file (or an empty database schema).")
         meta = cls._describe(database)
-        meta["tombstone_key"] = secrets.token_hex(32)
+        if tombstone_key is None:
+            meta["tombstone_key"] = secrets.token_hex(32)
+        else:
+            key = _key_bytes(tombstone_key, "tombstone_key")
+            meta["tombstone_key"] = None
+            meta["tombstone_key_check"] = _key_check(key)
         con = backend.connect(create=True)
         try:
             con.begin_write(locked=False)
@@ -224,7 +292,7 @@ class RecordStore(RequestsMixin):
             backend.discard()
             raise
         con.close()
-        return cls(location)
+        return cls(location, tombstone_key=tombstone_key)
 
     @staticmethod
     def _create_tables(con, meta):
@@ -438,6 +506,7 @@ class RecordStore(RequestsMixin):
         certificate : EditCertificate
             The deletion certificate, also appended to :meth:`log`.
         """
+        self._tombstone_key()
         return self.edit(delete=ids)
 
     def edit(self, *, delete=None, replace=None, X_replace=None, y_replace=None,
@@ -465,6 +534,7 @@ class RecordStore(RequestsMixin):
         -------
         certificate : EditCertificate
         """
+        self._tombstone_key()
         con = self._connect()
         try:
             # A write lock: no other writer between reading the version and
