@@ -303,11 +303,12 @@ def test_concurrent_process_calls_serve_each_request_once(store_location):
     store = small_store(store_location, n=80)
     for k in range(8):
         store.submit([f"p{k}"], request_id=f"r{k}")
-    errors = []
+    errors, reported = [], []
 
     def run():
         try:
-            RecordStore(store_location).process()
+            reported.extend(s.request_id for s in RecordStore(store_location)
+                            .process())
         except Exception as exc:          # reported below
             errors.append(exc)
 
@@ -322,6 +323,9 @@ def test_concurrent_process_calls_serve_each_request_once(store_location):
     log = store.log()
     assert sum(c.n_deleted for c in log) == 8 == 80 - store.database().n_samples
     assert sorted({s.edit for s in statuses}) == [c.index for c in log]
+    # Each request is reported by the one call that finished it (a call that
+    # claimed it while another served it listed it as done too: audit C6).
+    assert sorted(reported) == sorted(f"r{k}" for k in range(8))
 
 
 def test_output_perturbation_model_is_audited_as_a_refit(store_location):

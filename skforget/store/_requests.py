@@ -389,7 +389,10 @@ class RequestsMixin:
         Returns
         -------
         statuses : list of RequestStatus
-            The requests claimed by this call, after serving.
+            The requests this call finished (``done`` or ``failed``), earliest
+            due first. A request another process finished meanwhile (it
+            claimed the same ``running`` request, as a run after a crash
+            does) is not listed.
         """
         self._tombstone_key()
         if limit is not None and (isinstance(limit, bool) or not isinstance(
@@ -402,8 +405,9 @@ class RequestsMixin:
             say("no request queued")
             return []
         say(f"claimed {len(claimed)} request(s)")
-        self._serve_group(claimed, say)
-        return [self.status(r) for r in claimed]
+        finished = set()
+        self._serve_group(claimed, say, finished)
+        return [self.status(r) for r in claimed if r in finished]
 
     def _claim(self, limit):
         con = self._connect()
@@ -420,9 +424,10 @@ class RequestsMixin:
             con.close()
         return claimed
 
-    def _serve_group(self, claimed, say):
+    def _serve_group(self, claimed, say, finished):
         """Serve the claimed requests still running, as one edit; on refusal,
-        split the group (earliest due first) until single requests fail."""
+        split the group (earliest due first) until single requests fail.
+        Adds to ``finished`` the request IDs this call marks done or failed."""
         start = time.perf_counter()
         con = self._connect()
         refused = None
@@ -452,20 +457,23 @@ class RequestsMixin:
             if refused is None:
                 self._finish(con, serve, failed, where, served)
                 con.commit()
+                finished.update(r["request_id"] for r in (*serve, *failed))
         finally:
             con.close()
         if refused is not None:
             for r in failed:
-                self._fail(r["request_id"], self._unknown_reason(r, where))
+                self._fail(r["request_id"], self._unknown_reason(r, where), finished)
             if len(serve) == 1:
                 say(f"request {serve[0]['request_id']} refused by the model")
-                self._fail(serve[0]["request_id"], str(refused))
+                self._fail(serve[0]["request_id"], str(refused), finished)
             else:
                 half = len(serve) // 2
                 say(f"the model refused the edit; serving {half} and "
                     f"{len(serve) - half} request(s) apart")
-                self._serve_group([r["request_id"] for r in serve[:half]], say)
-                self._serve_group([r["request_id"] for r in serve[half:]], say)
+                self._serve_group([r["request_id"] for r in serve[:half]], say,
+                                  finished)
+                self._serve_group([r["request_id"] for r in serve[half:]], say,
+                                  finished)
             return
         if served is not None:
             say(f"edit {served['certificate'].index} committed in "
@@ -516,12 +524,13 @@ class RequestsMixin:
                                       already_deleted=[], finished_at=finished,
                                       store=self._store_info())
 
-    def _fail(self, request_id, reason):
+    def _fail(self, request_id, reason, finished_ids):
         con = self._connect()
         try:
             con.begin_write()
             row = self._read_request(con, request_id)
-            if row is not None and row["status"] == "running":
+            failing = row is not None and row["status"] == "running"
+            if failing:
                 finished = iso(_now())
                 con.execute("UPDATE requests SET status = 'failed', reason = ?, "
                             "finished_at = ?, audit = ? WHERE request_id = ?",
@@ -531,3 +540,5 @@ class RequestsMixin:
             con.commit()
         finally:
             con.close()
+        if failing:
+            finished_ids.add(request_id)
