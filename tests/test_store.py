@@ -364,3 +364,6 @@ def test_an_integer_id_typed_on_the_command_line_is_digits_only(tmp_path):
     for text in ("7_0", " 7 ", "\u0667", "7.0", "+7", ""):
         with pytest.raises(ValueError, match="is not an integer"):
             store.parse_id(text)
+    # An ID no database column holds is named, not an overflow from the driver.
+    with pytest.raises(ValueError, match="outside the 64-bit integers"):
+        store.submit([2**63], request_id="big")

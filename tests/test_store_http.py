@@ -91,6 +91,41 @@ def test_webhook_refuses_bad_requests(server):
                                            "due": "2026-12-01T00:00:00Z"})
     assert code == 400 and "unknown field(s) 'due'" in body["error"]
     assert _call(base, "/requests/DSR-2")[0] == 404
+    # Inputs that reached the database or the JSON parser's recursion limit
+    # and answered 500 (service audit L1) are named with a 400.
+    assert _call(base, "/requests", raw=b"[" * 2000 + b"]" * 2000)[0] == 400
+    code, body = _call(base, "/requests", {"request_id": "DSR-3", "ids": ["p\x001"]})
+    assert code == 400 and "NUL" in body["error"]
+    assert _call(base, "/requests/DSR-3")[0] == 404
+
+
+def test_a_busy_store_answers_503_with_retry_after(tmp_path, monkeypatch):
+    """SQLite's "database is locked" (another process serving an edit past the
+    timeout) answered a bare 500, though the guide calls it retryable."""
+    import asyncio
+    import sqlite3
+
+    store = small_store(str(tmp_path / "s.sqlite"))
+
+    def locked(*args, **kwargs):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(store, "submit", locked)
+    app = http_app(store)
+    body = json.dumps({"request_id": "DSR-1", "ids": ["p1"]}).encode()
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(app({"type": "http", "method": "POST", "path": "/requests",
+                     "headers": []}, receive, send))
+    start, reply = sent
+    assert start["status"] == 503 and (b"retry-after", b"5") in start["headers"]
+    assert "busy" in json.loads(reply["body"])["error"]
 
 
 def test_serve_command_refuses_a_public_host_without_token(tmp_path, capsys,

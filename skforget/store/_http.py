@@ -24,6 +24,7 @@ import asyncio
 import hmac
 import json
 import logging
+import sqlite3
 
 from skforget.store._requests import (
     RequestConflictError,
@@ -64,11 +65,18 @@ async def _read_body(receive, max_body):
             return b"".join(chunks)
 
 
+def _busy(exc):
+    """SQLite's "database is locked" (or busy): transient, worth a retry."""
+    return isinstance(exc, sqlite3.OperationalError) and (
+        "locked" in str(exc) or "busy" in str(exc))
+
+
 def _submit(store, body):
     try:
         payload = json.loads(body)
-    except ValueError:
-        raise _HTTPError(400, "the body is not JSON") from None
+    except (ValueError, RecursionError):   # RecursionError: nested too deeply
+        raise _HTTPError(400, "the body is not JSON (or is nested too deeply)") \
+            from None
     if not isinstance(payload, dict) or not isinstance(payload.get("ids"), list):
         raise _HTTPError(400, 'expected {"request_id": "...", "ids": [...]} '
                               '(and optionally "due_at")')
@@ -153,16 +161,26 @@ def http_app(store, *, token=None, max_body=65536):
                                       "/requests/{id}, GET /requests/{id}/audit")
         except _HTTPError as exc:
             status, result = exc.code, exc.body
-        except Exception:
-            # No detail in the response: a message could name a store's internals.
-            logging.getLogger(__name__).exception("internal error: %s %s", method,
-                                                  path)
-            status, result = 500, {"error": "internal error; see the server's log"}
+        except Exception as exc:
+            if _busy(exc):
+                # Another process held the store's write lock past the timeout:
+                # calls are idempotent and may be retried (service guide).
+                status, result = 503, {"error": "the store is busy (locked by "
+                                                "another process); retry"}
+            else:
+                # No detail in the response: a message could name a store's
+                # internals.
+                logging.getLogger(__name__).exception("internal error: %s %s",
+                                                      method, path)
+                status, result = 500, {"error": "internal error; see the server's "
+                                                "log"}
         payload = json.dumps(result, sort_keys=True).encode()
         headers = [(b"content-type", b"application/json"),
                    (b"content-length", str(len(payload)).encode())]
         if status == 401:
             headers.append((b"www-authenticate", b"Bearer"))
+        if status == 503:
+            headers.append((b"retry-after", b"5"))
         await send({"type": "http.response.start", "status": status,
                     "headers": headers})
         await send({"type": "http.response.body", "body": payload})

@@ -216,6 +216,13 @@ class RequestsMixin:
             if not ok:
                 kind = "integers" if self._meta["id_kind"] == "int" else "strings"
                 raise TypeError(f"record ID {i!r}: this store's IDs are {kind}.")
+            # What a database column can hold, on both backends: a 64-bit
+            # integer, a string without NUL (PostgreSQL refuses it).
+            if isinstance(i, int) and not -2**63 <= i < 2**63:
+                raise ValueError(f"record ID {i!r} is outside the 64-bit integers "
+                                 "a store's IDs are.")
+            if isinstance(i, str) and "\x00" in i:
+                raise ValueError(f"record ID {i!r} holds a NUL character.")
             checked.append(i)
         if len(set(checked)) != len(checked):
             raise ValueError("a request names each record ID once.")
