@@ -49,6 +49,7 @@ class _Pending:
         self.entries = []    # (ledger, entry_id, final figure)
         self.warnings = []   # (message, category)
         self.committed = False
+        self.depth = 0       # releasing calls nested in the outermost one
 
     def cancel(self):
         # Newest first, as nested blocks would have unwound.
@@ -74,8 +75,13 @@ def releasing(*, own=False):
         the released run). By default a nested call shares the enclosing
         record.
     """
-    if _CURRENT.get() is not None and not own:
-        yield
+    current = _CURRENT.get()
+    if current is not None and not own:
+        current.depth += 1
+        try:
+            yield
+        finally:
+            current.depth -= 1
         return
     pending = _Pending()
     token = _CURRENT.set(pending)
@@ -110,12 +116,14 @@ def releasing(*, own=False):
 def mark_committed():
     """Say that the outermost releasing call's new state is in place (its
     fitted attributes, an in-place request's rows, a sharded database's new
-    version): from here a failure records its entries instead of cancelling
-    them. Called at the end of the block that restores the object on error,
-    so an interrupt between the two over-counts (the object is restored, the
-    entry kept), never under-counts."""
+    version, a record store's transaction): from here a failure records its
+    entries instead of cancelling them. Called at the end of the block that
+    restores the object on error, so an interrupt between the two
+    over-counts (the object is restored, the entry kept), never
+    under-counts. A nested call's commit (an estimator's inside a pipeline's
+    fit) is not the outermost call's: ignored, the outer call marks its own."""
     pending = _CURRENT.get()
-    if pending is not None:
+    if pending is not None and pending.depth == 0:
         pending.committed = True
 
 

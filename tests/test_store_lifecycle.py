@@ -467,3 +467,37 @@ def test_a_tombstone_key_kept_outside_the_store(store_location, monkeypatch):
     assert again.submit(["cust00003"], request_id="t3").status == "done"
     with pytest.raises(ValueError, match="at least 16 bytes"):
         RecordStore(store_location, tombstone_key="abcd")
+
+
+def test_a_store_failure_after_the_models_edit_records_no_release(
+        store_location, tmp_path, monkeypatch):
+    """The model's ledger entry was recorded by partial_unlearn, before the
+    store's commit: a failure in between rolled the store back, kept the
+    charge, and the retry charged again (service audit C2). The entry is now
+    recorded with the store's commit (privacy-accounting.md, 20.3)."""
+    from skforget.store import SharedLedger
+    from skforget.store import _store as store_module
+
+    X, y = _people()
+    db = Database(X, y)
+    ledger = SharedLedger(tmp_path / "ledger.sqlite", epsilon=50.0, delta=1e-5)
+    model = _pipeline()
+    model.set_params(model__ledger=ledger, model__max_lazy_records=0)
+    store = RecordStore.create(store_location, db, model.fit(db))
+    store.submit(["cust00001"], request_id="r1")
+
+    def disk_full(*args, **kwargs):
+        raise OSError("disk full while writing the log")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(store_module.RecordStore, "_write_log", disk_full)
+        with pytest.raises(OSError, match="disk full"):
+            store.process()
+        with pytest.raises(OSError, match="disk full"):
+            store.forget(["cust00002"])
+    assert ledger.total.n_entries == 1 and store.log() == []
+    (status,) = store.process()
+    assert status.status == "done"
+    assert [(e.label, e.reserved) for e in ledger.entries] == [
+        ("NoisyGDClassifier.fit", False),
+        ("NoisyGDClassifier.partial_unlearn", False)]

@@ -489,6 +489,7 @@ class ForgetPipeline(Pipeline):
         inner._version_checked = True  # checked above, on the raw records
         self._final_estimator.partial_unlearn(inner, **unlearn_params)
         self.database_version_ = edits.version_after
+        mark_committed()
         return self
 
     def _refit_edit(self, edits, private):

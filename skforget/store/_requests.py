@@ -37,6 +37,7 @@ import numbers
 import time
 from datetime import datetime, timezone
 
+from skforget._release import mark_committed, releasing
 from skforget.accounting import LedgerUnreachableError, PrivacyBudgetExceeded
 from skforget.exceptions import UnlearningError
 from skforget.store import _audit
@@ -45,6 +46,11 @@ from skforget.store import _audit
 #: the request fails with the reason (public numbers) instead of staying
 #: claimed and blocking the queue.
 _REFUSALS = (UnlearningError, PrivacyBudgetExceeded, LedgerUnreachableError)
+
+
+class _Refused(Exception):
+    """An edit refused inside the serving transaction: (reason, the requests
+    it would have served, those naming unknown IDs, where each ID was)."""
 
 STATUSES = ("pending", "running", "done", "failed")
 
@@ -436,8 +442,37 @@ class RequestsMixin:
         split the group (earliest due first) until single requests fail.
         Adds to ``finished`` the request IDs this call marks done or failed."""
         start = time.perf_counter()
+        try:
+            # The model's ledger entry is recorded once the store has committed
+            # the edit (privacy-accounting.md, 20.3): a refusal, or a failure
+            # before the commit, leaves nothing recorded.
+            with releasing():
+                served = self._serve_once(claimed, say, finished)
+        except _Refused as refusal:
+            refused, serve, failed, where = refusal.args
+            for r in failed:
+                self._fail(r["request_id"], self._unknown_reason(r, where), finished)
+            if len(serve) == 1:
+                say(f"request {serve[0]['request_id']} refused by the model")
+                self._fail(serve[0]["request_id"], str(refused), finished)
+            else:
+                half = len(serve) // 2
+                say(f"the model refused the edit; serving {half} and "
+                    f"{len(serve) - half} request(s) apart")
+                self._serve_group([r["request_id"] for r in serve[:half]], say,
+                                  finished)
+                self._serve_group([r["request_id"] for r in serve[half:]], say,
+                                  finished)
+            return
+        if served is not None:
+            say(f"edit {served['certificate'].index} committed in "
+                f"{time.perf_counter() - start:.1f} s")
+
+    def _serve_once(self, claimed, say, finished):
+        """One write transaction: the edit of the requests still running and
+        their outcomes, committed together; raises :class:`_Refused` (nothing
+        written) when the model or its ledger refuses the edit."""
         con = self._connect()
-        refused = None
         try:
             con.begin_write()
             rows = [r for r in (self._read_request(con, q) for q in claimed)
@@ -460,31 +495,14 @@ class RequestsMixin:
                 except _REFUSALS as exc:
                     # Refused before any data pass (the model, or its ledger's
                     # budget): a recorded outcome, not a queue left blocked.
-                    refused = exc
-            if refused is None:
-                self._finish(con, serve, failed, where, served)
-                con.commit()
-                finished.update(r["request_id"] for r in (*serve, *failed))
+                    raise _Refused(exc, serve, failed, where) from exc
+            self._finish(con, serve, failed, where, served)
+            con.commit()
+            mark_committed()
+            finished.update(r["request_id"] for r in (*serve, *failed))
         finally:
             con.close()
-        if refused is not None:
-            for r in failed:
-                self._fail(r["request_id"], self._unknown_reason(r, where), finished)
-            if len(serve) == 1:
-                say(f"request {serve[0]['request_id']} refused by the model")
-                self._fail(serve[0]["request_id"], str(refused), finished)
-            else:
-                half = len(serve) // 2
-                say(f"the model refused the edit; serving {half} and "
-                    f"{len(serve) - half} request(s) apart")
-                self._serve_group([r["request_id"] for r in serve[:half]], say,
-                                  finished)
-                self._serve_group([r["request_id"] for r in serve[half:]], say,
-                                  finished)
-            return
-        if served is not None:
-            say(f"edit {served['certificate'].index} committed in "
-                f"{time.perf_counter() - start:.1f} s")
+        return served
 
     def _finish(self, con, serve, failed, where, served):
         finished = iso(_now())

@@ -25,6 +25,7 @@ import numpy as np
 
 from skforget._database import Database, DatabaseVersion, _is_frame
 from skforget._edits import EditRequest
+from skforget._release import mark_committed, releasing
 from skforget.accounting import EditCertificate
 from skforget.store._backends import open_backend
 from skforget.store._requests import RequestsMixin
@@ -535,19 +536,24 @@ class RecordStore(RequestsMixin):
         certificate : EditCertificate
         """
         self._tombstone_key()
-        con = self._connect()
-        try:
-            # A write lock: no other writer between reading the version and
-            # the commit, so two services cannot both serve the same version.
-            con.begin_write()
-            served = self._serve(con, dict(
-                delete=delete, replace=replace, X_replace=X_replace,
-                y_replace=y_replace, X_insert=X_insert, y_insert=y_insert,
-                insert_ids=insert_ids, sample_weight_replace=sample_weight_replace,
-                sample_weight_insert=sample_weight_insert))
-            con.commit()
-        finally:
-            con.close()
+        # The model's ledger entry is recorded once the store has committed
+        # (privacy-accounting.md, 20.3): a failure before leaves it uncounted.
+        with releasing():
+            con = self._connect()
+            try:
+                # A write lock: no other writer between reading the version and
+                # the commit, so two services cannot both serve the same version.
+                con.begin_write()
+                served = self._serve(con, dict(
+                    delete=delete, replace=replace, X_replace=X_replace,
+                    y_replace=y_replace, X_insert=X_insert, y_insert=y_insert,
+                    insert_ids=insert_ids,
+                    sample_weight_replace=sample_weight_replace,
+                    sample_weight_insert=sample_weight_insert))
+                con.commit()
+                mark_committed()
+            finally:
+                con.close()
         return served["certificate"]
 
     def _serve(self, con, edit, request_of=None):
