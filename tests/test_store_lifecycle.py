@@ -501,3 +501,21 @@ def test_a_store_failure_after_the_models_edit_records_no_release(
     assert [(e.label, e.reserved) for e in ledger.entries] == [
         ("NoisyGDClassifier.fit", False),
         ("NoisyGDClassifier.partial_unlearn", False)]
+
+
+def test_forget_names_an_id_deleted_earlier_and_request_ids_stay_addressable(
+        frame_store):
+    """forget() of an ID the store deleted said "not an ID of the database",
+    as for one never known (service audit L5); a request ID ending in
+    "/audit" could not be read back over HTTP (L3)."""
+    from skforget.exceptions import UnlearningError
+
+    store, _, _ = frame_store
+    store.submit(["cust00004"], request_id="first")
+    store.process()
+    with pytest.raises(UnlearningError, match=r"'cust00004', which this store "
+                       r"deleted earlier \(edit 1, request 'first'\)"):
+        store.forget(["cust00004"])
+    with pytest.raises(ValueError, match="may not end in '/audit'"):
+        store.submit(["cust00005"], request_id="DSR-1/audit")
+    assert len(store.log()) == 1

@@ -284,6 +284,10 @@ class RequestsMixin:
         if not isinstance(request_id, str) or not request_id or len(request_id) > 200:
             raise ValueError("request_id must be a non-empty string of at most 200 "
                              "characters.")
+        if request_id.endswith("/audit") or "\x00" in request_id:
+            # GET /requests/{id}/audit could not tell it from a status.
+            raise ValueError(f"request_id {request_id!r} may not end in '/audit' "
+                             "or hold a NUL character.")
         ids = self._check_ids(ids)
         now = _now()
         due = one_month_after(now) if due_at is None else parse_time(due_at)

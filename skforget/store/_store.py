@@ -27,6 +27,7 @@ from skforget._database import Database, DatabaseVersion, _is_frame
 from skforget._edits import EditRequest
 from skforget._release import mark_committed, releasing
 from skforget.accounting import EditCertificate
+from skforget.exceptions import UnlearningError
 from skforget.store._backends import open_backend
 from skforget.store._requests import RequestsMixin
 
@@ -544,6 +545,7 @@ class RecordStore(RequestsMixin):
                 # A write lock: no other writer between reading the version and
                 # the commit, so two services cannot both serve the same version.
                 con.begin_write()
+                self._refuse_deleted_earlier(con, delete=delete, replace=replace)
                 served = self._serve(con, dict(
                     delete=delete, replace=replace, X_replace=X_replace,
                     y_replace=y_replace, X_insert=X_insert, y_insert=y_insert,
@@ -555,6 +557,21 @@ class RecordStore(RequestsMixin):
             finally:
                 con.close()
         return served["certificate"]
+
+    def _refuse_deleted_earlier(self, con, **named):
+        """Name an ID this store deleted earlier (the request would otherwise
+        say it is not an ID of the database, as for one never known)."""
+        for name, ids in named.items():
+            if ids is None:
+                continue
+            for i in [ids] if isinstance(ids, str | int) else list(ids):
+                i = i.item() if hasattr(i, "item") and not isinstance(i, str) else i
+                where = self._where(con, i) if isinstance(i, str | int) else "?"
+                if isinstance(where, tuple):
+                    request = "" if where[2] is None else f", request {where[2]!r}"
+                    raise UnlearningError(
+                        f"{name} names {i!r}, which this store deleted earlier "
+                        f"(edit {where[1]}{request}): it is no longer a record.")
 
     def _serve(self, con, edit, request_of=None):
         """Serve ``edit`` (EditRequest keywords, by ID) inside the caller's
