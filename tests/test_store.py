@@ -312,7 +312,8 @@ def test_command_line_serves_a_deletion(served, capsys):
     assert "Forgot 2 record(s)" in out and "Edit 1: 2 deleted" in out
     assert "Preprocessing inside the guarantee" in out
     assert main(["forget", "--store", str(store.path), "--id", "cust00011"]) == 1
-    assert "error: delete[0]='cust00011' is not an ID" in capsys.readouterr().err
+    assert ("error: delete names 'cust00011', which this store deleted earlier "
+            "(edit 1)") in capsys.readouterr().err
     assert main(["show", "--store", str(store.path)]) == 0
     assert "78 records, version 1" in capsys.readouterr().out
     # The real entry point, in a fresh interpreter.
