@@ -50,6 +50,7 @@ class _Pending:
         self.warnings = []   # (message, category)
         self.committed = False
         self.depth = 0       # releasing calls nested in the outermost one
+        self.rollback = False
 
     def cancel(self):
         # Newest first, as nested blocks would have unwound.
@@ -62,7 +63,7 @@ class _Pending:
 
 
 @contextmanager
-def releasing(*, own=False):
+def releasing(*, own=False, rollback=False):
     """Run a public call that may release: on success, record its ledger
     entries, then emit its warnings about the released output; on failure,
     cancel the entries and drop the warnings.
@@ -74,6 +75,13 @@ def releasing(*, own=False):
         candidate runs, whose warnings the search records and shows only for
         the released run). By default a nested call shares the enclosing
         record.
+    rollback : bool, default=False
+        This call discards, on failure, whatever its nested calls committed
+        (a record store's transaction and the in-memory model it edited):
+        their :func:`mark_committed` then does not count, only this call's
+        own does. By default a nested call's commit counts for the whole call
+        (a pipeline does not undo its estimator's edit), so that a failure
+        after it records the release: an over-count, never an under-count.
     """
     current = _CURRENT.get()
     if current is not None and not own:
@@ -84,6 +92,7 @@ def releasing(*, own=False):
             current.depth -= 1
         return
     pending = _Pending()
+    pending.rollback = rollback
     token = _CURRENT.set(pending)
     try:
         yield
@@ -120,10 +129,12 @@ def mark_committed():
     entries instead of cancelling them. Called at the end of the block that
     restores the object on error, so an interrupt between the two
     over-counts (the object is restored, the entry kept), never
-    under-counts. A nested call's commit (an estimator's inside a pipeline's
-    fit) is not the outermost call's: ignored, the outer call marks its own."""
+    under-counts. A nested call's commit (an estimator's inside a pipeline's)
+    counts for the outermost call, unless that call rolls its nested calls
+    back on failure (``releasing(rollback=True)``, a record store's serving
+    transaction), which then marks its own commit."""
     pending = _CURRENT.get()
-    if pending is not None and pending.depth == 0:
+    if pending is not None and (pending.depth == 0 or not pending.rollback):
         pending.committed = True
 
 

@@ -918,3 +918,33 @@ def test_a_shared_ledger_is_never_recreated_by_its_copies(binary_data, tmp_path,
         copy_.fit(X, y)
     assert not (tmp_path / "ledger.sqlite").exists()
     assert not any(elsewhere.iterdir())
+    # A pickle of an older version holds the relative path: read from the
+    # working directory, refused by name when missing (not a ValueError).
+    old = pickle.loads(blob)
+    old.get_params()["ledger"].path = "ledger.sqlite"
+    with pytest.raises(LedgerUnreachableError, match="'ledger.sqlite' cannot be "):
+        pickle.loads(pickle.dumps(old)).fit(X, y)
+
+
+def test_a_nested_commit_counts_for_the_outer_call(monkeypatch):
+    """A pipeline does not undo its estimator's edit: an interrupt after the
+    estimator committed (inside the pipeline's edit) must keep the edit's
+    entry, as must one after a PrivatePipeline's inner fit (second reading:
+    ignoring nested commits under-counted both)."""
+    X, y = _raw_table()
+    ledger = PrivacyLedger(epsilon=50.0, delta=DELTA)
+    est = NoisyGDClassifier(classes=[0, 1], random_state=0, ledger=ledger)
+    pipe = make_private_pipeline(est, epsilon=1.0, delta=DELTA, random_state=0)
+    target = type(pipe)
+    real_fit = target.__mro__[1].fit            # ForgetPipeline.fit
+
+    def fit_then_interrupt(self, *args, **kwargs):
+        real_fit(self, *args, **kwargs)
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(target.__mro__[1], "fit", fit_then_interrupt)
+        with pytest.raises(KeyboardInterrupt):
+            pipe.fit(X, y)
+    assert [(e.label, e.reserved) for e in ledger.entries] == [
+        ("PrivatePipeline.fit", False)]

@@ -368,3 +368,7 @@ def test_an_integer_id_typed_on_the_command_line_is_digits_only(tmp_path):
     # An ID no database column holds is named, not an overflow from the driver.
     with pytest.raises(ValueError, match="outside the 64-bit integers"):
         store.submit([2**63], request_id="big")
+    with pytest.raises(TypeError, match="this store's IDs are integers"):
+        store.forget(["7"])
+    store.forget(np.int64(7))                 # one ID as a numpy scalar
+    assert len(store.log()) == 1

@@ -467,6 +467,12 @@ def test_a_tombstone_key_kept_outside_the_store(store_location, monkeypatch):
     assert again.submit(["cust00003"], request_id="t3").status == "done"
     with pytest.raises(ValueError, match="at least 16 bytes"):
         RecordStore(store_location, tombstone_key="abcd")
+    # A server that could answer no submission is refused at start.
+    from skforget.store import http_app
+
+    monkeypatch.delenv("SKFORGET_TOMBSTONE_KEY")
+    with pytest.raises(ValueError, match="keeps its tombstone key outside"):
+        http_app(RecordStore(store_location))
 
 
 def test_a_store_failure_after_the_models_edit_records_no_release(
@@ -519,3 +525,43 @@ def test_forget_names_an_id_deleted_earlier_and_request_ids_stay_addressable(
     with pytest.raises(ValueError, match="may not end in '/audit'"):
         store.submit(["cust00005"], request_id="DSR-1/audit")
     assert len(store.log()) == 1
+
+
+def test_a_commit_interrupted_or_failing_after_it_applied_keeps_the_release(
+        store_location, tmp_path, monkeypatch):
+    """An interrupt, or an error of a COMMIT the server had applied, between
+    the store's commit and its mark cancelled the ledger entry of an edit the
+    store holds (second reading of 5910f1b). The mark now precedes the commit:
+    such a failure over-counts, never under-counts."""
+    from skforget.store import SharedLedger
+    from skforget.store import _backends
+
+    X, y = _people()
+    db = Database(X, y)
+    ledger = SharedLedger(tmp_path / "ledger.sqlite", epsilon=50.0, delta=1e-5)
+    model = _pipeline()
+    model.set_params(model__ledger=ledger, model__max_lazy_records=0)
+    store = RecordStore.create(store_location, db, model.fit(db))
+    real = _backends.Connection.commit
+    fired = []
+
+    def commit_then_fail(self):
+        real(self)
+        if getattr(self, "_edit", False) and not fired:
+            fired.append(True)
+            raise KeyboardInterrupt
+
+    serve = RecordStore._serve
+
+    def marked_serve(self, con, *args, **kwargs):
+        con._edit = True
+        return serve(self, con, *args, **kwargs)
+
+    monkeypatch.setattr(_backends.Connection, "commit", commit_then_fail)
+    monkeypatch.setattr(RecordStore, "_serve", marked_serve)
+    with pytest.raises(KeyboardInterrupt):
+        store.forget(["cust00002"])
+    assert len(store.log()) == 1
+    assert [(e.label, e.reserved) for e in ledger.entries] == [
+        ("NoisyGDClassifier.fit", False),
+        ("NoisyGDClassifier.partial_unlearn", False)]

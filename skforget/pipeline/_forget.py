@@ -590,6 +590,7 @@ class ForgetPipeline(Pipeline):
                                                 release.rho_replace))
             self.pipeline_edits_ = (*self.pipeline_edits_, cert)
             self.database_version_ = edits.version_after
+            mark_committed()
         return self
 
     # --- prediction certificates of the final step, on raw records -------------

@@ -11,7 +11,7 @@ from sklearn.pipeline import Pipeline
 from skforget import accounting
 from skforget._database import unwrap_database
 from skforget._public import register_pipeline_class, split_preprocessing
-from skforget._release import releasing
+from skforget._release import mark_committed, releasing
 from skforget._validation import Interval, StrOptions, user_stacklevel
 from skforget.pipeline._forget import ForgetPipeline, _atomic_tree
 from skforget.preprocessing import PrivateTableEncoder
@@ -135,6 +135,7 @@ class PrivatePipeline(ForgetPipeline):
             super().fit(X, y, **params)
             self.budget_ = budget
             self.target_epsilon_ = float(self.epsilon)
+            mark_committed()
         return self
 
     def _warn_if_noise_dominates(self, n, n_columns, budget, n_private, unit):

@@ -131,6 +131,10 @@ def http_app(store, *, token=None, max_body=65536):
     app : callable
         ``app(scope, receive, send)``, for any ASGI server (uvicorn, ...).
     """
+    # A store whose tombstone key is kept outside it and was opened without
+    # the key could answer no submission: a server misconfiguration, refused
+    # here rather than answered to clients as their error.
+    store._tombstone_key()
 
     async def app(scope, receive, send):
         if scope["type"] == "lifespan":

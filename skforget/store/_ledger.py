@@ -70,7 +70,7 @@ class SharedLedger(PrivacyLedger):
 
     def __init__(self, path, epsilon=None, delta=None, *, relation=None,
                  group_size=None, timeout=60.0):
-        self.path = os.path.abspath(os.fspath(path))
+        self.path = os.path.abspath(os.fsdecode(path))
         self.timeout = float(timeout)
         stored = self._read_budget()
         if stored is None:
@@ -101,9 +101,10 @@ class SharedLedger(PrivacyLedger):
                                   isolation_level=None)
         else:
             try:
-                con = sqlite3.connect(f"{pathlib.Path(self.path).as_uri()}?mode=rw",
-                                      uri=True, timeout=self.timeout,
-                                      isolation_level=None)
+                # An old pickle may hold a relative path: read from here.
+                uri = pathlib.Path(os.path.abspath(self.path)).as_uri()
+                con = sqlite3.connect(f"{uri}?mode=rw", uri=True,
+                                      timeout=self.timeout, isolation_level=None)
             except sqlite3.OperationalError as exc:
                 raise LedgerUnreachableError(
                     f"The ledger file {self.path!r} cannot be opened ({exc}): a "
@@ -176,7 +177,7 @@ class SharedLedger(PrivacyLedger):
         # A copy reopens the file it was made from, and never creates one:
         # unpickling succeeds (the model stays usable for predictions), and
         # every release then raises LedgerUnreachableError if the file is gone.
-        path = os.fspath(state["path"])
+        path = os.fsdecode(state["path"])
         if not os.path.exists(path):
             self.path, self.timeout = path, float(state["timeout"])
             PrivacyLedger.__init__(self, state["epsilon"], state["delta"],

@@ -38,6 +38,7 @@ import time
 from datetime import datetime, timezone
 
 from skforget._release import mark_committed, releasing
+from skforget._utils import no_interrupts
 from skforget.accounting import LedgerUnreachableError, PrivacyBudgetExceeded
 from skforget.exceptions import UnlearningError
 from skforget.store import _audit
@@ -206,8 +207,8 @@ class RequestsMixin:
         return hmac.new(key, text, hashlib.sha256).hexdigest()
 
     def _check_ids(self, ids):
-        if isinstance(ids, str | int):
-            ids = [ids]
+        if isinstance(ids, str | int) or getattr(ids, "ndim", None) == 0:
+            ids = [ids]   # one ID (a numpy scalar included)
         ids = list(ids)
         if not ids:
             raise ValueError("a request names at least one record ID.")
@@ -450,7 +451,7 @@ class RequestsMixin:
             # The model's ledger entry is recorded once the store has committed
             # the edit (privacy-accounting.md, 20.3): a refusal, or a failure
             # before the commit, leaves nothing recorded.
-            with releasing():
+            with releasing(rollback=True):
                 served = self._serve_once(claimed, say, finished)
         except _Refused as refusal:
             refused, serve, failed, where = refusal.args
@@ -501,8 +502,11 @@ class RequestsMixin:
                     # budget): a recorded outcome, not a queue left blocked.
                     raise _Refused(exc, serve, failed, where) from exc
             self._finish(con, serve, failed, where, served)
-            con.commit()
-            mark_committed()
+            # Marked first: a commit that fails (or whose outcome is unknown)
+            # over-counts, and an interrupt cannot fall in between.
+            with no_interrupts():
+                mark_committed()
+                con.commit()
             finished.update(r["request_id"] for r in (*serve, *failed))
         finally:
             con.close()

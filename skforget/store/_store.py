@@ -26,6 +26,7 @@ import numpy as np
 from skforget._database import Database, DatabaseVersion, _is_frame
 from skforget._edits import EditRequest
 from skforget._release import mark_committed, releasing
+from skforget._utils import no_interrupts
 from skforget.accounting import EditCertificate
 from skforget.exceptions import UnlearningError
 from skforget.store._backends import open_backend
@@ -539,7 +540,7 @@ class RecordStore(RequestsMixin):
         self._tombstone_key()
         # The model's ledger entry is recorded once the store has committed
         # (privacy-accounting.md, 20.3): a failure before leaves it uncounted.
-        with releasing():
+        with releasing(rollback=True):
             con = self._connect()
             try:
                 # A write lock: no other writer between reading the version and
@@ -552,8 +553,11 @@ class RecordStore(RequestsMixin):
                     insert_ids=insert_ids,
                     sample_weight_replace=sample_weight_replace,
                     sample_weight_insert=sample_weight_insert))
-                con.commit()
-                mark_committed()
+                # Marked first: a commit that fails (or whose outcome is
+                # unknown) over-counts, an interrupt cannot fall in between.
+                with no_interrupts():
+                    mark_committed()
+                    con.commit()
             finally:
                 con.close()
         return served["certificate"]
@@ -564,9 +568,11 @@ class RecordStore(RequestsMixin):
         for name, ids in named.items():
             if ids is None:
                 continue
-            for i in [ids] if isinstance(ids, str | int) else list(ids):
-                i = i.item() if hasattr(i, "item") and not isinstance(i, str) else i
-                where = self._where(con, i) if isinstance(i, str | int) else "?"
+            if np.ndim(ids) == 0:       # one ID, a numpy scalar included
+                ids = [ids]
+            # Checked (type, range, NUL) before any query names them.
+            for i in self._check_ids(ids):
+                where = self._where(con, i)
                 if isinstance(where, tuple):
                     request = "" if where[2] is None else f", request {where[2]!r}"
                     raise UnlearningError(
