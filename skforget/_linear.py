@@ -549,7 +549,10 @@ class _BasePrivateLinear(BaseEstimator):
         """
         sample_weight_bound = float(self.max_sample_weight) if weighted else 0.0
         per_class = self._class_weights(max(2, n_outputs))
-        class_weights = () if per_class is None else tuple(map(float, per_class))
+        # A multiclass model's class weights shift its decision instead of
+        # weighting its records (privacy-accounting.md, Section 18.13).
+        class_weights = () if per_class is None or n_outputs >= 3 else \
+            tuple(map(float, per_class))
         bound = ((sample_weight_bound if weighted else 1.0)
                  * (max(class_weights) if class_weights else 1.0))
         if not (math.isfinite(bound) and bound > 0.0):

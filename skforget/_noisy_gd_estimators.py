@@ -127,12 +127,16 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         guarantee says so).
     class_weight : dict or "balanced", default=None
         Public weight of each class, ``{class: weight}`` (missing classes weigh
-        1), multiplying the records' losses as in ``LogisticRegression``; e.g.
-        ``{c: 1 / (n_classes * p_c)}`` from public class frequencies ``p_c``
-        corrects for imbalance. The weights are divided by their largest, like
-        ``sample_weight`` (see ``max_sample_weight``), so they cost no extra
-        noise; public weights replace the private threshold (see
-        ``prevalence_share``). "balanced" (binary models): decisions for the
+        1); e.g. ``{c: 1 / (n_classes * p_c)}`` from public class frequencies
+        ``p_c`` corrects for imbalance. Binary models: the weights multiply the
+        records' losses as in ``LogisticRegression``, divided by their largest
+        like ``sample_weight`` (see ``max_sample_weight``), and replace the
+        private threshold (see ``prevalence_share``). Three classes or more:
+        the model is trained as without weights and its intercepts are shifted
+        by ``(log w_c - mean log w) / 2``, a public constant: weighting the
+        records would make the noise grow as the largest weight over the mean
+        one, and the shift raised balanced accuracy more, on more tables
+        (privacy-accounting.md, Section 18.13). "balanced" (binary models): decisions for the
         balanced error at the midpoint of the two class means of the rows,
         ``intercept_ = -coef_ . (mu_0 + mu_1) / 2``, from the class counts and
         class sums released with Gaussian noise inside the same ``epsilon``

@@ -103,7 +103,9 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
         The public label set (None reads it from the labels, with a
         :class:`~skforget.PrivacyLeakWarning`).
     class_weight : dict or "balanced", default=None
-        Public weight of each class, or "balanced" for binary models: decisions
+        Public weight of each class (binary: record weights; three classes or
+        more: a public shift of the intercepts, as for
+        :class:`NoisyGDClassifier`), or "balanced" for binary models: decisions
         for the balanced error at the midpoint of the two class means of the
         rows, from class counts and sums released with ``prevalence_share``
         (as for :class:`NoisyGDClassifier`; refused for three classes or more).

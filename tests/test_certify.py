@@ -838,3 +838,34 @@ def test_the_no_contraction_warning_reads_public_numbers_only():
             est.fit(X, y)
         said.append(sorted(str(w.message) for w in rec if "contract" in str(w.message)))
     assert said[0] == said[1] and len(said[0]) == 1
+
+
+def test_a_multiclass_class_weight_shift_is_in_every_certificate():
+    """A multiclass model's class weights shift its released intercepts by a
+    public constant (privacy-accounting.md, 18.13), the same for every run:
+    the ball's bounds and the interval box's certified classes must carry it.
+    Rows whose prediction the shift changes are among those checked."""
+    X, X_test, y, _ = _split("digits012")
+    cw = {0: 0.2, 1: 1.0, 2: 5.0}
+    est = NoisyGDClassifier(C=0.1, multi_class="ovr", clip_norm=0.5, random_state=0,
+                            max_iter=8, class_weight=cw).fit(X, y)
+    plain = NoisyGDClassifier(C=0.1, multi_class="ovr", clip_norm=0.5,
+                              random_state=0, max_iter=8).fit(X, y)
+    np.testing.assert_array_equal(est.coef_, plain.coef_)
+    shift = est.intercept_ - plain.intercept_
+    assert np.any(est.predict(X_test) != plain.predict(X_test))
+    lo, hi = est.decision_function_bounds(X_test, k=1)
+    scores = est.decision_function(X_test)
+    assert np.all((lo < scores) & (scores < hi))
+    s_b = est._intercept_scaling()
+    for S in (np.array([0, 1, 2]), np.array([5])):
+        keep = np.setdiff1d(np.arange(len(X)), S)
+        W, b = _pipeline(est, [(X[keep], y[keep])])
+        # The counterfactual run's released scores, shift included.
+        Z = est._validate_rows(X_test, reset=False) @ W.T + b * s_b + shift
+        counterfactual = est.classes_[Z.argmax(axis=1)]
+        for certified in (est.certify(X_test, len(S)),
+                          interval_certify(est, X, y, X_test, k=len(S))):
+            assert certified.any()
+            assert np.array_equal(counterfactual[certified],
+                                  est.predict(X_test)[certified])

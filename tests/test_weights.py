@@ -20,6 +20,7 @@ from skforget import (
     EditRequest,
     NoisyGDClassifier,
     NoisyGDRegressor,
+    OutputPerturbationClassifier,
     UnlearningError,
 )
 
@@ -238,3 +239,66 @@ def test_plan_sees_the_weights_fit_would_use(data):
         assert plan.steps == fitted._plan.fit_steps
     assert clf.plan(X, y).regularization == 4.0 * fitted._plan.lam
     assert not hasattr(clf, "n_features_in_")
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: NoisyGDClassifier(**kw),
+    lambda **kw: NoisyGDClassifier(multi_class="ovr", **kw),
+    lambda **kw: OutputPerturbationClassifier(**kw),
+])
+def test_multiclass_class_weights_shift_the_decision_not_the_training(make):
+    """privacy-accounting.md 18.13: three classes or more are trained as
+    without weights, and the released intercepts carry the public shift
+    (log w - mean log w) / 2, through every edit; the figures are the
+    unweighted model's."""
+    from sklearn.datasets import make_classification
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.preprocessing import normalize
+
+    X, y = make_classification(n_samples=1500, n_features=6, n_informative=4,
+                               n_classes=3, weights=[0.75, 0.2, 0.05],
+                               class_sep=2.0, random_state=0)
+    X = normalize(X)
+    dbs = [Database(X, y), Database(X, y)]
+    p = np.bincount(y) / len(y)
+    cw = {c: 1.0 / (3 * p[c]) for c in range(3)}
+    log_w = np.log([cw[c] for c in range(3)])
+    shift = (log_w - log_w.mean()) / 2
+    plain = make(classes=[0, 1, 2], random_state=0).fit(dbs[0])
+    weighted = make(classes=[0, 1, 2], random_state=0, class_weight=cw).fit(dbs[1])
+    for _ in range(2):
+        np.testing.assert_array_equal(weighted.coef_, plain.coef_)
+        np.testing.assert_allclose(weighted.intercept_ - plain.intercept_, shift,
+                                   rtol=0, atol=1e-12)
+        assert weighted.privacy_guarantee_.rho == plain.privacy_guarantee_.rho
+        assert weighted._plan.class_weights == ()
+        requests = [EditRequest(db, delete=[1, 2, 3]) for db in dbs]
+        plain.partial_unlearn(requests[0])
+        weighted.partial_unlearn(requests[1])
+        dbs = [r.apply() for r in requests]
+    X_all, y_all = dbs[0].X, dbs[0].y
+    assert balanced_accuracy_score(y_all, weighted.predict(X_all)) > \
+        balanced_accuracy_score(y_all, plain.predict(X_all))
+
+
+def test_a_multiclass_model_pickled_with_record_weights_keeps_them():
+    """A model fitted before 18.13 weighs its records (its plan holds the
+    class weights): unpickled, it gets no shift and its edits keep weighting."""
+    import dataclasses
+
+    from sklearn.datasets import make_classification
+    from sklearn.preprocessing import normalize
+
+    X, y = make_classification(n_samples=600, n_features=6, n_informative=4,
+                               n_classes=3, random_state=1)
+    X = normalize(X)
+    cw = {0: 1.0, 1: 2.0, 2: 4.0}
+    model = NoisyGDClassifier(classes=[0, 1, 2], random_state=0,
+                              class_weight=cw).fit(X, y)
+    # What an older fit left: the plan weighs records by class.
+    model._plan = dataclasses.replace(model._plan, class_weights=(0.25, 0.5, 1.0),
+                                      weight_bound=4.0)
+    model._set_coefficients(*model._theta())
+    assert model._class_shift() == 0.0
+    trained = model.__dict__.get("_trained_intercept")
+    assert trained is None or np.array_equal(model.intercept_, trained)

@@ -337,6 +337,11 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
         change = estimator._offset_change(k)
         offset = estimator._intercept_offset()
         lo, hi = lo + offset - change, hi + offset + change
+    elif mid is None and tau is None:
+        # A public shift of the intercepts (a multiclass model's class weights,
+        # privacy-accounting.md 18.13): the same for every run, exactly.
+        offset = estimator._intercept_offset()
+        lo, hi = lo + offset, hi + offset
     tol = 1e-9 * (np.abs(lo) + np.abs(hi)) + 1e-12
     lo, hi = lo - tol, hi + tol
     if lo.shape[1] == 1:
