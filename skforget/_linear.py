@@ -528,7 +528,7 @@ class _BasePrivateLinear(BaseEstimator):
             else accounting.DEFAULT_COEF_NORM,
             grow_with_samples=loss == "multinomial" and self._rules() >= 3)
 
-    def _class_weights(self, n_classes):
+    def _class_weights(self, n_classes, class_weight=None):
         """Per-class weights from ``class_weight`` (None: no class weights).
 
         Classifiers override it; regressors have none.

@@ -133,7 +133,8 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         like ``sample_weight`` (see ``max_sample_weight``), and replace the
         private threshold (see ``prevalence_share``). Three classes or more:
         the model is trained as without weights and its intercepts are shifted
-        by ``(log w_c - mean log w) / 2``, a public constant: weighting the
+        by ``(log w_c - mean log w) / 2``, a public constant (with
+        ``fit_intercept=False``, ``intercept_`` is that shift): weighting the
         records would make the noise grow as the largest weight over the mean
         one, and the shift raised balanced accuracy more, on more tables
         (privacy-accounting.md, Section 18.13). "balanced" (binary models): decisions for the

@@ -159,7 +159,13 @@ def release_spending(ledger, label, **figure):
     try:
         yield final
     except BaseException:
-        ledger.cancel(entry_id)
+        if pending.committed:
+            # Committed already (an interrupt delivered as this block unwinds,
+            # after the object's restore block exited): the outermost call
+            # records it.
+            pending.entries.append((ledger, entry_id, final))
+        else:
+            ledger.cancel(entry_id)
         raise
     pending.entries.append((ledger, entry_id, final))
 

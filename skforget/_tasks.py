@@ -69,7 +69,7 @@ class _PrivateClassifierMixin:
     ``class_weight`` parameters.
     """
 
-    def _class_weights(self, n_classes):
+    def _class_weights(self, n_classes, class_weight=None):
         """``class_weight`` as one public weight per class code (None: unset).
 
         "balanced" weighs no record: a binary model gets its balance from the
@@ -79,7 +79,8 @@ class _PrivateClassifierMixin:
         "balanced" is refused. A multiclass model's public weights shift its
         intercepts (:meth:`_class_shift`, 18.13) rather than weigh records.
         """
-        cw = getattr(self, "class_weight", None)
+        cw = getattr(self, "class_weight", None) if class_weight is None \
+            else class_weight
         if cw is None:
             return None
         if isinstance(cw, str):
@@ -264,15 +265,15 @@ class _PrivateClassifierMixin:
         or 0: binary models, models without ``class_weight``, and models
         fitted before it (their plan weighs records by class)."""
         plan = self.__dict__.get("_plan")
-        if plan is None or plan.class_weights or "class_weight" not in \
-                self.get_params(deep=False):
-            return 0.0
-        if not isinstance(self._param("class_weight"), dict):
-            return 0.0
         classes = self.__dict__.get("classes_")
-        if classes is None or len(classes) < 3:
+        if plan is None or plan.class_weights or classes is None or len(classes) < 3:
             return 0.0
-        log_w = np.log(self._class_weights(len(classes)))
+        # The weights frozen at fit (Section 16): set_params after fit changes
+        # nothing until the next fit.
+        cw = self._param("class_weight")
+        if not isinstance(cw, dict):
+            return 0.0
+        log_w = np.log(self._class_weights(len(classes), cw))
         return CLASS_SHIFT * (log_w - log_w.mean())
 
     def _midpoint(self):

@@ -948,3 +948,21 @@ def test_a_nested_commit_counts_for_the_outer_call(monkeypatch):
             pipe.fit(X, y)
     assert [(e.label, e.reserved) for e in ledger.entries] == [
         ("PrivatePipeline.fit", False)]
+
+
+def test_an_interrupt_as_a_committed_block_unwinds_keeps_its_entry():
+    """An interrupt delivered as release_spending's block unwinds, after the
+    object's restore block committed (PrivateSearchCV.fit's order), cancelled
+    the entry of a search that kept its result (second reading)."""
+    from skforget._release import mark_committed, release_spending, releasing
+
+    ledger = PrivacyLedger(epsilon=5.0, delta=DELTA)
+    with pytest.raises(KeyboardInterrupt):
+        with releasing(), release_spending(ledger, "search", rho=0.01):
+            mark_committed()
+            raise KeyboardInterrupt
+    assert [(e.label, e.reserved) for e in ledger.entries] == [("search", False)]
+    with pytest.raises(KeyboardInterrupt):
+        with releasing(), release_spending(ledger, "not yet", rho=0.01):
+            raise KeyboardInterrupt
+    assert len(ledger.entries) == 1

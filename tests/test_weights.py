@@ -302,3 +302,22 @@ def test_a_multiclass_model_pickled_with_record_weights_keeps_them():
     assert model._class_shift() == 0.0
     trained = model.__dict__.get("_trained_intercept")
     assert trained is None or np.array_equal(model.intercept_, trained)
+
+
+def test_the_multiclass_shift_is_frozen_at_fit():
+    """set_params(class_weight=...) after fit changed the shift the model
+    predicts with (and None or "balanced" made predict raise), while its
+    intercept_ kept the one of fit (second reading of a31f904)."""
+    from sklearn.preprocessing import normalize
+
+    X, y = make_classification(n_samples=600, n_features=6, n_informative=4,
+                               n_classes=3, random_state=2)
+    X = normalize(X)
+    model = NoisyGDClassifier(classes=[0, 1, 2], random_state=0,
+                              class_weight={0: 1.0, 1: 2.0, 2: 8.0}).fit(X, y)
+    before = model.decision_function(X)
+    np.testing.assert_allclose(before, X @ model.coef_.T + model.intercept_,
+                               atol=1e-12)
+    for other in ({0: 8.0, 1: 1.0, 2: 1.0}, None, "balanced"):
+        model.set_params(class_weight=other)
+        np.testing.assert_array_equal(model.decision_function(X), before)
