@@ -100,3 +100,15 @@ def test_an_unreachable_database_is_an_error_not_a_traceback(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: cannot connect to postgresql://svc:***@/nodb")
     assert "hunter2" not in err
+
+
+def test_process_with_nothing_to_serve_says_so(tmp_path, capsys):
+    from _stores import small_store
+
+    from skforget.__main__ import main as cli
+
+    store = small_store(str(tmp_path / "s.sqlite"))
+    assert cli(["process", "--store", str(store.path)]) == 0
+    out = capsys.readouterr()
+    assert "no request finished by this run" in out.out
+    assert "no request queued" in out.err

@@ -123,7 +123,9 @@ def _process(store, args):
 
     statuses = store.process(limit=args.limit, progress=progress)
     _emit(args, [s.to_dict() for s in statuses],
-          "\n".join(map(_status_line, statuses)) or "no request queued")
+          "\n".join(map(_status_line, statuses))
+          or "no request finished by this run (none was queued, or another run "
+             "served the ones it claimed)")
     return 1 if any(s.status == "failed" for s in statuses) else 0
 
 

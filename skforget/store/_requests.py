@@ -425,6 +425,8 @@ class RequestsMixin:
         say(f"claimed {len(claimed)} request(s)")
         finished = set()
         self._serve_group(claimed, say, finished)
+        if not finished:
+            say("another run finished the claimed request(s)")
         return [self.status(r) for r in claimed if r in finished]
 
     def _claim(self, limit):
