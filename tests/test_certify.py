@@ -869,3 +869,30 @@ def test_a_multiclass_class_weight_shift_is_in_every_certificate():
             assert certified.any()
             assert np.array_equal(counterfactual[certified],
                                   est.predict(X_test)[certified])
+
+
+@pytest.mark.parametrize("params", [
+    {},                                               # the moments threshold
+    {"class_weight": "balanced"},                     # the class-mean midpoint
+    {"prevalence_share": 0},                          # the raw intercept
+])
+def test_the_interval_box_at_k_zero_is_the_released_margin(params):
+    """At k = 0 the box is the run, so its bounds must be the released
+    margins, every public offset included: the prevalence threshold, the
+    midpoint, a multiclass model's class-weight shift (18.13)."""
+    from skforget.certify._interval import _interval_margin_bounds
+
+    X, X_test, y, _ = _split("breast_cancer")
+    est = NoisyGDClassifier(clip_norm=0.5, random_state=0, max_iter=6,
+                            batch_size=None, **params).fit(X, y)
+    lo, hi = _interval_margin_bounds(est, X, y, X_test, 0)
+    scores = est.decision_function(X_test)
+    np.testing.assert_allclose(lo[:, 0], scores, atol=1e-9)
+    np.testing.assert_allclose(hi[:, 0], scores, atol=1e-9)
+    X3, X3_test, y3, _ = _split("digits012")
+    ovr = NoisyGDClassifier(C=0.1, multi_class="ovr", clip_norm=0.5, random_state=0,
+                            max_iter=6, batch_size=None,
+                            class_weight={0: 0.2, 1: 1.0, 2: 5.0}).fit(X3, y3)
+    lo, hi = _interval_margin_bounds(ovr, X3, y3, X3_test, 0)
+    np.testing.assert_allclose(lo, ovr.decision_function(X3_test), atol=1e-9)
+    np.testing.assert_allclose(hi, ovr.decision_function(X3_test), atol=1e-9)

@@ -253,6 +253,23 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
     >>> float(interval_certify(clf, d.data, d.target, d.data, k=1).mean()) > 0.5
     True
     """
+    lo, hi = _interval_margin_bounds(estimator, X, y, X_query, k, mode)
+    tol = 1e-9 * (np.abs(lo) + np.abs(hi)) + 1e-12
+    lo, hi = lo - tol, hi + tol
+    if lo.shape[1] == 1:
+        return (lo[:, 0] > 0) | (hi[:, 0] < 0)
+    top = lo.argmax(axis=1)  # the only class that can beat every other
+    lo_top = lo[np.arange(len(lo)), top]
+    others = hi.copy()
+    others[np.arange(len(hi)), top] = -np.inf
+    return lo_top > others.max(axis=1)
+
+
+def _interval_margin_bounds(estimator, X, y, X_query, k, mode="remove"):
+    """Bounds ``(lo, hi)``, of shape (n_queries, n_outputs), on the released
+    margins (``decision_function``, every public offset and shift included)
+    of every same-seed run on a neighbour: at ``k = 0`` both are the model's
+    own margins (:func:`interval_certify` adds a rounding slack)."""
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(estimator)
@@ -342,12 +359,4 @@ def interval_certify(estimator, X, y, X_query, k, mode="remove"):
         # privacy-accounting.md 18.13): the same for every run, exactly.
         offset = estimator._intercept_offset()
         lo, hi = lo + offset, hi + offset
-    tol = 1e-9 * (np.abs(lo) + np.abs(hi)) + 1e-12
-    lo, hi = lo - tol, hi + tol
-    if lo.shape[1] == 1:
-        return (lo[:, 0] > 0) | (hi[:, 0] < 0)
-    top = lo.argmax(axis=1)  # the only class that can beat every other
-    lo_top = lo[np.arange(len(lo)), top]
-    others = hi.copy()
-    others[np.arange(len(hi)), top] = -np.inf
-    return lo_top > others.max(axis=1)
+    return lo, hi
