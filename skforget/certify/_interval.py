@@ -347,16 +347,14 @@ def _interval_margin_bounds(estimator, X, y, X_query, k, mode="remove"):
     else:
         lo, hi = box_margin_bounds(box, np.column_stack(
             [mapped, np.full(len(query), estimator._intercept_scaling())]))
-    if mid is None and tau is None and "noisy_class_count_" in estimator.__dict__:
-        # The released margins carry the prevalence offset, which the same
-        # run on a neighbouring database moves by at most this much (its count
-        # noise is the same draw; certificates.md, Section 9.10).
-        change = estimator._offset_change(k)
+        # The released margins carry the intercept offset: the prevalence
+        # offset, which the same run on a neighbouring database moves by at
+        # most _offset_change(k) (its count noise is the same draw;
+        # certificates.md, Section 9.10), and a multiclass model's
+        # class-weight shift (privacy-accounting.md 18.13), the same for every
+        # run.
+        change = (estimator._offset_change(k)
+                  if "noisy_class_count_" in estimator.__dict__ else 0.0)
         offset = estimator._intercept_offset()
         lo, hi = lo + offset - change, hi + offset + change
-    elif mid is None and tau is None:
-        # A public shift of the intercepts (a multiclass model's class weights,
-        # privacy-accounting.md 18.13): the same for every run, exactly.
-        offset = estimator._intercept_offset()
-        lo, hi = lo + offset, hi + offset
     return lo, hi
