@@ -81,6 +81,18 @@ def _best_has(name):
     return check
 
 
+def _fit_recorded(model, X, y):
+    """Fit one run of the search and return its warnings, recorded rather
+    than shown: a run's record is its own (``own=True``), so they come back
+    here when its fit ends, and :func:`_show` re-emits the released run's
+    once the search is recorded."""
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        with releasing(own=True):
+            model.fit(X, y)
+    return said
+
+
 def _show(said):
     """Re-emit the released run's warnings (recorded while it ran) once the
     search is recorded (Section 20.3), but not
@@ -445,12 +457,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 **params, **quiet, **silent, epsilon=budget.run_epsilon,
                 delta=delta,
                 random_state=int(seeds.integers(2**31)) if seeded else None)
-            # The run's warnings are its own (own=True): recorded here, shown
-            # for the released run only, once the search is recorded.
-            with warnings.catch_warnings(record=True) as said:
-                warnings.simplefilter("always")
-                with releasing(own=True):
-                    est.fit(X_train, y_train)
+            said = _fit_recorded(est, X_train, y_train)
             rho = est.privacy_guarantee_.rho
             if not rho <= budget.run_rho - budget.score_rho:
                 raise RuntimeError(
@@ -473,12 +480,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 delta=delta,
                 random_state=int(seeds.integers(2**31)) if seeded else None)
             # Its warnings depend on the selected parameters (its plan's
-            # length, a constant model): recorded, and shown once the search
-            # is (Section 20.3), like a candidate's.
-            with warnings.catch_warnings(record=True) as said:
-                warnings.simplefilter("always")
-                with releasing(own=True):
-                    model.fit(X, y)
+            # length, a constant model): shown once the search is recorded
+            # (Section 20.3), like a candidate's.
+            said = _fit_recorded(model, X, y)
             if not model.privacy_guarantee_.rho <= budget.refit_rho:
                 raise RuntimeError(
                     f"The refit reports rho={model.privacy_guarantee_.rho:.6g}, "
