@@ -20,10 +20,10 @@ from skforget._linear import (
     _BasePrivateLinear,
     check_edit_weighting,
 )
-from skforget._release import mark_committed, releasing
+from skforget._release import mark_committed, releasing, releasing_atomically
 from skforget._rows import plan_weighting, row_weights
 from skforget._solver import effective_n_jobs, initial_draw, run_segment
-from skforget._utils import check_sample_weight, no_interrupts, restore_on_error
+from skforget._utils import check_sample_weight, no_interrupts
 from skforget._validation import (
     LAZY_CONSTRAINTS,
     PRIVACY_CONSTRAINTS,
@@ -134,7 +134,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
             released coefficients satisfy.
         """
         # Warnings about the released model wait until it is recorded (20.3).
-        with releasing(), restore_on_error(self), fixed_errstate():
+        with releasing_atomically(self), fixed_errstate():
             self._freeze_params()
             if isinstance(X, ShardedDatabase) or is_dask_collection(X):
                 self._fit_sharded(X, y, sample_weight)
@@ -142,7 +142,6 @@ class _BaseNoisyGD(_BasePrivateLinear):
                 sample_weight = database_weights(X, sample_weight)
                 X, y, self.database_version_ = unwrap_database(X, y)
                 self._fit(X, y, sample_weight)
-            mark_committed()
         return self
 
     def _make_plan(self, X, y, sample_weight=None):

@@ -22,9 +22,9 @@ from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
 from skforget._erm import solve_certified
 from skforget._linear import _atomic_edit, _BasePrivateLinear
-from skforget._release import mark_committed, releasing
+from skforget._release import releasing, releasing_atomically
 from skforget._rows import plan_weighting, row_weights
-from skforget._utils import check_sample_weight, restore_on_error
+from skforget._utils import check_sample_weight
 from skforget._validation import (
     PRIVACY_CONSTRAINTS,
     Interval,
@@ -96,7 +96,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 "skforget.Database), not on a ShardedDatabase; NoisyGDClassifier "
                 "and NoisyGDRegressor train on a cluster.")
         # Warnings about the released model wait until it is recorded (20.3).
-        with releasing(), restore_on_error(self), fixed_errstate():
+        with releasing_atomically(self), fixed_errstate():
             self._freeze_params()
             sample_weight = database_weights(X, sample_weight)
             X, y, self.database_version_ = unwrap_database(X, y)
@@ -136,7 +136,6 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             self._set_coefficients(W, b)
             self.privacy_guarantee_ = guarantee
             self._warn_if_constant()
-            mark_committed()
         return self
 
     def _release_class_counts(self, design, budget, W, *, segment):

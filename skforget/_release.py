@@ -35,7 +35,7 @@ import contextvars
 import warnings
 from contextlib import contextmanager
 
-from skforget._utils import no_interrupts
+from skforget._utils import no_interrupts, restore_on_error
 from skforget._validation import user_stacklevel
 from skforget.accounting import LedgerUnreachableError
 
@@ -136,6 +136,16 @@ def mark_committed():
     pending = _CURRENT.get()
     if pending is not None and (pending.depth == 0 or not pending.rollback):
         pending.committed = True
+
+
+@contextmanager
+def releasing_atomically(*objects):
+    """:func:`releasing` around ``restore_on_error(*objects)``, the commit
+    marked (:func:`mark_committed`) when the block ends normally, inside the
+    restore block: the common form of a ``fit`` that draws noise."""
+    with releasing(), restore_on_error(*objects):
+        yield
+        mark_committed()
 
 
 @contextmanager

@@ -20,9 +20,8 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
 from skforget import accounting
-from skforget._release import mark_committed, releasing, warn_about_release
+from skforget._release import releasing_atomically, warn_about_release
 from skforget._rows import project_rows
-from skforget._utils import restore_on_error
 from skforget._validation import (
     PREPROCESSING_STREAM,
     Interval,
@@ -93,10 +92,8 @@ def _atomic(fit):
     def wrapper(self, *args, **kwargs):
         # Warnings about the released statistics wait until the fit (an
         # enclosing pipeline's, when there is one) has succeeded (20.3).
-        with releasing(), restore_on_error(self):
-            fitted = fit(self, *args, **kwargs)
-            mark_committed()
-        return fitted
+        with releasing_atomically(self):
+            return fit(self, *args, **kwargs)
     return wrapper
 
 
