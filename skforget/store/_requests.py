@@ -188,6 +188,16 @@ def _status(row, duplicate=False):
 class RequestsMixin:
     """The request lifecycle of :class:`~skforget.store.RecordStore`."""
 
+    @staticmethod
+    def _commit_release(con):
+        """Commit a serving transaction and mark the release it holds as made
+        (privacy-accounting.md, 20.3): marked first, so a commit that fails,
+        or whose outcome is unknown, over-counts, and no interrupt falls
+        between."""
+        with no_interrupts():
+            mark_committed()
+            con.commit()
+
     # --- IDs ----------------------------------------------------------------------
     def _tombstone_key(self):
         """The key of the tombstones' HMAC; refused, before any change, by a
@@ -504,11 +514,7 @@ class RequestsMixin:
                     # budget): a recorded outcome, not a queue left blocked.
                     raise _Refused(exc, serve, failed, where) from exc
             self._finish(con, serve, failed, where, served)
-            # Marked first: a commit that fails (or whose outcome is unknown)
-            # over-counts, and an interrupt cannot fall in between.
-            with no_interrupts():
-                mark_committed()
-                con.commit()
+            self._commit_release(con)
             finished.update(r["request_id"] for r in (*serve, *failed))
         finally:
             con.close()

@@ -25,8 +25,7 @@ import numpy as np
 
 from skforget._database import Database, DatabaseVersion, _is_frame
 from skforget._edits import EditRequest
-from skforget._release import mark_committed, releasing
-from skforget._utils import no_interrupts
+from skforget._release import releasing
 from skforget.accounting import EditCertificate
 from skforget.exceptions import UnlearningError
 from skforget.store._backends import open_backend
@@ -509,7 +508,6 @@ class RecordStore(RequestsMixin):
         certificate : EditCertificate
             The deletion certificate, also appended to :meth:`log`.
         """
-        self._tombstone_key()
         return self.edit(delete=ids)
 
     def edit(self, *, delete=None, replace=None, X_replace=None, y_replace=None,
@@ -553,11 +551,7 @@ class RecordStore(RequestsMixin):
                     insert_ids=insert_ids,
                     sample_weight_replace=sample_weight_replace,
                     sample_weight_insert=sample_weight_insert))
-                # Marked first: a commit that fails (or whose outcome is
-                # unknown) over-counts, an interrupt cannot fall in between.
-                with no_interrupts():
-                    mark_committed()
-                    con.commit()
+                self._commit_release(con)
             finally:
                 con.close()
         return served["certificate"]
