@@ -137,8 +137,9 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         ``fit_intercept=False``, ``intercept_`` is that shift): weighting the
         records would make the noise grow as the largest weight over the mean
         one, and the shift raised balanced accuracy more, on more tables
-        (privacy-accounting.md, Section 18.13). "balanced" (binary models): decisions for the
-        balanced error at the midpoint of the two class means of the rows,
+        (privacy-accounting.md, Section 18.13). "balanced" (binary models):
+        decisions for the balanced error at the midpoint of the two class
+        means of the rows,
         ``intercept_ = -coef_ . (mu_0 + mu_1) / 2``, from the class counts and
         class sums released with Gaussian noise inside the same ``epsilon``
         (``prevalence_share``; privacy-accounting.md, Section 18.11); it does

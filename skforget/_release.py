@@ -45,12 +45,12 @@ _CURRENT = contextvars.ContextVar("skforget_release", default=None)
 class _Pending:
     """The outermost releasing call's deferred ledger entries and warnings."""
 
-    def __init__(self):
+    def __init__(self, rollback):
         self.entries = []    # (ledger, entry_id, final figure)
         self.warnings = []   # (message, category)
         self.committed = False
         self.depth = 0       # releasing calls nested in the outermost one
-        self.rollback = False
+        self.rollback = rollback
 
     def cancel(self):
         # Newest first, as nested blocks would have unwound.
@@ -91,8 +91,7 @@ def releasing(*, own=False, rollback=False):
         finally:
             current.depth -= 1
         return
-    pending = _Pending()
-    pending.rollback = rollback
+    pending = _Pending(rollback)
     token = _CURRENT.set(pending)
     try:
         yield
