@@ -33,6 +33,9 @@ EPOCHS_PER_RELAXATION = 10
 #: Smallest batch the automatic choice makes: below it the per-step work on
 #: the parameters (noise, shrinkage) stops being small next to the rows'.
 MIN_BATCH = 64
+#: Most passes the fit's floor of one relaxation time may ask for (Section
+#: 8.4): a bound on the time of a fit whose regulariser is very weak.
+MAX_RELAXATION_EPOCHS = 25
 #: The default step size leaves this much room for batches to grow (insertions,
 #: rounding of batch sizes) before the contraction factor exceeds ``1 - eta lam``.
 GROWTH_HEADROOM = 1.1
@@ -283,18 +286,19 @@ def relaxation_passes(n_batches, learning_rate, lam):
 def _fit_epochs(k_fit, fit_steps, E, *, relaxation_epochs):
     """Whole passes for ``k_fit`` steps, or the user's ``fit_steps``.
 
-    With several batches, at least ``EPOCHS_PER_RELAXATION`` passes, or one
-    relaxation time of the regulariser (``relaxation_epochs = 1 / (E eta
-    lam)`` passes) when that is shorter, and never under 2 (the ramp epoch and
-    one before it): directions flatter than the typical curvature converge
-    only at the regulariser's rate (Section 8.4). Ten passes is a compromise
-    with time: with batches at their minimum size a relaxation time spans
-    more."""
+    With several batches, at least one relaxation time of the regulariser
+    (``relaxation_epochs = 1 / (E eta lam)`` passes), at most
+    ``MAX_RELAXATION_EPOCHS`` and never under 2 (the ramp epoch and one before
+    it): directions flatter than the typical curvature converge only at the
+    regulariser's rate (Section 8.4). ``auto_batches`` makes that about
+    ``EPOCHS_PER_RELAXATION`` passes, more when batches reach their minimum
+    size, as at large epsilon, where the regulariser is weak and the
+    optimiser, not the noise, limits the model."""
     if fit_steps is not None:
         return check_int(fit_steps, "fit_steps", low=1)
     if E == 1:
         return max(1, k_fit)
-    floor = max(2, min(EPOCHS_PER_RELAXATION, int(math.ceil(relaxation_epochs))))
+    floor = max(2, min(MAX_RELAXATION_EPOCHS, int(math.ceil(relaxation_epochs))))
     return max(floor, int(math.ceil(k_fit / E)))
 
 
