@@ -487,6 +487,57 @@ def test_unit_mismatch_names_the_step_and_certificates_are_refused():
         assert pipe.privacy_guarantee_.epsilon > 0
 
 
+def test_an_edit_after_the_unit_changed_is_refused_before_any_statistic():
+    """The refit would release for the new unit while the certificate adds up
+    the fit's releases, calibrated for the old one: against a group of 2 they
+    spend 4 times their rho. Refused, naming the parameter, before any noise
+    is drawn; set back, the edit is served."""
+    X, y = _frame(800)
+    db = Database(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0)
+    pipe.fit(db)
+    encoder = pipe.steps[0][1]
+    center = encoder.scaler_.center_.copy()
+    pipe.set_params(**{f"{pipe.steps[0][0]}__group_size": 2,
+                       f"{pipe.steps[-1][0]}__group_size": 2})
+    with pytest.raises(UnlearningError, match="group_size=2 was set since the "
+                       "pipeline was fitted with group_size=1"):
+        pipe.partial_unlearn(EditRequest(db, delete=["p3"], by="id"))
+    assert pipe.pipeline_edits_ == () and pipe.database_version_ == db.version
+    assert encoder.scaler_.center_.tolist() == center.tolist()
+    pipe.set_params(**{f"{pipe.steps[0][0]}__relation": "zero_out",
+                       f"{pipe.steps[-1][0]}__relation": "zero_out",
+                       f"{pipe.steps[0][0]}__group_size": 1,
+                       f"{pipe.steps[-1][0]}__group_size": 1})
+    with pytest.raises(UnlearningError, match="relation='zero_out' was set"):
+        pipe.partial_unlearn(EditRequest(db, delete=["p3"], by="id"))
+    pipe.set_params(**{f"{pipe.steps[0][0]}__relation": "replace",
+                       f"{pipe.steps[-1][0]}__relation": "replace"})
+    pipe.partial_unlearn(EditRequest(db, delete=["p3"], by="id"))
+    assert len(pipe.pipeline_edits_) == 1
+
+
+def test_the_pipelines_guarantee_states_the_estimators_caveats_and_a_seed():
+    """What the composed figure does not cover is said where it is read: a
+    label set read from the rows, and an integer seed on a step or the
+    estimator (a fit with the same seed on other data draws the same noise)."""
+    X, y = _frame(800)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]),
+                                      epsilon=1.0).fit(X, y)
+        labels = make_private_pipeline(NoisyGDClassifier(), epsilon=1.0).fit(X, y)
+        seeded = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]),
+                                       epsilon=1.0, random_state=3).fit(X, y)
+    assert not plain.privacy_guarantee_.seeded
+    assert "random_state" not in str(plain.privacy_guarantee_)
+    assert "label set was read" not in str(plain.privacy_guarantee_)
+    assert "label set was read" in str(labels.privacy_guarantee_)
+    assert seeded.privacy_guarantee_.seeded
+    assert seeded.privacy_guarantee_.to_dict()["seeded"] is True
+    assert "integer random_state" in str(seeded.privacy_guarantee_)
+
+
 hostile = st.one_of(st.floats(allow_nan=True, allow_infinity=False),
                     st.sampled_from([0.0, -0.0, 5e-324, -1.7e308, 1.7e308, 1e-300]))
 

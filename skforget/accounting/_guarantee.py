@@ -214,6 +214,26 @@ class EditCertificate:
         )
 
 
+def caveat_lines(*, seeded, label_set_public=True, target_scale_public=True):
+    """What a guarantee's figure does not cover, one sentence each: an integer
+    seed, a label set or a target scale read from the rows."""
+    lines = []
+    if seeded:
+        lines.append("Noise drawn from an integer random_state: the guarantee "
+                     "holds only while that seed stays secret, and a fit with the "
+                     "same seed on other data draws the same noise (two such "
+                     "releases are not covered).")
+    if not label_set_public:
+        lines.append("The label set was read from the training labels and is "
+                     "not covered, and edits keep it (a deleted record's label "
+                     "stays in classes_): pass classes=... to make it public.")
+    if not target_scale_public:
+        lines.append("No public target_scale: the targets were read to decide "
+                     "whether to warn about their scale (one bit, not covered); "
+                     "pass target_scale=... to make it public.")
+    return lines
+
+
 @dataclass(frozen=True, slots=True)
 class PrivacyGuarantee:
     """What a fitted or unlearned model guarantees, in numbers and in words.
@@ -492,17 +512,9 @@ class PrivacyGuarantee:
         if self.preprocessing:
             lines.append("Preprocessing inside the guarantee, all public:")
             lines.extend(f"  {path}: {how}" for path, how in self.preprocessing)
-        if self.seeded:
-            lines.append("Noise drawn from an integer random_state: the guarantee "
-                         "holds only while that seed stays secret.")
-        if not self.label_set_public:
-            lines.append("The label set was read from the training labels and is "
-                         "not covered, and edits keep it (a deleted record's label "
-                         "stays in classes_): pass classes=... to make it public.")
-        if not self.target_scale_public:
-            lines.append("No public target_scale: the targets were read to decide "
-                         "whether to warn about their scale (one bit, not covered); "
-                         "pass target_scale=... to make it public.")
+        lines.extend(caveat_lines(seeded=self.seeded,
+                                  label_set_public=self.label_set_public,
+                                  target_scale_public=self.target_scale_public))
         return "\n".join(lines)
 
     def __repr__(self):

@@ -22,6 +22,7 @@ from skforget.accounting._checks import (
     check_real,
 )
 from skforget.accounting._conversions import epsilon_to_rho, rho_to_epsilon
+from skforget.accounting._guarantee import caveat_lines
 from skforget.accounting._preprocessing import (
     _fmt,
     approximate_zcdp_epsilon,
@@ -245,6 +246,10 @@ class PipelineGuarantee:
         figures are GDP (the pipeline is then ``delta_selection``-
         approximately ``sqrt(2 rho)``-GDP, Corollary 21.9), else the Rényi
         conversion (Proposition 19.4).
+    seeded : bool
+        Some step or the estimator drew its noise from an integer
+        ``random_state``: the figures hold only while it stays secret and is
+        not used again for a fit on other data.
     """
 
     epsilon: float
@@ -261,6 +266,7 @@ class PipelineGuarantee:
     target_epsilon: float | None = None
     rho_replace: float | None = None
     conversion: str = "improved"
+    seeded: bool = False
 
     # Read like a PrivacyGuarantee's (the record store's audit).
     mechanism = "private_pipeline"
@@ -315,6 +321,11 @@ class PipelineGuarantee:
                 f"({_fmt(cert.epsilon_adaptive)}, {cert.delta_adaptive:.3g}).")
         for path, how in self.public_preprocessing:
             lines.append(f"  public step {path}: {how}")
+        est = self.estimator
+        lines.extend(caveat_lines(
+            seeded=self.seeded or getattr(est, "seeded", False),
+            label_set_public=getattr(est, "label_set_public", True),
+            target_scale_public=getattr(est, "target_scale_public", True)))
         return "\n".join(lines)
 
     def to_dict(self):
@@ -363,7 +374,8 @@ def estimator_rho_bound(estimator_guarantee):
 
 def compose_pipeline_guarantee(*, parts, estimator_guarantee, delta_conversion,
                                public_preprocessing=(), edits=(),
-                               target_epsilon=None, preprocessing_rho_replace=None):
+                               target_epsilon=None, preprocessing_rho_replace=None,
+                               seeded=False):
     """The guarantee of private preprocessing followed by an estimator (Thm 19.5).
 
     ``rho`` is the sum of the parts' rho-coefficients and the estimator's
@@ -387,6 +399,9 @@ def compose_pipeline_guarantee(*, parts, estimator_guarantee, delta_conversion,
         The parts' rho against a replaced unit (``ReleaseGuarantee.rho_replace``
         summed); None: :func:`replacement_rho` of all parts as histograms. The
         estimator's is scaled by :func:`deletion_factor` (Section 6.2).
+    seeded : bool, default=False
+        A preprocessing step drew from an integer ``random_state`` (the
+        estimator's own flag is read from its guarantee).
 
     Returns
     -------
@@ -418,7 +433,9 @@ def compose_pipeline_guarantee(*, parts, estimator_guarantee, delta_conversion,
                              estimator=estimator_guarantee,
                              public_preprocessing=tuple(public_preprocessing),
                              edits=tuple(edits), target_epsilon=target_epsilon,
-                             rho_replace=rho_replace, conversion=conversion)
+                             rho_replace=rho_replace, conversion=conversion,
+                             seeded=bool(seeded) or getattr(estimator_guarantee,
+                                                            "seeded", False))
 
 
 def pipeline_edit_certificate(*, index, rho_releases, delta_selections, delta,

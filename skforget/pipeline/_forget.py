@@ -406,7 +406,9 @@ class ForgetPipeline(Pipeline):
             delta_conversion=guarantee.delta,
             public_preprocessing=self.public_preprocessing_,
             edits=self.pipeline_edits_,
-            target_epsilon=getattr(self, "target_epsilon_", None))
+            target_epsilon=getattr(self, "target_epsilon_", None),
+            seeded=any(state is not None
+                       for state in getattr(self, "random_states_", {}).values()))
 
     def _preprocess(self, X):
         for _, step in self.steps[:-1]:
@@ -499,6 +501,7 @@ class ForgetPipeline(Pipeline):
         if private != self.private_preprocessing_:
             raise UnlearningError("The private steps changed since fit; fit again.")
         self._check_private_units(private)
+        self._check_units_since_fit()
         # The estimator is refitted on every edit's records, so its guarantee
         # counts the pipeline's current database.
         n = self._final_estimator.privacy_guarantee_.n_samples
@@ -516,6 +519,26 @@ class ForgetPipeline(Pipeline):
         # succeeds: undoable until the block below commits it.
         with _atomic_edit(self, edits):
             return self._refit_edited(edits, private, edits._apply_uncommitted())
+
+    def _check_units_since_fit(self):
+        """Refuse an edit whose privacy unit differs from the fitted one's.
+
+        The refit would release statistics and a model for the new unit, and
+        the edit's certificate adds up the earlier releases (Theorem 19.6),
+        which were calibrated for the old one: against a larger group they
+        spend more than their figures say (a group of ``g`` records moves a
+        statistic ``g`` times as far)."""
+        fitted = self._final_estimator.privacy_guarantee_
+        est = self._final_estimator.get_params(deep=False)
+        for param in ("relation", "group_size"):
+            before = getattr(fitted, param)
+            if param in est and est[param] != before:
+                raise UnlearningError(
+                    f"{param}={est[param]!r} was set since the pipeline was "
+                    f"fitted with {param}={before!r}: its earlier releases are "
+                    "calibrated for that unit, and the edit's certificate adds "
+                    f"them up. Set {param}={before!r} again to serve the edit, "
+                    "or fit again for the new unit.")
 
     def _check_new_records(self, edits):
         """Refuse a replacing or inserted record the refit could not use, by
