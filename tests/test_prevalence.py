@@ -312,7 +312,9 @@ def test_the_default_threshold_fixes_the_one_class_model():
         warnings.simplefilter("always")
         raw = NoisyGDClassifier(classes=[0, 1], prevalence_share=0.0,
                                 random_state=0).fit(X, y)
-    assert balanced_accuracy_score(yt, raw.predict(Xt)) == 0.5
+    # (Nearly) one class on the data: the threshold is lost, not the direction.
+    assert balanced_accuracy_score(yt, raw.predict(Xt)) < 0.51
+    assert np.mean(raw.predict(Xt) == 0) > 0.998
     # One class on the data, but not on the whole ball: the coefficients alone
     # cannot show it, so no warning says so (the gap the default closes).
     assert not any("for every row" in str(w.message) for w in caught)
