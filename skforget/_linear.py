@@ -45,6 +45,7 @@ from skforget._validation import (
     sklearn_caller,
     user_stacklevel,
 )
+from skforget.accounting._calibration import curvature_trace
 from skforget.exceptions import (
     PrivacyBudgetWarning,
     PrivacyLeakWarning,
@@ -55,7 +56,7 @@ from skforget.exceptions import (
 #: fit so that a model keeps its meaning of "auto" for every later edit.
 #: 1: the softmax unclipped; 2: noisy GD's softmax clipped at ``data_norm``;
 #: 3: noisy GD's softmax ``C="auto"`` grows with the number of records.
-_AUTO_RULES = 3
+_AUTO_RULES = 4
 
 
 def check_edit_weighting(plan, weighted):
@@ -521,12 +522,24 @@ class _BasePrivateLinear(BaseEstimator):
         # The softmax's nominal norm grows with the table too (rules >= 3):
         # on the census's multiclass tables the default over-regularised
         # from about N_REFERENCE records on; the binary ones did not move.
+        # Rules >= 4: the noise's cost counts the directions the data curve
+        # (at most 2 T / lambda), not every parameter (Section 8.5); noisy GD
+        # only, whose noise settles in the Gibbs law, and with at least as many
+        # records as features, below which the regulariser also stands in for
+        # the sampling error that the balance leaves out.
+        n_features = n_params // max(1, n_outputs) - int(bool(self.fit_intercept))
+        trace = None
+        if (self._rules() >= 4 and self._mechanism == "noisy_gd"
+                and n_samples >= n_features):
+            trace = curvature_trace(loss=loss, row_norm=self._row_norm_bound(loss),
+                                    n_classes=max(2, n_outputs))
         return accounting.default_regularization(
             sensitivity=S, n_params=n_params, rho=rho, n_samples=n_samples,
             data_norm=self.data_norm, mechanism=self._mechanism,
             coef_norm=None if self._default_norm_grows
             else accounting.DEFAULT_COEF_NORM,
-            grow_with_samples=loss == "multinomial" and self._rules() >= 3)
+            grow_with_samples=loss == "multinomial" and self._rules() >= 3,
+            curvature_trace=trace)
 
     def _class_weights(self, n_classes, class_weight=None):
         """Per-class weights from ``class_weight`` (None: no class weights).

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Behaviour of NoisyGDClassifier and NoisyGDRegressor."""
 
+import math
 import pickle
 import warnings
 
@@ -185,6 +186,78 @@ def test_softmax_default_regularization_grows_with_the_number_of_records():
     assert op._regularization_for("multinomial", n, op._plan.n_params, 3,
                                   op.privacy_guarantee_.delta) == pytest.approx(
         op.privacy_guarantee_.regularization, rel=1e-12)
+
+
+def test_default_regularization_counts_the_directions_the_data_curve():
+    """Section 8.5 (rules 4): the noise's cost counts the directions the data
+    curve, at most 2 T / lambda of them, so lambda is also at most the cube
+    root (S^2 T / (rho N^2 Theta^2))^(1/3); below as many records as features
+    the old rule stays; an older model keeps its rules; output perturbation
+    does not use the trace."""
+    from skforget.accounting._calibration import curvature_trace
+
+    assert curvature_trace(loss="logistic", row_norm=2.0) == pytest.approx(1.0)
+    assert curvature_trace(loss="multinomial", row_norm=1.0, n_classes=10) == \
+        pytest.approx(0.9)
+    assert curvature_trace(loss="ovr", row_norm=1.0, n_classes=4) == \
+        pytest.approx(1.0)
+    assert curvature_trace(loss="squared", row_norm=3.0) == pytest.approx(9.0)
+    ref = acc.epsilon_to_rho(epsilon=1.0, delta=1e-5, method="gaussian")
+    for p, n, T in ((7850, 3750, 0.9), (650, 1347, 0.9), (9, 300, 0.5)):
+        kw = dict(sensitivity=2.0, n_params=p, rho=ref, n_samples=n)
+        every = acc.default_regularization(**kw)
+        assert every == pytest.approx(2.0 * math.sqrt(p / (2 * ref)) / (2.0 * n))
+        root = (4.0 * T / (ref * n * n * 4.0)) ** (1 / 3)
+        assert acc.default_regularization(curvature_trace=T, **kw) == \
+            pytest.approx(min(every, root), rel=1e-12)
+    # Many parameters, few curved directions: the root is far below; few
+    # parameters: unchanged.
+    big = dict(sensitivity=2.0, n_params=7850, rho=ref, n_samples=3750)
+    assert acc.default_regularization(curvature_trace=0.9, **big) < \
+        0.2 * acc.default_regularization(**big)
+    small = dict(sensitivity=2.0, n_params=9, rho=ref, n_samples=300)
+    assert acc.default_regularization(curvature_trace=0.5, **small) == \
+        acc.default_regularization(**small)
+    with pytest.raises(ValueError, match="curvature_trace"):
+        acc.default_regularization(curvature_trace=0.0, **small)
+
+    rng = np.random.default_rng(0)
+    n, d = 1500, 120
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.argmax(X[:, :5], axis=1)
+    model = NoisyGDClassifier(classes=list(range(5)), random_state=0).fit(X, y)
+    assert model._auto_rules == _AUTO_RULES >= 4
+    g = model.privacy_guarantee_
+    rho = acc.epsilon_to_rho(epsilon=1.0, delta=g.delta, method="gaussian")
+    T = curvature_trace(loss="multinomial", row_norm=model._plan.row_norm,
+                        n_classes=5)
+    S, p = model._plan.sensitivity, model._plan.n_params
+    assert p == 5 * (d + 1)
+    every = acc.default_regularization(sensitivity=S, n_params=p, rho=rho,
+                                       n_samples=n, grow_with_samples=True)
+    root = (S * S * T / (rho * n * n * acc.DEFAULT_COEF_NORM ** 2)) ** (1 / 3)
+    assert root < every
+    assert g.regularization == pytest.approx(root, rel=1e-12)
+    model._auto_rules = 3   # as fitted by the previous rules
+    assert model._regularization_for("multinomial", n, p, 5, g.delta) == \
+        pytest.approx(every, rel=1e-12)
+    # Fewer records than features: the old rule.
+    wide = NoisyGDClassifier(classes=list(range(5)), random_state=0).fit(
+        X[:100], y[:100])
+    gw = wide.privacy_guarantee_
+    assert gw.regularization == pytest.approx(acc.default_regularization(
+        sensitivity=S, n_params=p, rho=acc.epsilon_to_rho(
+            epsilon=1.0, delta=gw.delta, method="gaussian"), n_samples=100,
+        grow_with_samples=True), rel=1e-12)
+    # Output perturbation: no trace.
+    op = OutputPerturbationClassifier(classes=list(range(5)), random_state=0)
+    op.fit(X, y)
+    op_now = op.privacy_guarantee_.regularization
+    op._auto_rules = 3
+    assert op._regularization_for("multinomial", n, op._plan.n_params, 5,
+                                  op.privacy_guarantee_.delta) == \
+        pytest.approx(op_now, rel=1e-12)
 
 
 def test_regressor_auto_alpha_keeps_the_epsilon_one_rule():

@@ -124,6 +124,30 @@ def typical_curvature(*, loss, data_norm, n_features, n_classes=2):
     return LOSS_CURVATURE[loss] * R * R / d
 
 
+def curvature_trace(*, loss, row_norm, n_classes=2):
+    """Public bound ``T`` on the trace of the data loss's Hessian per record.
+
+    ``n_out h_phi R^2`` at ``theta = 0``, where the logistic curvature is
+    largest: ``R^2 / 4`` for the binary logistic loss, ``C R^2 / 4`` for
+    one-vs-rest, ``(1 - 1/C) R^2`` for the softmax over ``C`` classes (the
+    trace of ``diag(p) - p p^T`` at uniform ``p``), ``R^2`` for the squared
+    loss; ``R`` bounds ``||[x, s_b]||``. It caps the number of directions the
+    data curve more than ``lambda``, ``T / lambda``, which the default
+    regularisation counts (privacy-accounting.md, Section 8.5).
+
+    Examples
+    --------
+    >>> from skforget.accounting._calibration import curvature_trace
+    >>> curvature_trace(loss="logistic", row_norm=1.0)
+    0.25
+    >>> round(curvature_trace(loss="multinomial", row_norm=1.0, n_classes=10), 6)
+    0.9
+    """
+    h = typical_curvature(loss=loss, data_norm=row_norm, n_features=1,
+                          n_classes=n_classes)
+    return n_outputs(loss, n_classes) * h
+
+
 def initial_error(*, loss, n_classes=2, target_bound=1.0):
     """Bound on ``F(0) - min F`` of the clipped surrogate loss, per record.
 

@@ -88,7 +88,7 @@ def coef_norm_growth(rho, *, mechanism="noisy_gd", n_samples=None):
 
 def default_regularization(*, sensitivity, n_params, rho, n_samples, data_norm=1.0,
                            coef_norm=None, mechanism="noisy_gd",
-                           grow_with_samples=False):
+                           grow_with_samples=False, curvature_trace=None):
     """Default L2 strength ``lambda`` from public numbers (Section 8.5).
 
     The expected excess risk of the private model is about the Gibbs level
@@ -121,6 +121,13 @@ def default_regularization(*, sensitivity, n_params, rho, n_samples, data_norm=1
     grow_with_samples : bool, default=False
         Let the nominal norm grow with ``n_samples`` too (noisy GD's softmax,
         Section 8.5).
+    curvature_trace : float or None, default=None
+        Public bound ``T`` on the trace of the data loss's Hessian
+        (:func:`~skforget.accounting._calibration.curvature_trace`). Given,
+        the noise's cost counts the directions the data curve, not all ``p``
+        (Section 8.5, "Directions the data do not curve"): ``lambda`` is
+        also at most ``(S^2 T / (rho N^2 Theta^2))**(1/3)``. None: every
+        parameter counts.
 
     Returns
     -------
@@ -145,7 +152,15 @@ def default_regularization(*, sensitivity, n_params, rho, n_samples, data_norm=1
         rho, mechanism=mechanism, n_samples=N if grow_with_samples else None)
     theta = (DEFAULT_COEF_NORM * growth if coef_norm is None
              else check_positive(coef_norm, "coef_norm")) / R
-    return S * math.sqrt(p / (2.0 * rho)) / (theta * N)
+    lam = S * math.sqrt(p / (2.0 * rho)) / (theta * N)
+    if curvature_trace is None:
+        return lam
+    T = check_positive(curvature_trace, "curvature_trace")
+    # The noise's share of the data loss counts a direction of curvature h by
+    # h / (h + lambda), whose slope in lambda bounds the balance's optimum by
+    # both roots: counting every parameter, and counting 2 T / lambda
+    # directions, the cube root (Section 8.5).
+    return min(lam, (S * S * T / (rho * N * N * theta * theta)) ** (1.0 / 3.0))
 
 
 def noise_scale(*, rho, sensitivity, normaliser, learning_rate, contraction):
