@@ -184,11 +184,12 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         (three classes or more, ``multi_class="multinomial"``) it also grows as
         ``n_samples / 4000`` above 4,000 records (the product capped at 16):
         measured on 642 raw tables, the largest multiclass tables gained 3
-        points of accuracy, the binary ones nothing. A smaller ``C`` serves
-        more deletions without a pass; the ``epsilon=1`` rule's value is this
-        default divided by
-        :func:`~skforget.accounting.coef_norm_growth` of the target's rho (and
-        of ``n_samples`` for the softmax).
+        points of accuracy, the binary ones nothing. Where the parameters far
+        outnumber the directions the data curve (wide rows, many classes, few
+        records), "auto" counts only the latter: the noise in the others
+        costs the predictions nothing (Section 8.5, rules 4; with at least as
+        many records as features). A smaller ``C`` serves more deletions
+        without a pass.
     multi_class : {"multinomial", "ovr"}, default="multinomial"
         Model for three classes or more: one softmax model (sensitivity
         ``sqrt(2) R``, or ``clip_norm`` below it: the clipped softmax of
