@@ -420,7 +420,10 @@ class RequestsMixin:
             The requests this call finished (``done`` or ``failed``), earliest
             due first. A request another process finished meanwhile (it
             claimed the same ``running`` request, as a run after a crash
-            does) is not listed.
+            does) is not listed. A warning about the released model comes
+            after the store's commit (privacy-accounting.md, 20.3): if a
+            warning filter turns it into an error, the requests are already
+            done and recorded, and :meth:`status` reads them.
         """
         self._tombstone_key()
         if limit is not None and (isinstance(limit, bool) or not isinstance(
