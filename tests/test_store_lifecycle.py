@@ -561,3 +561,32 @@ def test_a_commit_interrupted_or_failing_after_it_applied_keeps_the_release(
     assert [(e.label, e.reserved) for e in ledger.entries] == [
         ("NoisyGDClassifier.fit", False),
         ("NoisyGDClassifier.partial_unlearn", False)]
+
+
+def test_a_released_warning_raised_as_an_error_comes_after_the_commit(
+        frame_store, monkeypatch):
+    """Section 20.3: a warning about the edited model is emitted after the
+    store's commit, so an error filter cannot undo what was served: the
+    request is done and recorded, and status() reads it."""
+    import warnings
+
+    from skforget._release import warn_about_release
+
+    store, _, _ = frame_store
+    original = NoisyGDClassifier.partial_unlearn
+
+    def edit_then_warn(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        warn_about_release("about the released model", UserWarning)
+        return out
+
+    monkeypatch.setattr(NoisyGDClassifier, "partial_unlearn", edit_then_warn)
+    store.submit(["cust00003"], request_id="W-1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        with pytest.raises(UserWarning, match="about the released model"):
+            store.process()
+    status = store.status("W-1")
+    assert status.status == "done" and status.edit is not None
+    assert store.audit_record("W-1")["deleted_ids"] == ["cust00003"]
+    assert "cust00003" not in store.database().ids.tolist()
