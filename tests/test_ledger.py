@@ -487,7 +487,8 @@ def test_private_search_records_one_curve(binary_data):
     X, y = binary_data
     ledger = PrivacyLedger(epsilon=3.0, delta=DELTA)
     search = PrivateSearchCV(_model(ledger=ledger), {"C": [0.1, 1.0]}, epsilon=1.0,
-                             delta=DELTA, n_candidates=3, random_state=0)
+                             delta=DELTA, n_candidates=3, validation_fraction=0.2,
+                             random_state=0)
     search.fit(X, y)
     assert [e.label for e in ledger.entries] == ["PrivateSearchCV.fit"]
     assert ledger.total.epsilon == pytest.approx(search.privacy_guarantee_.epsilon,

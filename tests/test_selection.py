@@ -26,6 +26,7 @@ from skforget import (
 from skforget import accounting as acc
 from skforget.accounting._selection import _ORDERS
 from skforget.datasets import load_dataset
+from skforget.exceptions import UnlearningError
 from skforget.model_selection import PrivateSearchCV
 
 dp_rdp = pytest.importorskip("dp_accounting.rdp.rdp_privacy_accountant")
@@ -239,8 +240,10 @@ def test_candidates_print_and_warn_nothing(cancer, capsys, held_out):
             s.fit(X, y)
         printed = capsys.readouterr().out
         model = s.best_estimator_
-        # With a refit, the refit is the released model and prints its plan.
-        assert printed.count("noisy steps") == (1 if held_out else 0)
+        # The refit runs silent too: its plan is a function of the selection,
+        # and it would print before the search commits (an interrupt then
+        # cancelled the search's ledger entry after its output had left).
+        assert printed.count("noisy steps") == 0
         assert len(said) == _constant_warning(model)
         assert model.verbose == 1   # the user's setting, for later edits
 
@@ -342,14 +345,114 @@ def test_regressor_search(cancer):
 
 
 def test_deletion_through_the_search(cancer):
+    """Deletions are certified on a refitted model only (17.4): the default
+    mode releases the selected run, whose noise was chosen with the records
+    present, so its edits are refused, through the search or directly."""
     X, y = cancer
-    s = _search().fit(X, y)
+    s = _search(validation_fraction=0.2).fit(X, y)
     with pytest.warns(PrivacyBudgetWarning, match="choice of its hyper-parameters"):
         s.partial_unlearn(EditRequest(X, y, delete=[0, 1]))
     assert s.best_estimator_.privacy_guarantee_.deletion.n_deleted == 2
     no_refit = _search(refit=False, validation_fraction=0.2).fit(X, y)
     with pytest.raises(ValueError, match="refit=True"):
         no_refit.partial_unlearn(EditRequest(X, y, delete=[0]))
+    selected = _search().fit(X, y)
+    before = selected.best_estimator_.coef_.copy()
+    with pytest.raises(UnlearningError, match="selected run itself"):
+        selected.partial_unlearn(EditRequest(X, y, delete=[0]))
+    with pytest.raises(UnlearningError, match="selected with the records present"):
+        selected.best_estimator_.partial_unlearn(EditRequest(X, y, delete=[0]))
+    np.testing.assert_array_equal(selected.best_estimator_.coef_, before)
+    assert selected.best_estimator_.privacy_guarantee_.edits == ()
+    # A pickled selected run stays refused.
+    again = pickle.loads(pickle.dumps(selected.best_estimator_))
+    with pytest.raises(UnlearningError):
+        again.partial_unlearn(EditRequest(X, y, delete=[0]))
+
+
+def test_the_sampler_redraws_above_the_float_cdf_and_bounds_its_law():
+    """Section 17.2: a uniform above the float CDF's limit is drawn again (the
+    sampler used to walk to K = 10**7); laws whose large means or shapes the
+    float arithmetic would decide are refused; a large shape does not
+    overflow."""
+    import time
+
+    class Uniforms:
+        def __init__(self, values):
+            self.values = list(values)
+
+        def random(self):
+            return self.values.pop(0)
+
+    start = time.perf_counter()
+    k = acc.sample_repetitions(Uniforms([1 - 2**-53, 0.0]), mean=10, shape=0.0)
+    assert k == 1 and time.perf_counter() - start < 1.0
+    for mean, shape in ((2e4, 0.0), (10.0, 101.0)):
+        with pytest.raises(ValueError, match="supported up to"):
+            acc.sample_repetitions(np.random.default_rng(0), mean=mean, shape=shape)
+        with pytest.raises(ValueError, match="supported up to"):
+            acc.plan_search(epsilon=1.0, delta=1e-5, mean=mean, shape=shape)
+    draws = [acc.sample_repetitions(np.random.default_rng(s), mean=1000.0,
+                                    shape=100.0) for s in range(200)]
+    assert 700 < np.mean(draws) < 1300
+
+
+def test_every_record_a_run_would_refuse_is_refused_before_the_first_run(
+        cancer, monkeypatch):
+    """Section 17.4: a label outside the classes or (clip_rows=False) a row
+    beyond data_norm, wherever the split puts it, and a non-finite target
+    whatever scikit-learn's assume_finite, stop the search before any run."""
+    import sklearn
+
+    X, y = cancer
+    runs = []
+    fit = NoisyGDClassifier.fit
+    monkeypatch.setattr(NoisyGDClassifier, "fit",
+                        lambda self, *a, **k: runs.append(1) or fit(self, *a, **k))
+    bad = np.asarray(y).copy()
+    bad[-1] = 7
+    for vf in (None, 0.2):
+        with pytest.raises(ValueError, match=r"y\[568\] is not one of"):
+            _search(validation_fraction=vf).fit(X, bad)
+    wide = np.asarray(X, dtype=float) / np.linalg.norm(X, axis=1).max()
+    wide[3] *= 2.0
+    with pytest.raises(ValueError, match="Row 3 of X has L2 norm above"):
+        PrivateSearchCV(NoisyGDClassifier(classes=[0, 1], clip_rows=False),
+                        {"C": [0.1, 1.0]}, validation_fraction=0.2,
+                        random_state=0).fit(wide, y)
+    assert runs == []
+    rng = np.random.default_rng(0)
+    Xr = rng.normal(size=(300, 4)) / 3
+    yr = Xr[:, 0] * 0.5
+    yr[7] = np.nan
+    with sklearn.config_context(assume_finite=True):
+        with pytest.raises(ValueError, match="NaN"):
+            PrivateSearchCV(NoisyGDRegressor(target_scale=1.0), {"alpha": [1.0]},
+                            target_bound=1.0, random_state=0).fit(Xr, yr)
+
+
+def test_a_non_finite_error_scores_as_a_miss():
+    """Lemma 17.1: a utility stays in [0, 1] whatever reaches the scorer."""
+    s = PrivateSearchCV(NoisyGDRegressor(target_scale=1.0), {"alpha": [1.0]},
+                        target_bound=1.0)
+
+    class Model(NoisyGDRegressor):
+        def predict(self, X):
+            return np.array([0.0, np.nan, np.inf, 0.5])
+
+    u = s._utilities(Model(), None, np.array([0.25, 0.0, 0.0, 0.5]))
+    np.testing.assert_array_equal(u, [0.75, 0.0, 0.0, 1.0])
+
+
+def test_a_seeded_search_leaves_no_derived_seed_on_its_model(cancer):
+    """The run's derived seed would replay its noise from the model alone."""
+    X, y = cancer
+    for vf in (None, 0.2):
+        s = _search(validation_fraction=vf).fit(X, y)
+        assert s.privacy_guarantee_.seeded
+        model = s.best_estimator_
+        assert model.random_state is None
+        assert model._fit_params["random_state"] is None
 
 
 def test_search_keeps_no_training_row_and_clones(cancer):

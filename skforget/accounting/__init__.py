@@ -135,6 +135,8 @@ from skforget.accounting._recipes import (
     steps_unlearn_utility,
 )
 from skforget.accounting._selection import (
+    MAX_MEAN_RUNS,
+    MAX_SHAPE,
     SearchBudget,
     plan_search,
     repetition_gamma,
@@ -226,6 +228,8 @@ __all__ = [
     "replacement_rho",
     "resolve_delta",
     "repetition_gamma",
+    "MAX_MEAN_RUNS",
+    "MAX_SHAPE",
     "release_rho",
     "rho_adaptive",
     "rho_adaptive_release",

@@ -32,12 +32,22 @@ from skforget.accounting._conversions import (
 _ORDERS = 1.0 + np.geomspace(1e-4, 1e6, 4000)
 
 
+#: Largest mean number of runs and shape of their law (Section 17.2): beyond
+#: them the sampler's float arithmetic, not the law, would decide K.
+MAX_MEAN_RUNS = 1e4
+MAX_SHAPE = 100.0
+
+
 def _check_law(mean, shape):
     mean = check_real(mean, "mean", low=1.0, low_open=False)
     shape = check_nonnegative(shape, "shape")
     if math.isinf(shape):
         raise ValueError("shape=inf (Poisson) is not supported: use a truncated "
                          "negative binomial shape >= 0 (0: logarithmic, 1: geometric).")
+    if mean > MAX_MEAN_RUNS or shape > MAX_SHAPE:
+        raise ValueError(f"mean={mean!r} and shape={shape!r}: the law of the number "
+                         f"of runs is supported up to a mean of {MAX_MEAN_RUNS:g} "
+                         f"runs and a shape of {MAX_SHAPE:g}.")
     return mean, shape
 
 
@@ -79,21 +89,29 @@ def sample_repetitions(rng, *, mean, shape):
     if mean == 1.0:
         return 1
     gamma = repetition_gamma(mean=mean, shape=shape)
-    u = rng.random()
     if shape == 0.0:
-        norm = math.log(1.0 / gamma)
-        p = (1.0 - gamma) / norm  # P(K = 1)
+        first = (1.0 - gamma) / math.log(1.0 / gamma)  # P(K = 1)
     else:
-        norm = gamma ** (-shape) - 1.0
-        p = (1.0 - gamma) * shape / norm
-    k, cdf = 1, p
-    while cdf < u and k < 10**7:
-        # P(K = k + 1) / P(K = k) = (1 - gamma) (k + eta) / (k + 1); eta = 0
-        # gives the logarithmic law's k / (k + 1).
-        p *= (1.0 - gamma) * (k + shape) / (k + 1.0)
-        k += 1
-        cdf += p
-    return k
+        # (1 - gamma) eta / (gamma**-eta - 1), the denominator as
+        # expm1(x) = e^x (1 - e^-x) in logs: no overflow for large eta.
+        x = shape * math.log(1.0 / gamma)
+        first = math.exp(math.log((1.0 - gamma) * shape) - x
+                         - math.log(-math.expm1(-x)))
+    while True:
+        u = rng.random()
+        k, p, cdf = 1, first, first
+        while cdf < u:
+            # P(K = k + 1) / P(K = k) = (1 - gamma) (k + eta) / (k + 1); eta = 0
+            # gives the logarithmic law's k / (k + 1).
+            p *= (1.0 - gamma) * (k + shape) / (k + 1.0)
+            if cdf + p == cdf:
+                break   # the float CDF has stopped growing below u
+            k += 1
+            cdf += p
+        if cdf >= u:
+            return k
+        # u fell above the float CDF's limit (a mass of order 1e-16 per unit
+        # of K's tail, Section 17.2): draw again rather than walk on.
 
 
 def selection_rdp(*, orders, rho, mean, shape):

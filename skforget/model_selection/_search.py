@@ -27,10 +27,12 @@ it is outside the guarantee (privacy-accounting.md, 16.3 and 17.4).
 
 import dataclasses
 import math
+import threading
 import warnings
 from numbers import Real
 
 import numpy as np
+from sklearn import config_context
 from sklearn.base import (
     BaseEstimator,
     MetaEstimatorMixin,
@@ -52,9 +54,10 @@ from skforget._release import (
     releasing,
     warn_about_release,
 )
+from skforget._rows import row_norms
 from skforget._utils import restore_on_error
 from skforget._validation import HasMethods, Interval, StrOptions, user_stacklevel
-from skforget.exceptions import PrivacyBudgetWarning
+from skforget.exceptions import PrivacyBudgetWarning, UnlearningError
 
 #: Parameters the search sets itself (the budget and the noise), and those
 #: that change what a run's rho means or can make a run fail on the rows: they
@@ -81,12 +84,21 @@ def _best_has(name):
     return check
 
 
+#: Python's warning filters are process-wide (before 3.14's context-aware
+#: warnings): two searches recording their runs' warnings in two threads
+#: would restore each other's filters mid-run and show a hidden run's
+#: warnings. Searches hold this lock while a run's warnings are recorded;
+#: other code changing the filters in another thread meanwhile is outside
+#: what it can guard (Section 17.2).
+_RECORDING = threading.Lock()
+
+
 def _fit_recorded(model, X, y):
     """Fit one run of the search and return its warnings, recorded rather
     than shown: a run's record is its own (``own=True``), so they come back
     here when its fit ends, and :func:`_show` re-emits the released run's
     once the search is recorded."""
-    with warnings.catch_warnings(record=True) as said:
+    with _RECORDING, warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         with releasing(own=True):
             model.fit(X, y)
@@ -221,8 +233,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         "param_distributions": [dict],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
-        "n_candidates": [Interval(Real, 1, None, closed="left")],
-        "shape": [Interval(Real, 0, None, closed="left")],
+        "n_candidates": [Interval(Real, 1, accounting.MAX_MEAN_RUNS, closed="both")],
+        "shape": [Interval(Real, 0, accounting.MAX_SHAPE, closed="both")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
         "refit": ["boolean"],
         "refit_share": [Interval(Real, 0, 1, closed="left")],
@@ -334,13 +346,49 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                              f"leaves {n - n_val} training rows of {n}.")
         return n_val, params
 
+    def _check_all_records(self, X, y, base):
+        """Refuse, before the first run, every record a run or the refit would
+        refuse: the error would otherwise depend on which runs or which part
+        of the split read it (Section 17.4). Finiteness is checked whatever
+        scikit-learn's ``assume_finite``: a NaN target gave every run's score
+        NaN on the database that held it, and a released NaN score."""
+        with config_context(assume_finite=False):
+            X = check_array(X, accept_sparse="csr", dtype="numeric")
+            if is_regressor(self.estimator):
+                check_array(np.asarray(y, dtype=np.float64), ensure_2d=False,
+                            input_name="y")
+        classes = base.get("classes")
+        if is_classifier(self.estimator) and classes is not None:
+            y_arr = np.asarray(y)
+            known = np.isin(y_arr, np.asarray(classes, dtype=y_arr.dtype)
+                            if y_arr.dtype.kind in "iufb" else np.asarray(classes))
+            if not known.all():
+                i = int(np.flatnonzero(~known)[0])
+                raise ValueError(
+                    f"y[{i}] is not one of the estimator's classes; every label "
+                    f"must be ({int((~known).sum())} label(s) outside in all).")
+        if base.get("clip_rows") is False:
+            data_norm = float(base.get("data_norm", 1.0))
+            norms = row_norms(X)
+            refused = ~(norms <= data_norm * (1.0 + 1e-12))
+            if refused.any():
+                i = int(np.flatnonzero(refused)[0])
+                raise ValueError(
+                    f"Row {i} of X has L2 norm above data_norm={data_norm!r} "
+                    f"({int(refused.sum())} row(s) in all) and the estimator has "
+                    "clip_rows=False: a run or the refit would refuse it part-way "
+                    "through the search. Scale the rows with public constants, "
+                    "or keep clip_rows=True.")
+
     def _utilities(self, model, X, y):
         """Per-record utility in [0, 1] (Lemma 17.1)."""
         pred = model.predict(X)
         if is_classifier(model):
             return (np.asarray(pred) == np.asarray(y)).astype(np.float64)
         err = np.abs(np.asarray(y, dtype=np.float64) - pred) / self.target_bound
-        return 1.0 - np.minimum(err, 1.0)
+        # A non-finite error counts as a miss: u stays in [0, 1] (Lemma 17.1)
+        # whatever reaches here, and the scores keep a total order.
+        return np.where(np.isfinite(err), 1.0 - np.minimum(err, 1.0), 0.0)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
@@ -372,10 +420,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         n_val, base = self._check_inputs(n)
         # Every row and target checked once, before any run: an error that
         # depended on the data must not stop the search part-way.
-        check_array(X, accept_sparse="csr", dtype="numeric")
-        if is_regressor(self.estimator):
-            check_array(np.asarray(y, dtype=np.float64), ensure_2d=False,
-                        input_name="y")
+        self._check_all_records(X, y, base)
         delta = accounting.resolve_delta(self.delta, n_samples=n)
         held_out = n_val > 0
         refits = held_out and self.refit
@@ -475,8 +520,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.cv_results_ = {"params": [params], "mean_test_score": np.array([score]),
                             "rank_test_score": np.array([1], dtype=np.int32)}
         if refits:
+            # Silent too: its printed plan is a function of the selection,
+            # and printed before the search commits (20.3).
             model = clone(self.estimator).set_params(
-                **self.best_params_, **quiet, epsilon=budget.refit_epsilon,
+                **self.best_params_, **quiet, **silent, epsilon=budget.refit_epsilon,
                 delta=delta,
                 random_state=int(seeds.integers(2**31)) if seeded else None)
             # Its warnings depend on the selected parameters (its plan's
@@ -488,8 +535,20 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     f"The refit reports rho={model.privacy_guarantee_.rho:.6g}, "
                     f"above the {budget.refit_rho:.6g} it was planned for: please "
                     "report this.")
-        else:
-            model.set_params(**loud)   # the user's, for the model's later edits
+        model.set_params(**loud)   # the user's, for the model's later edits
+        if not refits:
+            # The selected run itself: no run's deletion certificate holds for
+            # it (17.4); its edits are refused.
+            model._selected_run = True
+        if seeded:
+            # The run's derived seed would replay its noise from the model (or
+            # its pickle) alone: the model keeps the user's own random_state,
+            # from which its edits draw, in its parameters and in those it
+            # froze at fit.
+            own = self.estimator.get_params().get("random_state")
+            model.set_params(random_state=own)
+            if isinstance(getattr(model, "_fit_params", None), dict):
+                model._fit_params = {**model._fit_params, "random_state": own}
         _show(said)
         self.best_estimator_ = model
         self.privacy_guarantee_ = dataclasses.replace(
@@ -527,10 +586,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     @available_if(_best_has("partial_unlearn"))
     def partial_unlearn(self, edits, **unlearn_params):
-        """Serve an edit request on ``best_estimator_`` (refit=True).
+        """Serve an edit request on the refitted ``best_estimator_``.
 
-        ``unlearn_params`` (for instance ``deletion_epsilon``) go to the
-        estimator's ``partial_unlearn``.
+        Only a search with ``validation_fraction`` and ``refit=True`` has one:
+        without a validation part the released model is the selected run,
+        whose noise was chosen with the records present, and edits are
+        refused. ``unlearn_params`` (for instance ``deletion_epsilon``) go to
+        the estimator's ``partial_unlearn``.
 
         The model is certified against a run with the same hyper-parameters;
         the choice of those hyper-parameters keeps what the selection saw of
@@ -541,8 +603,16 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if self.validation_fraction is not None and not self.refit:
             raise ValueError("Without refit, best_estimator_ was trained on the "
                              "search's training part only; fit with refit=True "
-                             "(or without a validation_fraction) to serve "
-                             "deletions on the whole database.")
+                             "to serve deletions on the whole database.")
+        if getattr(self.best_estimator_, "_selected_run", False):
+            raise UnlearningError(
+                "Without validation_fraction, best_estimator_ is the selected "
+                "run itself: its noise was chosen with the records present, so "
+                "no deletion certificate for one run holds for it "
+                "(privacy-accounting.md, 17.4). Search with "
+                "validation_fraction=... and refit=True, whose refitted model "
+                "deletions certify, or run the search again on the edited "
+                "database.")
         # A statement of public figures, made before the edit: a filter raising
         # it as an error stops the edit before anything is spent (20.3).
         warnings.warn(
