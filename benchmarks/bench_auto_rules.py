@@ -23,67 +23,26 @@ Run: ``python benchmarks/bench_auto_rules.py --rounds 2`` (about 10 minutes on
 2 cores); ``--limit K`` for the first K tables; ``--smoke``.
 """
 
-import argparse
 import sys
-import time
-import warnings
 
 import numpy as np
-from _common import RESULTS, machine_info, md_table, write_json
-from bench_rdatasets_sweep import machine_line, tables
-from sklearn.metrics import accuracy_score, balanced_accuracy_score
-from sklearn.model_selection import train_test_split
+from _census import band, census_main, mean_change, paired_arms, patched
+from _common import md_table
+from bench_rdatasets_sweep import machine_line
 
 import skforget._linear as _linear
-from skforget import NoisyGDClassifier
-from skforget.pipeline import make_private_pipeline
 
 EPSILONS = (1.0, 8.0)
 RULES = (3, 4)
-DEFAULT = _linear._AUTO_RULES
-
-
-def _fit(X, y, classes, seed, eps, rules):
-    _linear._AUTO_RULES = rules   # recorded by each fit, read by its "auto"
-    try:
-        pipe = make_private_pipeline(
-            NoisyGDClassifier(classes=classes, random_state=seed), epsilon=eps,
-            random_state=seed + 1000)
-        start = time.perf_counter()
-        pipe.fit(X, y)
-        return pipe, time.perf_counter() - start
-    finally:
-        _linear._AUTO_RULES = DEFAULT
-
-
-def run_table(X, y, rounds, eps):
-    classes = sorted(set(y))
-    out = {str(r): {"balanced": [], "accuracy": [], "seconds": [], "lambda": []}
-           for r in RULES}
-    for r in range(rounds):
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25,
-                                                  random_state=r, stratify=y)
-        for rules in RULES:   # interleaved: both arms on the same split and seeds
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                pipe, seconds = _fit(X_tr, y_tr, classes, r, eps, rules)
-            pred = pipe.predict(X_te)
-            arm = out[str(rules)]
-            arm["balanced"].append(balanced_accuracy_score(y_te, pred))
-            arm["accuracy"].append(accuracy_score(y_te, pred))
-            arm["seconds"].append(seconds)
-            arm["lambda"].append(float(pipe.steps[-1][1].privacy_guarantee_
-                                       .regularization))
-    return {"n_rows": len(y), "n_classes": len(classes), "arms": out}
-
-
 BANDS = ((0, 1000), (1000, 5000), (5000, None))
 
 
-def _band(n):
-    for lo, hi in BANDS:
-        if n >= lo and (hi is None or n < hi):
-            return f"{lo}-{hi - 1}" if hi else f">= {lo}"
+def run_table(X, y, rounds, eps):
+    # _AUTO_RULES is recorded by each fit and read by its "auto" values.
+    return paired_arms(
+        X, y, rounds=rounds, epsilon=eps, arms=RULES,
+        arm_context=lambda rules: patched(_linear, "_AUTO_RULES", rules),
+        read=lambda pipe: float(pipe.steps[-1][1].privacy_guarantee_.regularization))
 
 
 def summary(results):
@@ -92,25 +51,19 @@ def summary(results):
         groups = {}
         for res in by_table.values():
             old, new = res["arms"]["3"], res["arms"]["4"]
-            if old["lambda"] == new["lambda"]:
+            if old["value"] == new["value"]:
                 continue
             task = "binary" if res["n_classes"] == 2 else "multiclass"
-            for key in ((task, _band(res["n_rows"])), (task, "all")):
+            for key in ((task, band(res["n_rows"], BANDS)), (task, "all")):
                 groups.setdefault(key, []).append((old, new))
-        for (task, band), pairs in sorted(groups.items()):
-            d_bal = np.array([np.mean(n["balanced"]) - np.mean(o["balanced"])
-                              for o, n in pairs])
-            d_acc = np.array([np.mean(n["accuracy"]) - np.mean(o["accuracy"])
-                              for o, n in pairs])
-            ratio = np.median([np.mean(n["lambda"]) / np.mean(o["lambda"])
+        for (task, rows_band), pairs in sorted(groups.items()):
+            ratio = np.median([np.mean(n["value"]) / np.mean(o["value"])
                                for o, n in pairs])
             t_new = sum(sum(n["seconds"]) for _, n in pairs)
             t_old = sum(sum(o["seconds"]) for o, _ in pairs)
-            rows.append([eps, task, band, len(pairs), f"{ratio:.2f}",
-                         f"{100 * d_bal.mean():+.2f} ({np.sum(d_bal < -0.01)} / "
-                         f"{np.sum(d_bal > 0.01)})",
-                         f"{100 * d_acc.mean():+.2f} ({np.sum(d_acc < -0.01)} / "
-                         f"{np.sum(d_acc > 0.01)})", f"{t_new / t_old:.2f}x"])
+            rows.append([eps, task, rows_band, len(pairs), f"{ratio:.2f}",
+                         mean_change(pairs, "balanced"),
+                         mean_change(pairs, "accuracy"), f"{t_new / t_old:.2f}x"])
     return rows
 
 
@@ -133,34 +86,8 @@ def markdown(results, machine, argv, rounds, errors):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--smoke", action="store_true")
-    args = parser.parse_args(argv)
-    argv_text = sys.argv[1:] if argv is None else list(argv)
-    rounds = 1 if args.smoke else args.rounds
-    enough = 2 if args.smoke else args.limit
-    results = {str(eps): {} for eps in EPSILONS}
-    errors = {str(eps): {} for eps in EPSILONS}
-    for eps in EPSILONS:
-        for name, X, y in tables(enough):
-            try:
-                results[str(eps)][name] = run_table(X, y, rounds, eps)
-            except Exception as exc:   # reported, not hidden
-                errors[str(eps)][name] = (f"{type(exc).__name__}: "
-                                          f"{str(exc).splitlines()[0][:160]}")
-            print(eps, name, errors[str(eps)].get(name, "ok"), flush=True)
-    machine = machine_info()
-    text = markdown(results, machine, argv_text, rounds, errors)
-    print(text)
-    if not (args.smoke or args.limit):
-        RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "auto_rules.md").write_text(text)
-        write_json(RESULTS / "auto_rules.json",
-                   {"machine": machine, "rounds": rounds, "results": results,
-                    "errors": errors})
-    return 0
+    return census_main(argv, __doc__.splitlines()[0], run=run_table,
+                       markdown=markdown, stem="auto_rules", epsilons=EPSILONS)
 
 
 if __name__ == "__main__":

@@ -28,14 +28,14 @@ Run: ``python benchmarks/bench_class_shift.py --rounds 2`` (about 10 minutes
 on 2 cores); ``--limit K`` for the first K tables; ``--smoke``.
 """
 
-import argparse
 import sys
 import warnings
 
 import numpy as np
-from _common import RESULTS, machine_info, md_table, write_json
+from _census import band, census_main
+from _common import md_table
 from bench_private_pipeline import _sklearn
-from bench_rdatasets_sweep import BANDS, machine_line, tables
+from bench_rdatasets_sweep import BANDS, machine_line
 from sklearn.metrics import accuracy_score, balanced_accuracy_score
 from sklearn.model_selection import train_test_split
 
@@ -98,19 +98,18 @@ def run_table(X, y, rounds):
 
 
 def _band(n):
-    for lo, hi in BANDS:
-        if n >= lo and (hi is None or n < hi):
-            return f"{lo}-{hi - 1}" if hi else f">= {lo}"
+    return band(n, BANDS)
 
 
 def markdown(results, machine, argv, rounds, errors):
     names = sorted(results)
     lines = []
-    for band in [_band(lo) for lo, _ in BANDS] + ["all"]:
-        sel = [k for k in names if band == "all" or _band(results[k]["n_rows"]) == band]
+    for label in [_band(lo) for lo, _ in BANDS] + ["all"]:
+        sel = [k for k in names
+               if label == "all" or _band(results[k]["n_rows"]) == label]
         if not sel:
             continue
-        row = [band, len(sel)]
+        row = [label, len(sel)]
         for arm in ARMS:
             d = np.array([results[k][arm] - results[k]["none"] for k in sel])
             row.append(f"{100 * d.mean():+.2f} ({np.sum(d < -0.01)} / "
@@ -149,34 +148,15 @@ def markdown(results, machine, argv, rounds, errors):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--smoke", action="store_true")
-    args = parser.parse_args(argv)
-    argv_text = sys.argv[1:] if argv is None else list(argv)
-    results, errors = {}, {}
-    for name, X, y in tables(None):
-        if len(set(y)) < 3:
-            continue
-        try:
-            results[name] = run_table(X, y, 1 if args.smoke else args.rounds)
-        except Exception as exc:   # reported, not hidden
-            errors[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
-        print(name, results.get(name, errors.get(name)), flush=True)
-        enough = 2 if args.smoke else args.limit
-        if enough and len(results) >= enough:
-            break
-    machine = machine_info()
-    text = markdown(results, machine, argv_text, args.rounds, errors)
-    print(text)
-    if not (args.smoke or args.limit):
-        RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "class_shift.md").write_text(text)
-        write_json(RESULTS / "class_shift.json",
-                   {"machine": machine, "epsilon": EPSILON, "rounds": args.rounds,
-                    "results": results, "errors": errors})
-    return 0
+    # One census at the estimator's epsilon (the pipeline's, EPSILON), on the
+    # multiclass tables.
+    return census_main(
+        argv, __doc__.splitlines()[0],
+        run=lambda X, y, rounds, _: run_table(X, y, rounds),
+        markdown=lambda results, machine, argv_text, rounds, errors: markdown(
+            results[str(EPSILON)], machine, argv_text, rounds,
+            errors[str(EPSILON)]),
+        stem="class_shift", epsilons=(EPSILON,), keep=lambda y: len(set(y)) >= 3)
 
 
 if __name__ == "__main__":

@@ -23,81 +23,44 @@ Run: ``python benchmarks/bench_fit_floor.py --rounds 2`` (about 15 minutes on
 2 cores); ``--limit K`` for the first K tables; ``--smoke``.
 """
 
-import argparse
 import sys
-import time
-import warnings
 
-import numpy as np
-from _common import RESULTS, machine_info, md_table, write_json
-from bench_rdatasets_sweep import machine_line, tables
-from sklearn.metrics import accuracy_score, balanced_accuracy_score
-from sklearn.model_selection import train_test_split
+from _census import census_main, mean_change, paired_arms, patched
+from _common import md_table
+from bench_rdatasets_sweep import machine_line
 
-from skforget import NoisyGDClassifier
 from skforget.accounting import _calibration
-from skforget.pipeline import make_private_pipeline
 
 EPSILONS = (1.0, 8.0)
 CAPS = (10, 25, 50)
 DEFAULT = _calibration.MAX_RELAXATION_EPOCHS
 
 
-def _fit(X, y, classes, seed, eps, cap):
-    _calibration.MAX_RELAXATION_EPOCHS = cap   # read by _fit_epochs at each plan
-    try:
-        pipe = make_private_pipeline(
-            NoisyGDClassifier(classes=classes, random_state=seed), epsilon=eps,
-            random_state=seed + 1000)
-        start = time.perf_counter()
-        pipe.fit(X, y)
-        return pipe, time.perf_counter() - start
-    finally:
-        _calibration.MAX_RELAXATION_EPOCHS = DEFAULT
-
-
 def run_table(X, y, rounds, eps):
-    classes = sorted(set(y))
-    out = {str(cap): {"balanced": [], "accuracy": [], "seconds": [], "passes": []}
-           for cap in CAPS}
-    for r in range(rounds):
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25,
-                                                  random_state=r, stratify=y)
-        for cap in CAPS:   # interleaved: every arm on the same split and seeds
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                pipe, seconds = _fit(X_tr, y_tr, classes, r, eps, cap)
-            pred = pipe.predict(X_te)
-            arm = out[str(cap)]
-            arm["balanced"].append(balanced_accuracy_score(y_te, pred))
-            arm["accuracy"].append(accuracy_score(y_te, pred))
-            arm["seconds"].append(seconds)
-            arm["passes"].append(int(pipe.steps[-1][1].n_iter_[0]))
-    return {"n_rows": len(y), "n_classes": len(classes), "arms": out}
+    # MAX_RELAXATION_EPOCHS is read by _fit_epochs at each plan.
+    return paired_arms(
+        X, y, rounds=rounds, epsilon=eps, arms=CAPS,
+        arm_context=lambda cap: patched(_calibration, "MAX_RELAXATION_EPOCHS", cap),
+        read=lambda pipe: int(pipe.steps[-1][1].n_iter_[0]))
 
 
 def summary(results):
     rows = []
     for eps, by_table in results.items():
         for cap in CAPS[1:]:
-            d_bal, d_acc, t_new, t_old = [], [], 0.0, 0.0
-            for res in by_table.values():
-                old, new = res["arms"]["10"], res["arms"][str(cap)]
-                if old["passes"] == new["passes"]:
-                    continue
-                d_bal.append(np.mean(new["balanced"]) - np.mean(old["balanced"]))
-                d_acc.append(np.mean(new["accuracy"]) - np.mean(old["accuracy"]))
-                t_new += sum(new["seconds"])
-                t_old += sum(old["seconds"])
-            d_bal, d_acc = np.array(d_bal), np.array(d_acc)
+            pairs = [(res["arms"]["10"], res["arms"][str(cap)])
+                     for res in by_table.values()
+                     if res["arms"]["10"]["value"] != res["arms"][str(cap)]["value"]]
             label = f"{cap}" + (" (default)" if cap == DEFAULT else "")
-            if not d_bal.size:
+            if not pairs:
                 rows.append([eps, label, len(by_table), 0, "-", "-", "-"])
                 continue
-            rows.append([eps, label, len(by_table), d_bal.size,
-                         f"{100 * d_bal.mean():+.2f} ({np.sum(d_bal < -0.01)} / "
-                         f"{np.sum(d_bal > 0.01)})",
-                         f"{100 * d_acc.mean():+.2f}", f"{t_new / t_old:.2f}x"])
+            t_new = sum(sum(new["seconds"]) for _, new in pairs)
+            t_old = sum(sum(old["seconds"]) for old, _ in pairs)
+            rows.append([eps, label, len(by_table), len(pairs),
+                         mean_change(pairs, "balanced"),
+                         mean_change(pairs, "accuracy").split(" ")[0],
+                         f"{t_new / t_old:.2f}x"])
     return rows
 
 
@@ -119,34 +82,8 @@ def markdown(results, machine, argv, rounds, errors):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--smoke", action="store_true")
-    args = parser.parse_args(argv)
-    argv_text = sys.argv[1:] if argv is None else list(argv)
-    rounds = 1 if args.smoke else args.rounds
-    enough = 2 if args.smoke else args.limit
-    results = {str(eps): {} for eps in EPSILONS}
-    errors = {str(eps): {} for eps in EPSILONS}
-    for eps in EPSILONS:
-        for name, X, y in tables(enough):
-            try:
-                results[str(eps)][name] = run_table(X, y, rounds, eps)
-            except Exception as exc:   # reported, not hidden
-                errors[str(eps)][name] = (f"{type(exc).__name__}: "
-                                          f"{str(exc).splitlines()[0][:160]}")
-            print(eps, name, errors[str(eps)].get(name, "ok"), flush=True)
-    machine = machine_info()
-    text = markdown(results, machine, argv_text, rounds, errors)
-    print(text)
-    if not (args.smoke or args.limit):
-        RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "fit_floor.md").write_text(text)
-        write_json(RESULTS / "fit_floor.json",
-                   {"machine": machine, "rounds": rounds, "results": results,
-                    "errors": errors})
-    return 0
+    return census_main(argv, __doc__.splitlines()[0], run=run_table,
+                       markdown=markdown, stem="fit_floor", epsilons=EPSILONS)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _census import band
 from _common import RESULTS, machine_info, md_table, write_json
 from bench_private_pipeline import _sklearn
 from sklearn.metrics import accuracy_score, balanced_accuracy_score
@@ -107,9 +108,7 @@ def run_table(X, y, rounds):
 
 
 def _band(n):
-    for lo, hi in BANDS:
-        if n >= lo and (hi is None or n < hi):
-            return f"{lo}-{hi - 1}" if hi else f">= {lo}"
+    return band(n, BANDS)
 
 
 def summary(results):
