@@ -360,8 +360,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         classes = base.get("classes")
         if is_classifier(self.estimator) and classes is not None:
             y_arr = np.asarray(y)
-            known = np.isin(y_arr, np.asarray(classes, dtype=y_arr.dtype)
-                            if y_arr.dtype.kind in "iufb" else np.asarray(classes))
+            known = np.isin(y_arr, np.asarray(classes))
             if not known.all():
                 i = int(np.flatnonzero(~known)[0])
                 raise ValueError(
