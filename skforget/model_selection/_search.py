@@ -43,7 +43,12 @@ from sklearn.base import (
 )
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import _safe_split, available_if
-from sklearn.utils.validation import check_array, check_is_fitted, indexable
+from sklearn.utils.validation import (
+    check_array,
+    check_is_fitted,
+    column_or_1d,
+    indexable,
+)
 
 from skforget import accounting
 from skforget._database import Database, unwrap_database
@@ -90,7 +95,7 @@ def _best_has(name):
 #: warnings. Searches hold this lock while a run's warnings are recorded;
 #: other code changing the filters in another thread meanwhile is outside
 #: what it can guard (Section 17.2).
-_RECORDING = threading.Lock()
+_RECORDING = threading.RLock()
 
 
 def _fit_recorded(model, X, y):
@@ -137,8 +142,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     record; with a mean of 10 candidates a total epsilon of 1 leaves each run
     about 0.49 (0.29 by naive composition of 10 fits) (privacy-accounting.md,
     Section 17). By default every candidate is trained on all rows and scored
-    on them with noise, so the selected model is trained on every row and
-    serves deletions directly.
+    on them with noise, and the selected run is the model; it refuses edits
+    (its noise was chosen with the records present, Section 17.4). With
+    ``validation_fraction`` candidates are scored on a held-out part and the
+    selected hyper-parameters refitted on all rows: that model serves
+    deletions.
 
     Parameters
     ----------
@@ -265,6 +273,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     def __setstate__(self, state):
         super().__setstate__(state)
         self.__dict__.setdefault("ledger", None)  # pickled before it existed
+        model = self.__dict__.get("best_estimator_")
+        if (model is not None and self.validation_fraction is None
+                and not hasattr(model, "_selected_run")):
+            # Pickled before selected runs refused edits (17.4): without a
+            # validation part the model is the selected run.
+            model._selected_run = True
 
     def _check_inputs(self, n):
         """Refuse what the search cannot price; return ``(n_val, params)``,
@@ -384,10 +398,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         pred = model.predict(X)
         if is_classifier(model):
             return (np.asarray(pred) == np.asarray(y)).astype(np.float64)
-        err = np.abs(np.asarray(y, dtype=np.float64) - pred) / self.target_bound
+        # No floating-point warning: one per run would count the runs.
+        with np.errstate(all="ignore"):
+            err = np.abs(np.asarray(y, dtype=np.float64) - pred) / self.target_bound
         # A non-finite error counts as a miss: u stays in [0, 1] (Lemma 17.1)
         # whatever reaches here, and the scores keep a total order.
-        return np.where(np.isfinite(err), 1.0 - np.minimum(err, 1.0), 0.0)
+            return np.where(np.isfinite(err), 1.0 - np.minimum(err, 1.0), 0.0)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
@@ -415,6 +431,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise ValueError("PrivateSearchCV.fit needs y (or a Database, which "
                              "carries its targets).")
         X, y = indexable(X, y)
+        # One target per record: a column vector would make the scorer compare
+        # every prediction with every target (an n x n table), and one record
+        # could then move a score by up to 2 / n instead of 1 / n.
+        y = column_or_1d(y, warn=True)
         n = len(y)
         n_val, base = self._check_inputs(n)
         # Every row and target checked once, before any run: an error that
