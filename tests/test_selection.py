@@ -175,7 +175,9 @@ def test_search_reports_one_figure_within_its_epsilon(cancer):
     assert g.epsilon <= 1.0 and g.delta == acc.default_delta(n_samples=len(y))
     # By default the selected run, trained on all rows, is the model.
     assert g.refit_rho == 0 and g.score_rho == pytest.approx(0.05 * g.run_rho)
-    assert s.best_estimator_.privacy_guarantee_.epsilon <= g.run_epsilon * (1 + 1e-9)
+    # Its own figure is the search's (17.4: one run's does not cover it).
+    assert s.best_estimator_.privacy_guarantee_.epsilon == g.epsilon
+    assert s.best_estimator_.privacy_guarantee_.rho <= g.run_rho * (1 + 1e-9)
     held = _search(validation_fraction=0.2).fit(X, y)
     assert held.privacy_guarantee_.epsilon <= 1.0
     assert held.best_estimator_.privacy_guarantee_.epsilon <= \
@@ -357,6 +359,13 @@ def test_deletion_through_the_search(cancer):
     with pytest.raises(ValueError, match="refit=True"):
         no_refit.partial_unlearn(EditRequest(X, y, delete=[0]))
     selected = _search().fit(X, y)
+    # Its own figure is the search's: one run's does not cover it.
+    g = selected.best_estimator_.privacy_guarantee_
+    assert g.selected_by_search and not s.best_estimator_.privacy_guarantee_ \
+        .selected_by_search
+    assert (g.epsilon, g.delta) == (selected.privacy_guarantee_.epsilon,
+                                    selected.privacy_guarantee_.delta)
+    assert "refuses edits" in str(g) and "will certify" not in str(g)
     before = selected.best_estimator_.coef_.copy()
     with pytest.raises(UnlearningError, match="selected run itself"):
         selected.partial_unlearn(EditRequest(X, y, delete=[0]))

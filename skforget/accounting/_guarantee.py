@@ -309,6 +309,11 @@ class PrivacyGuarantee:
         Preprocessing inside the guarantee, one ``(step, why it is public)``
         pair per step (set by :class:`~skforget.pipeline.ForgetPipeline`;
         empty for a bare estimator).
+    selected_by_search : bool
+        The model is the run a :class:`~skforget.model_selection.PrivateSearchCV`
+        selected (no validation part): ``epsilon`` and ``delta`` are then the
+        search's, which cover it; the other figures describe one run, which
+        does not (privacy-accounting.md, 17.4).
     mechanism : {"noisy_gd", "output_perturbation"}
         How the model was released: noisy gradient descent, or one certified
         solve plus Gaussian noise (privacy-accounting.md, Section 15; the step
@@ -374,6 +379,7 @@ class PrivacyGuarantee:
     count_noise: float = 0.0
     conversion_note: str = ""
     class_statistics: str = "counts"
+    selected_by_search: bool = False
 
     def __setstate__(self, state):
         # A guarantee pickled before a field was added (fields are only ever
@@ -413,6 +419,17 @@ class PrivacyGuarantee:
         relation = {"replace": "replace-one", "zero_out": "zero-out"}[self.relation]
         unit = ("record" if self.group_size == 1
                 else f"group of {self.group_size} records")
+        if self.selected_by_search:
+            return "\n".join([
+                f"({_fmt(self.epsilon)}, {self.delta:.3g})-DP for every {unit} "
+                f"present, {relation}: the figure of the PrivateSearchCV that "
+                "selected this model among its candidate runs (privacy-"
+                "accounting.md, 17.4). Its noise was chosen with the records "
+                "present, so one run's figure does not cover it, and it refuses "
+                "edits.",
+                *caveat_lines(seeded=self.seeded,
+                              label_set_public=self.label_set_public,
+                              target_scale_public=self.target_scale_public)])
         lines = [
             f"({_fmt(self.epsilon)}, {self.delta:.3g})-DP for every {unit} present, "
             f"{relation} (Rényi: q*{_fmt(self.rho)} at every order q > 1"

@@ -556,9 +556,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     "report this.")
         model.set_params(**loud)   # the user's, for the model's later edits
         if not refits:
-            # The selected run itself: no run's deletion certificate holds for
-            # it (17.4); its edits are refused.
+            # The selected run itself: no run's figure or deletion certificate
+            # covers it (17.4). It quotes the search's figure and refuses edits.
             model._selected_run = True
+            model.privacy_guarantee_ = dataclasses.replace(
+                model.privacy_guarantee_, epsilon=budget.epsilon,
+                delta=budget.delta, selected_by_search=True)
         if seeded:
             # The run's derived seed would replay its noise from the model (or
             # its pickle) alone: the model keeps the user's own random_state,
