@@ -432,6 +432,11 @@ def test_a_selected_run_stays_refused_across_pickles_and_a_fresh_fit_clears_it(
     refit = _search(validation_fraction=0.2).fit(X, y)
     assert not hasattr(pickle.loads(pickle.dumps(refit)).best_estimator_,
                        "_selected_run")
+    part = _search(validation_fraction=0.2, refit=False).fit(X, y)
+    del part.best_estimator_._selected_run
+    with pytest.raises(UnlearningError, match="selected with the records present"):
+        pickle.loads(pickle.dumps(part)).best_estimator_.partial_unlearn(
+            EditRequest(X, y, delete=[0]))
     model = loaded.best_estimator_
     model.fit(X, y)
     with warnings.catch_warnings():

@@ -274,10 +274,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         super().__setstate__(state)
         self.__dict__.setdefault("ledger", None)  # pickled before it existed
         model = self.__dict__.get("best_estimator_")
-        if (model is not None and self.validation_fraction is None
+        refitted = self.validation_fraction is not None and self.refit
+        if (model is not None and not refitted
                 and not hasattr(model, "_selected_run")):
             # Pickled before selected runs refused edits (17.4): without a
-            # validation part the model is the selected run.
+            # refit on a validation split the model is the selected run.
             model._selected_run = True
 
     def _check_inputs(self, n):
