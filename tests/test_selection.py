@@ -379,70 +379,31 @@ def test_deletion_through_the_search(cancer):
         again.partial_unlearn(EditRequest(X, y, delete=[0]))
 
 
-def test_the_sampler_redraws_above_the_float_cdf_and_bounds_its_law():
-    """Section 17.2: a uniform above the float CDF's limit is drawn again (the
-    sampler used to walk to K = 10**7); laws whose large means or shapes the
-    float arithmetic would decide are refused; a large shape does not
-    overflow."""
-    import time
-
-    class Uniforms:
-        def __init__(self, values):
-            self.values = list(values)
-
-        def random(self):
-            return self.values.pop(0)
-
-    start = time.perf_counter()
-    k = acc.sample_repetitions(Uniforms([1 - 2**-53, 0.0]), mean=10, shape=0.0)
-    assert k == 1 and time.perf_counter() - start < 1.0
-    for mean, shape in ((2e4, 0.0), (10.0, 101.0)):
-        with pytest.raises(ValueError, match="supported up to"):
+def test_the_sampler_draws_the_law_exactly_and_bounds_it():
+    """Section 17.2: K comes from numpy's logarithmic-series and negative
+    binomial samplers (K = 0 rejected), not from an inverted float CDF,
+    whose error drew a law off the accounted one; laws the float arithmetic
+    would decide are refused; a large shape does not overflow."""
+    for mean, shape in ((2e4, 0.0), (10.0, 101.0), (1.0005, 0.0), (1.0005, 1.0)):
+        with pytest.raises(ValueError, match="supported for a mean of 1"):
             acc.sample_repetitions(np.random.default_rng(0), mean=mean, shape=shape)
-        with pytest.raises(ValueError, match="supported up to"):
+        with pytest.raises(ValueError, match="supported for a mean of 1"):
             acc.plan_search(epsilon=1.0, delta=1e-5, mean=mean, shape=shape)
-    draws = [acc.sample_repetitions(np.random.default_rng(s), mean=1000.0,
-                                    shape=100.0) for s in range(200)]
-    assert 700 < np.mean(draws) < 1300
-
-
-def test_a_column_target_scores_as_one_target_per_record(cancer):
-    """A column vector y would have made the scorer compare every prediction
-    with every target, a sensitivity of up to 2 / n: it is read as 1-d."""
-    import pandas as pd
-
-    X, y = cancer
-    flat = _search().fit(X, y)
-    with pytest.warns(Warning, match="column-vector y"):
-        column = _search().fit(X, pd.DataFrame({"target": y}))
-    assert column.best_score_ == flat.best_score_
-    assert column.best_params_ == flat.best_params_
-
-
-def test_a_selected_run_stays_refused_across_pickles_and_a_fresh_fit_clears_it(
-        cancer):
-    """A search pickled before selected runs refused edits gets the flag back
-    when loaded; the user's own fit of the model is a run of its own."""
-    X, y = cancer
-    s = _search().fit(X, y)
-    del s.best_estimator_._selected_run   # as pickled before the fix
-    loaded = pickle.loads(pickle.dumps(s))
-    with pytest.raises(UnlearningError, match="selected run itself"):
-        loaded.partial_unlearn(EditRequest(X, y, delete=[0]))
-    refit = _search(validation_fraction=0.2).fit(X, y)
-    assert not hasattr(pickle.loads(pickle.dumps(refit)).best_estimator_,
-                       "_selected_run")
-    part = _search(validation_fraction=0.2, refit=False).fit(X, y)
-    del part.best_estimator_._selected_run
-    with pytest.raises(UnlearningError, match="selected with the records present"):
-        pickle.loads(pickle.dumps(part)).best_estimator_.partial_unlearn(
-            EditRequest(X, y, delete=[0]))
-    model = loaded.best_estimator_
-    model.fit(X, y)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.partial_unlearn(EditRequest(X, y, delete=[0]))
-    assert model.privacy_guarantee_.deletion.n_deleted == 1
+    assert acc.sample_repetitions(np.random.default_rng(0), mean=1.0,
+                                  shape=0.0) == 1
+    rng = np.random.default_rng(1)
+    draws = [acc.sample_repetitions(rng, mean=1000.0, shape=100.0)
+             for _ in range(200)]
+    assert 900 < np.mean(draws) < 1100
+    # The pmf of the logarithmic law at k = 1..4, against 2e5 draws.
+    gamma = acc.repetition_gamma(mean=10.0, shape=0.0)
+    draws = np.random.default_rng(2).logseries(1 - gamma, size=200_000)
+    ours = np.array([acc.sample_repetitions(np.random.default_rng(s), mean=10.0,
+                                            shape=0.0) for s in range(4000)])
+    for k in range(1, 5):
+        pmf = (1 - gamma) ** k / (k * math.log(1 / gamma))
+        assert np.mean(draws == k) == pytest.approx(pmf, abs=0.004)
+        assert np.mean(ours == k) == pytest.approx(pmf, abs=0.03)
 
 
 def test_every_record_a_run_would_refuse_is_refused_before_the_first_run(

@@ -33,9 +33,12 @@ _ORDERS = 1.0 + np.geomspace(1e-4, 1e6, 4000)
 
 
 #: Largest mean number of runs and shape of their law (Section 17.2): beyond
-#: them the sampler's float arithmetic, not the law, would decide K.
+#: them the float arithmetic of gamma, not the law, would decide K.
 MAX_MEAN_RUNS = 1e4
 MAX_SHAPE = 100.0
+#: Smallest mean other than 1: closer to 1, K >= 1 is so rare under the
+#: untruncated law that drawing it would take millions of draws.
+MIN_MEAN_RUNS = 1.001
 
 
 def _check_law(mean, shape):
@@ -44,10 +47,17 @@ def _check_law(mean, shape):
     if math.isinf(shape):
         raise ValueError("shape=inf (Poisson) is not supported: use a truncated "
                          "negative binomial shape >= 0 (0: logarithmic, 1: geometric).")
-    if mean > MAX_MEAN_RUNS or shape > MAX_SHAPE:
+    return mean, shape
+
+
+def _check_sampled_law(mean, shape):
+    """The laws a search may draw from (Section 17.2)."""
+    mean, shape = _check_law(mean, shape)
+    if mean > MAX_MEAN_RUNS or shape > MAX_SHAPE or 1.0 < mean < MIN_MEAN_RUNS:
         raise ValueError(f"mean={mean!r} and shape={shape!r}: the law of the number "
-                         f"of runs is supported up to a mean of {MAX_MEAN_RUNS:g} "
-                         f"runs and a shape of {MAX_SHAPE:g}.")
+                         f"of runs is supported for a mean of 1 or from "
+                         f"{MIN_MEAN_RUNS:g} up to {MAX_MEAN_RUNS:g} runs, and a "
+                         f"shape up to {MAX_SHAPE:g}.")
     return mean, shape
 
 
@@ -84,34 +94,29 @@ def repetition_gamma(*, mean, shape):
 
 def sample_repetitions(rng, *, mean, shape):
     """Draw the number of runs ``K >= 1`` from ``D_{shape, gamma}`` (Section 17.2)
-    by inverting its CDF with one uniform from ``rng`` (a numpy Generator)."""
-    mean, shape = _check_law(mean, shape)
+    with numpy's samplers (``rng``: a numpy Generator).
+
+    ``eta = 0``: the logarithmic series law, ``P(K = k) ∝ (1 - gamma)^k / k``
+    (``Generator.logseries``). ``eta > 0``: the negative binomial law of the
+    failures before ``eta`` successes of probability ``gamma``,
+    ``P(K = k) ∝ C(k + eta - 1, k) (1 - gamma)^k``, with ``K = 0`` rejected
+    (``Generator.negative_binomial``, drawn in batches sized by
+    ``P(K >= 1)``). No cumulative sum is formed: an inverted float CDF drew
+    a law off the accounted one by up to ``3e-9`` in total variation.
+    """
+    mean, shape = _check_sampled_law(mean, shape)
     if mean == 1.0:
         return 1
     gamma = repetition_gamma(mean=mean, shape=shape)
     if shape == 0.0:
-        first = (1.0 - gamma) / math.log(1.0 / gamma)  # P(K = 1)
-    else:
-        # (1 - gamma) eta / (gamma**-eta - 1), the denominator as
-        # expm1(x) = e^x (1 - e^-x) in logs: no overflow for large eta.
-        x = shape * math.log(1.0 / gamma)
-        first = math.exp(math.log((1.0 - gamma) * shape) - x
-                         - math.log(-math.expm1(-x)))
+        return int(rng.logseries(1.0 - gamma))
+    positive = -math.expm1(shape * math.log(gamma))   # P(K >= 1)
+    batch = int(min(1 << 20, max(16, math.ceil(4.0 / positive))))
     while True:
-        u = rng.random()
-        k, p, cdf = 1, first, first
-        while cdf < u:
-            # P(K = k + 1) / P(K = k) = (1 - gamma) (k + eta) / (k + 1); eta = 0
-            # gives the logarithmic law's k / (k + 1).
-            p *= (1.0 - gamma) * (k + shape) / (k + 1.0)
-            if cdf + p == cdf:
-                break   # the float CDF has stopped growing below u
-            k += 1
-            cdf += p
-        if cdf >= u:
-            return k
-        # u fell above the float CDF's limit (a mass of order 1e-16 per unit
-        # of K's tail, Section 17.2): draw again rather than walk on.
+        draws = rng.negative_binomial(shape, gamma, size=batch)
+        kept = draws[draws >= 1]
+        if kept.size:
+            return int(kept[0])
 
 
 def selection_rdp(*, orders, rho, mean, shape):
@@ -326,7 +331,7 @@ def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5,
     """
     epsilon = check_positive(epsilon, "epsilon")
     delta = check_probability(delta, "delta")
-    mean, shape = _check_law(mean, shape)
+    mean, shape = _check_sampled_law(mean, shape)
     # Below 1: the candidate runs need part of the budget.
     refit_share = check_real(refit_share, "refit_share", low=0.0, high=1.0,
                              low_open=False)
