@@ -640,6 +640,21 @@ def check_new_weights(weighted, replace, insert, n_replace, n_insert):
     return tuple(out)
 
 
+def check_not_selected(model):
+    """Refuse an edit of the run a ``PrivateSearchCV`` selected (its default
+    mode): the run was kept because its score, which reads the records, was
+    the best, so its law is not a run's, and a certificate computed for one
+    run would overstate what an edit forgets (privacy-accounting.md, 17.4)."""
+    if getattr(model, "_selected_run", False):
+        raise UnlearningError(
+            "This model is the run a PrivateSearchCV selected (without "
+            "validation_fraction, or without refit): its noise was selected "
+            "with the records present, so no deletion certificate for one run "
+            "holds for it. Search with validation_fraction=... and refit=True, "
+            "whose refitted model deletions certify, or run the search again on "
+            "the edited database.")
+
+
 def check_new_targets(edits, classes=None):
     """Refuse a request's new record whose target the model cannot take,
     naming it (``y_insert[k]``, ``y_replace[k]``): a label outside

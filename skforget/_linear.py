@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skforget import accounting
 from skforget._database import check_version
+from skforget._edits import check_not_selected
 from skforget._release import mark_committed, release_spending
 from skforget._rows import (
     augmented_norms,
@@ -606,18 +607,7 @@ class _BasePrivateLinear(BaseEstimator):
         """An edit request must be built on the model's current database
         (version and size), name at most ``max_edit_size`` rows and carry
         targets the model can use; in memory or on a sharded database."""
-        if getattr(self, "_selected_run", False):
-            # A search released this run because its score was the best: its
-            # noise was chosen with the records present, so its law is not a
-            # run's, and a certificate computed for a run would overstate
-            # what an edit forgets (privacy-accounting.md, 17.4).
-            raise UnlearningError(
-                "This model is the run a PrivateSearchCV selected (its default "
-                "mode, without validation_fraction): its noise was selected with "
-                "the records present, so no deletion certificate for one run "
-                "holds for it. Search with validation_fraction=... and "
-                "refit=True, whose refitted model deletions certify, or run the "
-                "search again on the edited database.")
+        check_not_selected(self)
         plan = self._plan
         previous = self.privacy_guarantee_
         # getattr: models pickled before databases had versions lack it.

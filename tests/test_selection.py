@@ -367,7 +367,7 @@ def test_deletion_through_the_search(cancer):
                                     selected.privacy_guarantee_.delta)
     assert "refuses edits" in str(g) and "will certify" not in str(g)
     before = selected.best_estimator_.coef_.copy()
-    with pytest.raises(UnlearningError, match="selected run itself"):
+    with pytest.raises(UnlearningError, match="selected with the records present"):
         selected.partial_unlearn(EditRequest(X, y, delete=[0]))
     with pytest.raises(UnlearningError, match="selected with the records present"):
         selected.best_estimator_.partial_unlearn(EditRequest(X, y, delete=[0]))

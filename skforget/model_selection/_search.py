@@ -52,6 +52,7 @@ from sklearn.utils.validation import (
 
 from skforget import accounting
 from skforget._database import Database, unwrap_database
+from skforget._edits import check_not_selected
 from skforget._public import private_step_names
 from skforget._release import (
     mark_committed,
@@ -62,7 +63,7 @@ from skforget._release import (
 from skforget._rows import row_norms
 from skforget._utils import restore_on_error
 from skforget._validation import HasMethods, Interval, StrOptions, user_stacklevel
-from skforget.exceptions import PrivacyBudgetWarning, UnlearningError
+from skforget.exceptions import PrivacyBudgetWarning
 
 #: Parameters the search sets itself (the budget and the noise), and those
 #: that change what a run's rho means or can make a run fail on the rows: they
@@ -627,15 +628,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise ValueError("Without refit, best_estimator_ was trained on the "
                              "search's training part only; fit with refit=True "
                              "to serve deletions on the whole database.")
-        if getattr(self.best_estimator_, "_selected_run", False):
-            raise UnlearningError(
-                "Without validation_fraction, best_estimator_ is the selected "
-                "run itself: its noise was chosen with the records present, so "
-                "no deletion certificate for one run holds for it "
-                "(privacy-accounting.md, 17.4). Search with "
-                "validation_fraction=... and refit=True, whose refitted model "
-                "deletions certify, or run the search again on the edited "
-                "database.")
+        check_not_selected(self.best_estimator_)
         # A statement of public figures, made before the edit: a filter raising
         # it as an error stops the edit before anything is spent (20.3).
         warnings.warn(
