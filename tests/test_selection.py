@@ -406,6 +406,46 @@ def test_the_sampler_draws_the_law_exactly_and_bounds_it():
         assert np.mean(ours == k) == pytest.approx(pmf, abs=0.03)
 
 
+def test_a_column_target_scores_as_one_target_per_record(cancer):
+    """A column vector y would have made the scorer compare every prediction
+    with every target, a sensitivity of up to 2 / n: it is read as 1-d."""
+    import pandas as pd
+
+    X, y = cancer
+    flat = _search().fit(X, y)
+    with pytest.warns(Warning, match="column-vector y"):
+        column = _search().fit(X, pd.DataFrame({"target": y}))
+    assert column.best_score_ == flat.best_score_
+    assert column.best_params_ == flat.best_params_
+
+
+def test_a_selected_run_stays_refused_across_pickles_and_a_fresh_fit_clears_it(
+        cancer):
+    """A search pickled before selected runs refused edits gets the flag back
+    when loaded (no refit on a validation split: the model is the selected
+    run); the user's own fit of the model is a run of its own."""
+    X, y = cancer
+    s = _search().fit(X, y)
+    del s.best_estimator_._selected_run   # as pickled before the fix
+    loaded = pickle.loads(pickle.dumps(s))
+    with pytest.raises(UnlearningError, match="selected with the records present"):
+        loaded.partial_unlearn(EditRequest(X, y, delete=[0]))
+    refit = _search(validation_fraction=0.2).fit(X, y)
+    assert not hasattr(pickle.loads(pickle.dumps(refit)).best_estimator_,
+                       "_selected_run")
+    part = _search(validation_fraction=0.2, refit=False).fit(X, y)
+    del part.best_estimator_._selected_run
+    with pytest.raises(UnlearningError, match="selected with the records present"):
+        pickle.loads(pickle.dumps(part)).best_estimator_.partial_unlearn(
+            EditRequest(X, y, delete=[0]))
+    model = loaded.best_estimator_
+    model.fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.partial_unlearn(EditRequest(X, y, delete=[0]))
+    assert model.privacy_guarantee_.deletion.n_deleted == 1
+
+
 def test_every_record_a_run_would_refuse_is_refused_before_the_first_run(
         cancer, monkeypatch):
     """Section 17.4: a label outside the classes or (clip_rows=False) a row
