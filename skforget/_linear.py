@@ -173,8 +173,6 @@ class _BasePrivateLinear(BaseEstimator):
         as a parameter later changes nothing). Free parameters are recorded
         too (``interval_certify`` replays the fit's seed) but not enforced."""
         self._fit_params = copy.deepcopy(self.get_params(deep=False))
-        # A fresh fit is a run of its own, not one a search selected (17.4).
-        self.__dict__.pop("_selected_run", None)
         # "auto" resolves by the rules in force now, for this fit and every
         # edit of it: a later release of skforget may change a default, not
         # what a fitted model's "auto" meant (Section 16.1).

@@ -419,6 +419,9 @@ class PrivacyGuarantee:
         relation = {"replace": "replace-one", "zero_out": "zero-out"}[self.relation]
         unit = ("record" if self.group_size == 1
                 else f"group of {self.group_size} records")
+        caveats = caveat_lines(seeded=self.seeded,
+                               label_set_public=self.label_set_public,
+                               target_scale_public=self.target_scale_public)
         if self.selected_by_search:
             return "\n".join([
                 f"({_fmt(self.epsilon)}, {self.delta:.3g})-DP for every {unit} "
@@ -426,10 +429,7 @@ class PrivacyGuarantee:
                 "selected this model among its candidate runs (privacy-"
                 "accounting.md, 17.4). Its noise was chosen with the records "
                 "present, so one run's figure does not cover it, and it refuses "
-                "edits.",
-                *caveat_lines(seeded=self.seeded,
-                              label_set_public=self.label_set_public,
-                              target_scale_public=self.target_scale_public)])
+                "edits.", *caveats])
         lines = [
             f"({_fmt(self.epsilon)}, {self.delta:.3g})-DP for every {unit} present, "
             f"{relation} (Rényi: q*{_fmt(self.rho)} at every order q > 1"
@@ -529,9 +529,7 @@ class PrivacyGuarantee:
         if self.preprocessing:
             lines.append("Preprocessing inside the guarantee, all public:")
             lines.extend(f"  {path}: {how}" for path, how in self.preprocessing)
-        lines.extend(caveat_lines(seeded=self.seeded,
-                                  label_set_public=self.label_set_public,
-                                  target_scale_public=self.target_scale_public))
+        lines.extend(caveats)
         return "\n".join(lines)
 
     def __repr__(self):

@@ -60,7 +60,7 @@ from skforget._release import (
     releasing,
     warn_about_release,
 )
-from skforget._rows import row_norms
+from skforget._rows import project_rows
 from skforget._utils import restore_on_error
 from skforget._validation import HasMethods, Interval, StrOptions, user_stacklevel
 from skforget.exceptions import PrivacyBudgetWarning
@@ -109,6 +109,16 @@ def _fit_recorded(model, X, y):
         with releasing(own=True):
             model.fit(X, y)
     return said
+
+
+def _mark_selected(model, budget):
+    """The selected run itself is the model: no run's figure or deletion
+    certificate covers it (17.4). Its guarantee quotes the search's figure,
+    and marks it selected, so that its edits are refused
+    (:func:`~skforget._edits.check_not_selected`)."""
+    model.privacy_guarantee_ = dataclasses.replace(
+        model.privacy_guarantee_, epsilon=budget.epsilon, delta=budget.delta,
+        selected_by_search=True)
 
 
 def _show(said):
@@ -276,11 +286,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.__dict__.setdefault("ledger", None)  # pickled before it existed
         model = self.__dict__.get("best_estimator_")
         refitted = self.validation_fraction is not None and self.refit
-        if (model is not None and not refitted
-                and not hasattr(model, "_selected_run")):
+        if model is not None and not refitted:
             # Pickled before selected runs refused edits (17.4): without a
             # refit on a validation split the model is the selected run.
-            model._selected_run = True
+            _mark_selected(model, self.privacy_guarantee_)
 
     def _check_inputs(self, n):
         """Refuse what the search cannot price; return ``(n_val, params)``,
@@ -383,28 +392,20 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     f"y[{i}] is not one of the estimator's classes; every label "
                     f"must be ({int((~known).sum())} label(s) outside in all).")
         if base.get("clip_rows") is False:
-            data_norm = float(base.get("data_norm", 1.0))
-            norms = row_norms(X)
-            refused = ~(norms <= data_norm * (1.0 + 1e-12))
-            if refused.any():
-                i = int(np.flatnonzero(refused)[0])
-                raise ValueError(
-                    f"Row {i} of X has L2 norm above data_norm={data_norm!r} "
-                    f"({int(refused.sum())} row(s) in all) and the estimator has "
-                    "clip_rows=False: a run or the refit would refuse it part-way "
-                    "through the search. Scale the rows with public constants, "
-                    "or keep clip_rows=True.")
+            # The runs' own refusal of a row beyond data_norm, once for all
+            # rows: a run or the refit would raise it part-way through.
+            project_rows(X, float(base.get("data_norm", 1.0)), clip_rows=False)
 
     def _utilities(self, model, X, y):
         """Per-record utility in [0, 1] (Lemma 17.1)."""
         pred = model.predict(X)
         if is_classifier(model):
             return (np.asarray(pred) == np.asarray(y)).astype(np.float64)
-        # No floating-point warning: one per run would count the runs.
+        # No floating-point warning: one per run would count the runs. A
+        # non-finite error counts as a miss: u stays in [0, 1] (Lemma 17.1)
+        # whatever reaches here, and the scores keep a total order.
         with np.errstate(all="ignore"):
             err = np.abs(np.asarray(y, dtype=np.float64) - pred) / self.target_bound
-        # A non-finite error counts as a miss: u stays in [0, 1] (Lemma 17.1)
-        # whatever reaches here, and the scores keep a total order.
             return np.where(np.isfinite(err), 1.0 - np.minimum(err, 1.0), 0.0)
 
     @_fit_context(prefer_skip_nested_validation=False)
@@ -558,12 +559,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     "report this.")
         model.set_params(**loud)   # the user's, for the model's later edits
         if not refits:
-            # The selected run itself: no run's figure or deletion certificate
-            # covers it (17.4). It quotes the search's figure and refuses edits.
-            model._selected_run = True
-            model.privacy_guarantee_ = dataclasses.replace(
-                model.privacy_guarantee_, epsilon=budget.epsilon,
-                delta=budget.delta, selected_by_search=True)
+            _mark_selected(model, budget)
         if seeded:
             # The run's derived seed would replay its noise from the model (or
             # its pickle) alone: the model keeps the user's own random_state,

@@ -528,13 +528,12 @@ class ForgetPipeline(Pipeline):
         which were calibrated for the old one: against a larger group they
         spend more than their figures say (a group of ``g`` records moves a
         statistic ``g`` times as far)."""
-        fitted = self._final_estimator.privacy_guarantee_
-        est = self._final_estimator.get_params(deep=False)
+        changed = self._final_estimator._changed_params()
         for param in ("relation", "group_size"):
-            before = getattr(fitted, param)
-            if param in est and est[param] != before:
+            if param in changed:
+                before, now = changed[param]
                 raise UnlearningError(
-                    f"{param}={est[param]!r} was set since the pipeline was "
+                    f"{param}={now!r} was set since the pipeline was "
                     f"fitted with {param}={before!r}: its earlier releases are "
                     "calibrated for that unit, and the edit's certificate adds "
                     f"them up. Set {param}={before!r} again to serve the edit, "
