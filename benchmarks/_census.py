@@ -70,11 +70,29 @@ def patched(module, name, value):
         setattr(module, name, before)
 
 
-def mean_change(pairs, key):
-    """Mean change of ``key`` (in points) and the counts losing / gaining
-    more than a point, over ``(old, new)`` arm records."""
+def mean_change(pairs, key, *, counts=True):
+    """Mean change of ``key`` (in points) and, with ``counts``, the tables
+    losing / gaining more than a point, over ``(old, new)`` arm records."""
     d = np.array([np.mean(new[key]) - np.mean(old[key]) for old, new in pairs])
-    return f"{100 * d.mean():+.2f} ({np.sum(d < -0.01)} / {np.sum(d > 0.01)})"
+    text = f"{100 * d.mean():+.2f}"
+    return f"{text} ({np.sum(d < -0.01)} / {np.sum(d > 0.01)})" if counts else text
+
+
+def paired_report(title, script, argv, machine, rounds, errors, what, table):
+    """The report of a census of paired arms: title, command, machine, what
+    the columns say (``what``), and the table."""
+    from bench_rdatasets_sweep import machine_line
+
+    return "\n".join([
+        f"# {title}\n",
+        f"Command: `python benchmarks/{script} {' '.join(argv)}`".rstrip() + "\n",
+        machine_line(machine),
+        f"Census tables of `bench_rdatasets_sweep.py`, private pipeline at its "
+        f"defaults, means over {rounds} round(s) (split and noise seeds shared by "
+        f"the arms). {what} "
+        f"Tables that raised: {sum(len(e) for e in errors.values())}.\n",
+        table,
+    ])
 
 
 def census_main(argv, description, *, run, markdown, stem, epsilons=(None,),

@@ -26,9 +26,15 @@ Run: ``python benchmarks/bench_auto_rules.py --rounds 2`` (about 10 minutes on
 import sys
 
 import numpy as np
-from _census import band, census_main, mean_change, paired_arms, patched
+from _census import (
+    band,
+    census_main,
+    mean_change,
+    paired_arms,
+    paired_report,
+    patched,
+)
 from _common import md_table
-from bench_rdatasets_sweep import machine_line
 
 import skforget._linear as _linear
 
@@ -68,21 +74,15 @@ def summary(results):
 
 
 def markdown(results, machine, argv, rounds, errors):
-    return "\n".join([
-        "# The default regularisation: rules 4 against rules 3 (Section 8.5)\n",
-        f"Command: `python benchmarks/bench_auto_rules.py {' '.join(argv)}`"
-        .rstrip() + "\n",
-        machine_line(machine),
-        f"Census tables of `bench_rdatasets_sweep.py`, private pipeline at its "
-        f"defaults, means over {rounds} round(s) (split and noise seeds shared by "
-        f"the arms). Over the tables whose lambda changes, by task and rows: the "
-        f"median ratio of lambda (rules 4 / rules 3), balanced accuracy and "
-        f"accuracy against rules 3 in points, mean (tables losing / gaining more "
-        f"than 1 point), and the total fit time. "
-        f"Tables that raised: {sum(len(e) for e in errors.values())}.\n",
+    return paired_report(
+        "The default regularisation: rules 4 against rules 3 (Section 8.5)",
+        "bench_auto_rules.py", argv, machine, rounds, errors,
+        "Over the tables whose lambda changes, by task and rows: the median "
+        "ratio of lambda (rules 4 / rules 3), balanced accuracy and accuracy "
+        "against rules 3 in points, mean (tables losing / gaining more than 1 "
+        "point), and the total fit time.",
         md_table(["epsilon", "task", "rows", "tables changed", "lambda ratio",
-                  "balanced accuracy", "accuracy", "fit time"], summary(results)),
-    ])
+                  "balanced accuracy", "accuracy", "fit time"], summary(results)))
 
 
 def main(argv=None):

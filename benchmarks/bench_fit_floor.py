@@ -25,9 +25,8 @@ Run: ``python benchmarks/bench_fit_floor.py --rounds 2`` (about 15 minutes on
 
 import sys
 
-from _census import census_main, mean_change, paired_arms, patched
+from _census import census_main, mean_change, paired_arms, paired_report, patched
 from _common import md_table
-from bench_rdatasets_sweep import machine_line
 
 from skforget.accounting import _calibration
 
@@ -59,26 +58,20 @@ def summary(results):
             t_old = sum(sum(old["seconds"]) for old, _ in pairs)
             rows.append([eps, label, len(by_table), len(pairs),
                          mean_change(pairs, "balanced"),
-                         mean_change(pairs, "accuracy").split(" ")[0],
+                         mean_change(pairs, "accuracy", counts=False),
                          f"{t_new / t_old:.2f}x"])
     return rows
 
 
 def markdown(results, machine, argv, rounds, errors):
-    return "\n".join([
-        "# The batched fit's floor: one relaxation time, capped (Section 8.4)\n",
-        f"Command: `python benchmarks/bench_fit_floor.py {' '.join(argv)}`"
-        .rstrip() + "\n",
-        machine_line(machine),
-        f"Census tables of `bench_rdatasets_sweep.py`, private pipeline at its "
-        f"defaults, means over {rounds} round(s) (split and noise seeds shared by "
-        f"the arms). Against the cap of 10 passes (the rule before), over the "
-        f"tables whose plan changes: balanced accuracy in points, mean (tables "
-        f"losing / gaining more than 1 point), accuracy, and the total fit time. "
-        f"Tables that raised: {sum(len(e) for e in errors.values())}.\n",
+    return paired_report(
+        "The batched fit's floor: one relaxation time, capped (Section 8.4)",
+        "bench_fit_floor.py", argv, machine, rounds, errors,
+        "Against the cap of 10 passes (the rule before), over the tables whose "
+        "plan changes: balanced accuracy in points, mean (tables losing / "
+        "gaining more than 1 point), accuracy, and the total fit time.",
         md_table(["epsilon", "cap (passes)", "tables", "plans changed",
-                  "balanced accuracy", "accuracy", "fit time"], summary(results)),
-    ])
+                  "balanced accuracy", "accuracy", "fit time"], summary(results)))
 
 
 def main(argv=None):
