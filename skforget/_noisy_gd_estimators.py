@@ -161,8 +161,10 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         the majority class everywhere on a table with a rare class. With
         ``class_weight="balanced"`` they are the counts and class sums of
         the class-mean midpoint (Section 18.11). The whole release stays
-        within ``epsilon`` (noisy GD is planned for what the statistics leave)
-        and the deletion certificate is unchanged. 0 turns them off
+        within ``epsilon`` (noisy GD is planned for what the statistics leave);
+        an edit that passes over the data draws them afresh, and a deletion
+        served without a pass keeps them and adds their share to its
+        certificate (Theorem 12.12). 0 turns them off
         (decisions at the trained intercept, all of the budget to training);
         unused for three classes or more and with a ``class_weight`` dict.
         "auto" is 0.10, spent only with ``C="auto"`` (with an explicit ``C``

@@ -52,6 +52,12 @@ def _count_fields(budget, epsilon, statistics="counts"):
             "target_epsilon": float(epsilon), "class_statistics": statistics}
 
 
+def _statistics_record(counts):
+    """``(rho_counts, kind)`` of one release, from its :func:`_count_fields`:
+    what the adaptive figure of a later refit charges it (eq. 18.3). Public."""
+    return (float(counts["rho_counts"]), counts.get("class_statistics", "counts"))
+
+
 class _BaseOutputPerturbation(_BasePrivateLinear):
     """Output perturbation: ``fit`` and ``partial_unlearn`` (a refit)."""
 
@@ -132,6 +138,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             # The plan of every release, for the adaptive figure of later refits,
             # and the hyper-parameters they must reuse (Theorem 15.4): public.
             self._release_plans = (plan,)
+            self._release_statistics = (_statistics_record(counts),)
             self._release_class_counts(design, budget, W, segment=0)
             self._set_coefficients(W, b)
             self.privacy_guarantee_ = guarantee
@@ -261,11 +268,19 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 loss, n_new, X_new.shape[1], n_outputs, plan.delta,
                 plan_weighting(plan))
             earlier = getattr(self, "_release_plans", None)
+            earlier_stats = getattr(self, "_release_statistics", None)
+            if earlier_stats is None:  # pickled before they were kept
+                bound = self._prevalence_budget(n_outputs, loss, plan.delta, None)
+                history = {"statistics_bound": 0.0 if bound is None
+                           else bound.rho_counts}
+            else:
+                history = {"earlier_statistics": earlier_stats}
+            counts = _count_fields(budget, self.epsilon, self._class_statistics())
             guarantee = accounting.guarantee_after_output_perturbation(
                 new_plan, seeded=self.random_state is not None, previous=previous,
                 earlier=earlier, n_deleted=edits.n_deleted,
                 n_replaced=edits.n_replaced, n_inserted=edits.n_inserted,
-                **_count_fields(budget, self.epsilon, self._class_statistics()))
+                **counts, **history)
             # Said before the solve, from public numbers (Section 20.3).
             self._warn_after_edit(guarantee)
             # A fresh release (Section 20.1), reserved before the solve.
@@ -278,6 +293,9 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             self._plan = new_plan
             if earlier is not None:
                 self._release_plans = earlier + (new_plan,)
+            if earlier_stats is not None:
+                self._release_statistics = earlier_stats + (
+                    _statistics_record(counts),)
             self._release_class_counts(design, budget, W,
                                        segment=len(previous.edits) + 1)
             self._set_coefficients(W, b)

@@ -139,7 +139,8 @@ class _PrivateClassifierMixin:
         (Sections 18.11 and 18.12; an offset measured harmful for multiclass,
         18.8), and without ``class_weight`` under "auto" only on tables large
         enough for the statistics' noise (:data:`AUTO_MIN_ROWS_PER_NOISE`, a
-        rule on public numbers)."""
+        rule on public numbers; ``n_samples=None``: at any size, the most a
+        release of this model can spend on them)."""
         share = self._prevalence_share()
         cw = self._param("class_weight")
         if (loss != "logistic" or n_outputs != 1 or isinstance(cw, dict)
@@ -157,8 +158,9 @@ class _PrivateClassifierMixin:
             relation=self._param("relation"), group_size=self._param("group_size"),
             method=self._dp_conversion(), statistics=self._class_statistics())
         if share == "auto" and cw is None and (
-                n_samples < AUTO_MIN_ROWS_PER_NOISE * budget.noise_scale
-                or not self._auto_regularization()):
+                not self._auto_regularization()
+                or (n_samples is not None
+                    and n_samples < AUTO_MIN_ROWS_PER_NOISE * budget.noise_scale)):
             # With an explicit C the user chose the penalty, and the model
             # keeps its raw threshold, as LogisticRegression(C=...) does
             # (the rule "auto" has followed since the offset of 18.3, which

@@ -665,3 +665,56 @@ def test_output_perturbation_releases_counts_at_every_refit():
     # the noisy-GD-free part differs only by the plan's smaller target.
     assert cert.rho_adaptive > 0.6 * g.rho_counts
     assert bare.rho_adaptive > 0
+
+
+def _statistics_part(clf, cert):
+    """The class statistics' share of an output-perturbation refit's adaptive
+    figure: the whole figure less the coefficients' terms (Theorem 15.4)."""
+    from skforget.accounting._calibration import deletion_factor
+    from skforget.accounting._noisy_gd import rho_adaptive
+    from skforget.accounting._output_perturbation import rho_adaptive_release
+
+    f = deletion_factor(plan_relation="replace", n_replaced=0)
+    terms = [rho_adaptive_release(
+        sensitivity=e.sensitivity, deletion_sensitivity=e.sensitivity * math.sqrt(f),
+        normaliser=e.normaliser, lam=e.lam, sigma=e.sigma, tol=e.tol)
+        for e in clf._release_plans[:-1]]
+    return cert.rho_adaptive - rho_adaptive(rho_deletion=0.0, rho_releases=terms)
+
+
+def test_output_perturbation_adaptive_keeps_statistics_of_larger_databases():
+    # "auto" spends on class moments only from about 528 rows at epsilon=1: a
+    # fit on 535 rows releases them, a refit on 525 does not. A later
+    # deletion still owes the fit's moments their term (eq. 18.3): they were
+    # computed on a database that held the deleted record (an audit's
+    # finding: the two latest releases had none, and the term was dropped).
+    from skforget import OutputPerturbationClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(535, 3)) / 3
+    y = (X[:, 0] + 0.3 * rng.normal(size=535) > 0.4).astype(int)
+    clf = OutputPerturbationClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    rho_m = clf.privacy_guarantee_.rho_counts
+    assert rho_m > 0
+    first = EditRequest(X, y, delete=list(range(10)))
+    clf.partial_unlearn(first)
+    assert clf.privacy_guarantee_.rho_counts == 0.0
+    X1, y1 = first.apply()
+    clf.partial_unlearn(EditRequest(X1, y1, delete=[0]))
+    owed = rho_m * acc.count_deletion_factor(relation="replace", n_replaced=0,
+                                             statistics="class_moments")
+    assert _statistics_part(clf, clf.privacy_guarantee_.deletion) == \
+        pytest.approx(owed, rel=1e-9)
+    # One more deletion: still the fit's term alone (the refits had none).
+    X2, y2 = EditRequest(X1, y1, delete=[0]).apply()
+    ref = pickle.loads(pickle.dumps(clf))
+    ref.partial_unlearn(EditRequest(X2, y2, delete=[0]))
+    assert _statistics_part(ref, ref.privacy_guarantee_.deletion) == \
+        pytest.approx(owed, rel=1e-9)
+    # A model pickled before each release's statistics were kept charges
+    # every earlier release the most any release of the model spends, at the
+    # largest factor of any kind: never less than the exact record.
+    old = pickle.loads(pickle.dumps(clf))
+    del old._release_statistics
+    old.partial_unlearn(EditRequest(X2, y2, delete=[0]))
+    assert _statistics_part(old, old.privacy_guarantee_.deletion) >= 3 * owed

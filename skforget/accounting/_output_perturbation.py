@@ -50,7 +50,7 @@ from skforget.accounting._noisy_gd import (
     sensitivity,
     smoothness,
 )
-from skforget.accounting._prevalence import rho_counts_adaptive
+from skforget.accounting._prevalence import STATISTICS, rho_counts_adaptive
 
 #: Largest relative tolerance accepted: beyond it the tolerance term would
 #: dominate the sensitivity it is added to.
@@ -426,7 +426,9 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
                                         earlier=None, n_deleted=0, n_replaced=0,
                                         n_inserted=0, rho_counts=0.0,
                                         count_noise=0.0, target_epsilon=None,
-                                        class_statistics="counts"):
+                                        class_statistics="counts",
+                                        earlier_statistics=None,
+                                        statistics_bound=0.0):
     """Guarantee of one output-perturbation release: a fit, or a refit serving
     an edit (privacy-accounting.md, Theorem 15.4).
 
@@ -463,6 +465,18 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         The whole release's target when the plan got what the counts leave.
     class_statistics : {"counts", "class_means", "class_moments"}, default="counts"
         What the ``rho_counts`` release holds (Sections 18.3, 18.11).
+    earlier_statistics : sequence of (float, str) or None
+        ``(rho_counts, class_statistics)`` of every release before this refit,
+        in the order of ``earlier``: each is charged with its own figure and
+        kind (eq. 18.3). None (a model pickled before they were kept) charges
+        every earlier release the largest of ``rho_counts``, the previous
+        release's and ``statistics_bound``, at the largest deletion factor of
+        any kind.
+    statistics_bound : float, default=0.0
+        With ``earlier_statistics=None``: the figure a release of this model
+        spends on class statistics when it spends any (public, from the
+        frozen parameters), so that a release without them after one with
+        them cannot hide the earlier ones.
 
     Returns
     -------
@@ -506,14 +520,26 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
         normaliser=e.normaliser, lam=e.lam, sigma=e.sigma, tol=e.tol)
         for e in earlier]
     r_adapt = rho_adaptive(rho_deletion=0.0, rho_releases=terms) if removed else 0.0
-    if removed:
-        # The counts' sigma is fixed by frozen public numbers, so every earlier
-        # release that had counts had these; an earlier one without counts
-        # (a smaller database under "auto") is charged as if it had them.
-        r_adapt += rho_counts_adaptive(
-            rho_counts=max(rho_counts, previous.rho_counts), relation=plan.relation,
-            n_replaced=n_rep, releases_seen=releases_seen,
-            statistics=previous.class_statistics)
+    if removed and earlier_statistics is not None:
+        # Each earlier release with its own statistics: under "auto" a release
+        # on a database below the size rule has none, and the ones before it
+        # still counted the unit (eq. 18.3).
+        if len(earlier_statistics) != releases_seen:
+            raise ValueError(
+                f"earlier_statistics has {len(earlier_statistics)} entries for "
+                f"{releases_seen} earlier releases.")
+        r_adapt += math.fsum(rho_counts_adaptive(
+            rho_counts=r, relation=plan.relation, n_replaced=n_rep,
+            releases_seen=1, statistics=kind) for r, kind in earlier_statistics)
+    elif removed:
+        # A model pickled before the releases' statistics were kept: every
+        # earlier release is charged the largest figure any of its releases
+        # can have, at the largest factor of any kind (a release without
+        # statistics records neither, so the latest two cannot tell).
+        r_adapt += max(rho_counts_adaptive(
+            rho_counts=max(rho_counts, previous.rho_counts, statistics_bound),
+            relation=plan.relation, n_replaced=n_rep, releases_seen=releases_seen,
+            statistics=kind) for kind in STATISTICS)
     cert = EditCertificate(
         index=len(previous.edits) + 1, n_deleted=n_del, n_replaced=n_rep,
         n_inserted=n_ins, n_samples=plan.normaliser, steps=0, rho_deletion=0.0,
