@@ -535,7 +535,7 @@ def test_the_pipelines_guarantee_states_the_estimators_caveats_and_a_seed():
     assert "label set was read" in str(labels.privacy_guarantee_)
     assert seeded.privacy_guarantee_.seeded
     assert seeded.privacy_guarantee_.to_dict()["seeded"] is True
-    assert "integer random_state" in str(seeded.privacy_guarantee_)
+    assert "given random_state" in str(seeded.privacy_guarantee_)
 
 
 hostile = st.one_of(st.floats(allow_nan=True, allow_infinity=False),

@@ -215,14 +215,16 @@ class EditCertificate:
 
 
 def caveat_lines(*, seeded, label_set_public=True, target_scale_public=True):
-    """What a guarantee's figure does not cover, one sentence each: an integer
+    """What a guarantee's figure does not cover, one sentence each: a given
     seed, a label set or a target scale read from the rows."""
     lines = []
     if seeded:
-        lines.append("Noise drawn from an integer random_state: the guarantee "
-                     "holds only while that seed stays secret, and a fit with the "
-                     "same seed on other data draws the same noise (two such "
-                     "releases are not covered).")
+        lines.append("Noise drawn from a given random_state (an integer or a "
+                     "RandomState, whose state at fit the model keeps): the "
+                     "guarantee holds only while that seed, and the model's "
+                     "pickle, stay secret, and a fit with the same seed on other "
+                     "data draws the same noise (two such releases are not "
+                     "covered).")
     if not label_set_public:
         lines.append("The label set was read from the training labels and is "
                      "not covered, and edits keep it (a deleted record's label "
