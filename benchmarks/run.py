@@ -24,8 +24,9 @@ prototype of privacy-accounting.md Section 18.12), large_epsilon (issue 23,
 item 4: the default regularisation above epsilon = 1, accuracy and deletion
 cost; also writes large_epsilon.md/.json), regression_alpha (NoisyGDRegressor's
 alpha="auto" on real regression tables; also writes regression_alpha.md/.json),
-multinomial_clip (issue 23: the clipped softmax of Lemma 4.5 on multiclass
-tables; also writes multinomial_clip.md/.json).
+regression_length (NoisyGDRegressor's fit length on ten regression tables; also
+writes regression_length.md/.json), multinomial_clip (issue 23: the clipped
+softmax of Lemma 4.5 on multiclass tables; also writes multinomial_clip.md/.json).
 The exit status is non-zero if any scenario failed, including a full run that could
 not set up diffprivlib.
 """
@@ -46,7 +47,7 @@ SCENARIOS = (
     "imbalanced", "scale", "output_perturbation", "decisions", "search", "gdp",
     "deletion_stream",
     "small_fit", "thresholds", "large_epsilon", "regression_alpha",
-    "multinomial_clip",
+    "regression_length", "multinomial_clip",
 )
 
 

@@ -521,16 +521,19 @@ def test_typical_curvature_is_the_mean_hessian_eigenvalue_at_zero(loss, n_classe
 
 @pytest.mark.parametrize("loss,n_classes,n_out", [("logistic", 2, 1), ("ovr", 4, 4),
                                                   ("multinomial", 3, 3),
-                                                  ("multinomial", 10, 10)])
+                                                  ("multinomial", 10, 10),
+                                                  ("squared", 2, None)])
 def test_typical_fit_targets_the_noise_of_the_output_directions(loss, n_classes,
                                                                 n_out):
-    """Section 8.4: the typical fit stops when the error from theta = 0 has
-    decayed, at the typical curvature, to the Gibbs level of the n_out output
-    directions, n_out sigma^2 / 2 (not the p sigma^2 / 2 of all coordinates)."""
+    """Section 8.4: the typical fit of a classifier stops when the error from
+    theta = 0 has decayed, at the typical curvature, to the Gibbs level of the
+    n_out output directions, n_out sigma^2 / 2 (not the p sigma^2 / 2 of all
+    coordinates); the squared loss's metric is the risk itself, and its fit
+    counts every coefficient (n_out None: p)."""
     from skforget.accounting._calibration import initial_error
 
     d = 11
-    p = d if loss == "logistic" else d * n_classes
+    p = d if loss in ("logistic", "squared") else d * n_classes
     plan = acc.plan_training(loss=loss, n_samples=2000, n_params=p, n_classes=n_classes,
                              lam=0.01, row_norm=1.0, clip_norm=1.0, epsilon=1.0,
                              delta=1e-5, deletion_epsilon=0.5, fit_recipe="typical",
@@ -538,9 +541,12 @@ def test_typical_fit_targets_the_noise_of_the_output_directions(loss, n_classes,
     err0 = (initial_error(loss=loss, n_classes=n_classes)
             + 0.5 * (plan.lam + plan.beta) * p * plan.init_variance)
     rate = plan.learning_rate * (plan.lam + plan.typical_curvature)
-    want = math.ceil(math.log(err0 / (0.5 * n_out * plan.sigma**2)) / rate)
+    want = math.ceil(math.log(err0 / (0.5 * (n_out or p) * plan.sigma**2)) / rate)
     assert plan.n_batches == 1 and plan.fit_steps == want
-    assert want > math.ceil(math.log(err0 / (0.5 * p * plan.sigma**2)) / rate)
+    # The squared loss releases one score per row: against it, a shorter fit.
+    outputs = math.ceil(math.log(err0 / (0.5 * (n_out or 1) * plan.sigma**2)) / rate)
+    every = math.ceil(math.log(err0 / (0.5 * p * plan.sigma**2)) / rate)
+    assert outputs > every and want == (every if n_out is None else outputs)
 
 
 def test_batched_fit_runs_one_relaxation_time_of_the_regulariser():

@@ -278,12 +278,10 @@ def _fit_steps(fit_recipe, *, loss, n_classes, target_bound, lam, beta, p, v0, s
     privacy noise alone exceeds the utility target (the data cannot improve on
     the noise: the caller then runs one relaxation time and says so)."""
     if fit_recipe == "typical":
-        # The bias of an unfinished fit lies along theta*, one direction per
-        # output, while the stationary noise spreads over all p coordinates:
-        # stop when the bias reaches the noise's Gibbs level in those
-        # directions, n_out sigma^2 / 2 (Section 8.4). err_0 from theta = 0
-        # plus the initial draw's (M / 2) p v_0.
-        target = 0.5 * n_outputs(loss, n_classes) * sigma**2
+        # Stop when the bias of an unfinished fit reaches the noise's Gibbs
+        # level in the directions the model's metric counts (Section 8.4).
+        # err_0 from theta = 0 plus the initial draw's (M / 2) p v_0.
+        target = 0.5 * utility_directions(loss, n_classes, p) * sigma**2
         data_error = initial_error(loss=loss, n_classes=n_classes,
                                    target_bound=target_bound)
         if data_error <= target:
@@ -293,6 +291,23 @@ def _fit_steps(fit_recipe, *, loss, n_classes, target_bound, lam, beta, p, v0, s
                                  lam=lam, curvature=h)
     return steps_fit(gradient_bound=G, lam=lam, n_params=p, init_variance=v0,
                      sigma=sigma, contraction=c)
+
+
+def utility_directions(loss, n_classes, n_params):
+    """Directions whose noise the typical fit's length is set against
+    (Section 8.4): a classifier's output scores, one per class (binary: one),
+    since the bias of an unfinished fit lies along them and moves every
+    decision the same way, while the noise spreads over all coefficients; for
+    the squared loss every coefficient, since its metric is the risk itself,
+    to which the noise of every coefficient adds as the bias does.
+
+    Examples
+    --------
+    >>> from skforget.accounting._calibration import utility_directions
+    >>> utility_directions("multinomial", 10, 650), utility_directions("squared", 2, 24)
+    (10, 24)
+    """
+    return int(n_params) if loss == "squared" else n_outputs(loss, n_classes)
 
 
 def n_outputs(loss, n_classes):
