@@ -85,11 +85,11 @@ ax.legend(loc="lower right")
 fig.tight_layout()
 
 # %%
-# With the public scale the private model comes within 6 points of Ridge's
-# R² at ``epsilon = 2`` (0.31 against 0.37) and within 1 point from
+# With the public scale the private model comes within 2 points of Ridge's
+# R² at ``epsilon = 2`` (0.359 against 0.371) and within 1 point from
 # ``epsilon = 4``; on the raw scale no privacy level helps. Below
-# ``epsilon = 1`` the 331 training rows are too few (R² 0.14 at 0.9, below 0
-# at 0.5); the estimator warns only once the privacy noise alone exceeds its
-# utility target, here at ``epsilon = 0.1`` and below.
+# ``epsilon = 1`` the 331 training rows are too few (R² 0.27 at 0.9, below 0
+# at 0.5); the estimator warns once the privacy noise alone exceeds its
+# utility target, here at ``epsilon = 0.5`` and below.
 # ``coef_``, ``intercept_`` and ``predict`` are in the original units either
 # way.

@@ -573,3 +573,11 @@ def test_batched_fit_runs_one_relaxation_time_of_the_regulariser():
     relax = 1.0 / (plan.n_batches * plan.learning_rate * plan.lam)
     assert plan.n_batches > 1 and relax >= 10
     assert plan.fit_epochs >= min(MAX_RELAXATION_EPOCHS, math.ceil(relax))
+    # Not the squared loss: its risk weighs a flat direction's bias by its
+    # small curvature, while a longer retraining plan adds noise to all.
+    sq = acc.plan_training(loss="squared", n_samples=200000, n_params=21,
+                           lam=1e-5, row_norm=1.0, clip_norm=1.0, epsilon=8.0,
+                           delta=1e-6, deletion_epsilon=4.0, fit_recipe="typical",
+                           n_features=20, data_norm=1.0, n_batches="auto")
+    assert sq.n_batches > 1 and 1.0 / (sq.n_batches * sq.learning_rate * sq.lam) >= 10
+    assert sq.fit_epochs < 10

@@ -144,6 +144,12 @@ def _tight_run(*, learning_rate, n_batches, fit_steps, fit_recipe, loss, n_class
     # full-batch noise; then a few rounds reach the fixed point of (sigma,
     # length), and the final sigma is computed from the final length.
 
+    # The floor of one relaxation time serves directions flatter than the
+    # typical curvature, which decisions need; the squared loss's risk weighs
+    # a direction's bias by its curvature, and a longer fit's noise (in a
+    # retrain plan) costs every direction: its floor is the ramp's (8.4).
+    floor = 0.0 if loss == "squared" else relax
+
     def length(sig):
         v = init_variance(sigma=sig, learning_rate=eta, lam=lam)
         k = _fit_steps(fit_recipe, loss=loss, n_classes=n_classes,
@@ -154,8 +160,8 @@ def _tight_run(*, learning_rate, n_batches, fit_steps, fit_recipe, loss, n_class
         # noise. Run one relaxation time 1/ln(1/c) instead, and say why.
         if k == 0:
             return _fit_epochs(max(1, int(math.ceil(1.0 / -math.log(c)))),
-                               fit_steps, E, relaxation_epochs=relax), True
-        return _fit_epochs(k, fit_steps, E, relaxation_epochs=relax), False
+                               fit_steps, E, relaxation_epochs=floor), True
+        return _fit_epochs(k, fit_steps, E, relaxation_epochs=floor), False
 
     epochs, noise_dominated = length(sigma_fb)
     mode = _edit_mode(E=E, epochs=epochs, eta=eta, lam=lam, beta=beta, S=S, N=N,
