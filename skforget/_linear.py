@@ -56,8 +56,9 @@ from skforget.exceptions import (
 #: Version of the rules by which "auto" hyper-parameters resolve, recorded at
 #: fit so that a model keeps its meaning of "auto" for every later edit.
 #: 1: the softmax unclipped; 2: noisy GD's softmax clipped at ``data_norm``;
-#: 3: noisy GD's softmax ``C="auto"`` grows with the number of records.
-_AUTO_RULES = 4
+#: 3: noisy GD's softmax ``C="auto"`` grows with the number of records;
+#: 4, 5: privacy-accounting.md, Section 16.1.
+_AUTO_RULES = 5
 
 
 def check_edit_weighting(plan, weighted):
@@ -529,16 +530,24 @@ class _BasePrivateLinear(BaseEstimator):
         # records as features, below which the regulariser also stands in for
         # the sampling error that the balance leaves out.
         n_features = n_params // max(1, n_outputs) - int(bool(self.fit_intercept))
+        # Rules >= 5: the squared loss's own nominal norm, and output
+        # perturbation's regressor at its own balance, the cube root (8.5).
+        squared = loss == "squared" and self._rules() >= 5
         trace = None
-        if (self._rules() >= 4 and self._mechanism == "noisy_gd"
-                and n_samples >= n_features):
+        if (self._rules() >= 4 and n_samples >= n_features
+                and (self._mechanism == "noisy_gd" or squared)):
             trace = curvature_trace(loss=loss, row_norm=self._row_norm_bound(loss),
                                     n_classes=max(2, n_outputs))
+        if squared:
+            coef_norm = accounting.SQUARED_COEF_NORM
+        elif self._default_norm_grows:
+            coef_norm = None
+        else:
+            coef_norm = accounting.DEFAULT_COEF_NORM
         return accounting.default_regularization(
             sensitivity=S, n_params=n_params, rho=rho, n_samples=n_samples,
             data_norm=self.data_norm, mechanism=self._mechanism,
-            coef_norm=None if self._default_norm_grows
-            else accounting.DEFAULT_COEF_NORM,
+            coef_norm=coef_norm,
             grow_with_samples=loss == "multinomial" and self._rules() >= 3,
             curvature_trace=trace)
 

@@ -156,7 +156,16 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                             exact_moments=lambda u: design.class_moments(2, u),
                             coef=W, statistics=self._class_statistics())
 
-    def _plan_release(self, loss, n, d, n_outputs, delta, weighting):
+    def _fit_samples(self):
+        """The fit's number of rows, at which a refit resolves ``"auto"``
+        (rules >= 5, where the regressor's default is not ``1 / N`` times a
+        constant): ``N lambda`` then stays the fit's (Lemma 15.5). Public."""
+        plans = getattr(self, "_release_plans", None)
+        if self._rules() < 5 or not plans:
+            return None
+        return plans[0].normaliser
+
+    def _plan_release(self, loss, n, d, n_outputs, delta, weighting, fit_samples=None):
         """The public plan of one release on ``n`` rows (fit or refit), with
         the public ``weighting`` (:meth:`_weighting`), and the split of the
         target with noisy class counts (None when the release has none,
@@ -164,7 +173,12 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
         budget = self._prevalence_budget(n_outputs, loss, delta, n)
         epsilon = float(self.epsilon) if budget is None else budget.epsilon_training
         n_params = n_outputs * (d + int(self.fit_intercept))
-        lam = self._regularization_for(loss, n, n_params, n_outputs, delta)
+        if fit_samples is not None and self._auto_regularization():
+            # "auto" resolved at the fit's size: N lambda stays the fit's.
+            lam = self._regularization_for(loss, fit_samples, n_params, n_outputs,
+                                           delta) * (fit_samples / n)
+        else:
+            lam = self._regularization_for(loss, n, n_params, n_outputs, delta)
         if not self._auto_regularization():
             # C / alpha keep their meaning with weights (4.4)
             lam /= weighting["weight_bound"]
@@ -266,7 +280,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             n_outputs = self._n_outputs(plan, X_new.shape[1])
             new_plan, budget = self._plan_release(
                 loss, n_new, X_new.shape[1], n_outputs, plan.delta,
-                plan_weighting(plan))
+                plan_weighting(plan), fit_samples=self._fit_samples())
             earlier = getattr(self, "_release_plans", None)
             earlier_stats = getattr(self, "_release_statistics", None)
             if earlier_stats is None:  # pickled before they were kept

@@ -245,9 +245,11 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
 
     Parameters
     ----------
-    alpha : float or "auto", default=10.0
+    alpha : float or "auto", default="auto"
         Regularisation strength, as in ``Ridge`` and :class:`NoisyGDRegressor`
-        (``lambda = alpha / n_samples``, intercept included).
+        (``lambda = alpha / n_samples``, intercept included). ``"auto"``
+        balances the noise of the released coefficients against the bias
+        from public numbers (privacy-accounting.md, Section 8.5, rules 5).
     {common}
     clip_norm : float, default=1.0
         Per-example gradient clipping threshold (required: the squared loss has
@@ -303,7 +305,7 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
     }
     _finite_extra = ("alpha", "target_scale")
 
-    def __init__(self, alpha=10.0, *, epsilon=1.0, delta="auto", max_edit_size=10,
+    def __init__(self, alpha="auto", *, epsilon=1.0, delta="auto", max_edit_size=10,
                  max_sample_weight=1.0, group_size=1, relation="replace",
                  data_norm=1.0, clip_rows=True, clip_norm=1.0, target_scale=None,
                  fit_intercept=True, intercept_scaling=1.0, tol=1e-3, max_iter=1000,

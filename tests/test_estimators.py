@@ -20,6 +20,7 @@ from skforget import (
     NoisyGDClassifier,
     NoisyGDRegressor,
     OutputPerturbationClassifier,
+    OutputPerturbationRegressor,
     PrivacyLeakWarning,
 )
 from skforget import accounting as acc
@@ -262,27 +263,60 @@ def test_default_regularization_counts_the_directions_the_data_curve():
 
 def test_regressor_auto_alpha_keeps_the_epsilon_one_rule():
     """Section 8.5: the growth with rho is the classifiers'; NoisyGDRegressor's
-    alpha="auto" is the default of the nominal norm Theta_0 at every epsilon
-    (measured: the growth never helped R^2 on three regression tables at
-    epsilon = 8 and lost 7 points on the smallest)."""
+    alpha="auto" (the default since rules 5) balances at the squared loss's
+    nominal norm SQUARED_COEF_NORM at every epsilon, at most the cube root of
+    the directions the data curve (rules 4); a model fitted under rules 4
+    keeps the logistic norm DEFAULT_COEF_NORM (measured: the growth never
+    helped R^2 on three regression tables at epsilon = 8 and lost 7 points on
+    the smallest; the logistic norm left R^2 negative on six of ten at
+    epsilon = 1)."""
+    from skforget.accounting._calibration import curvature_trace
+
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2000, 10))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     y = X @ rng.normal(size=10) * 0.3
+    assert NoisyGDRegressor().alpha == "auto"
+    assert OutputPerturbationRegressor().alpha == "auto"
     for eps in (1.0, 8.0):
-        reg = NoisyGDRegressor(alpha="auto", epsilon=eps, target_scale=1.0,
+        reg = NoisyGDRegressor(epsilon=eps, target_scale=1.0,
                                random_state=0).fit(X, y)
         g = reg.privacy_guarantee_
         rho = acc.epsilon_to_rho(epsilon=eps, delta=g.delta, method="gaussian")
+        T = curvature_trace(loss="squared", row_norm=reg._plan.row_norm)
+        common = dict(sensitivity=reg._plan.sensitivity, n_params=11, rho=rho,
+                      n_samples=2000)
         expected = acc.default_regularization(
-            sensitivity=reg._plan.sensitivity, n_params=11, rho=rho, n_samples=2000,
-            coef_norm=acc.DEFAULT_COEF_NORM)
+            coef_norm=acc.SQUARED_COEF_NORM, curvature_trace=T, **common)
         assert g.regularization == pytest.approx(expected, rel=1e-12)
+        # Here the count of parameters binds: four times the logistic norm's.
+        old = acc.default_regularization(coef_norm=acc.DEFAULT_COEF_NORM,
+                                         curvature_trace=T, **common)
+        assert expected == pytest.approx(4 * old, rel=1e-12)
+        reg._auto_rules = 4   # as fitted by the previous rules
+        assert reg._regularization_for("squared", 2000, 11, 1, g.delta) == \
+            pytest.approx(old, rel=1e-12)
         if eps > 1:
-            grown = acc.default_regularization(
-                sensitivity=reg._plan.sensitivity, n_params=11, rho=rho,
-                n_samples=2000)
+            grown = acc.default_regularization(**common)
             assert g.regularization > 6 * grown
+    # Output perturbation's regressor: its noise on the released coefficients
+    # costs the data loss T / lambda^2, whose balance is the cube root itself.
+    op = OutputPerturbationRegressor(target_scale=1.0, random_state=0).fit(X, y)
+    go = op.privacy_guarantee_
+    S = op._plan.sensitivity
+    rho = acc.epsilon_to_rho(epsilon=1.0, delta=go.delta, method="gaussian")
+    T = curvature_trace(loss="squared", row_norm=op._plan.row_norm)
+    root = (S * S * T / (rho * 2000 ** 2 * acc.SQUARED_COEF_NORM ** 2)) ** (1 / 3)
+    assert go.regularization == pytest.approx(root, rel=1e-12)
+    assert root > acc.default_regularization(
+        sensitivity=S, n_params=11, rho=rho, n_samples=2000,
+        coef_norm=acc.SQUARED_COEF_NORM, mechanism="output_perturbation")
+    op._auto_rules = 4
+    assert op._regularization_for("squared", 2000, 11, 1, go.delta) == \
+        pytest.approx(acc.default_regularization(
+            sensitivity=S, n_params=11, rho=rho, n_samples=2000,
+            coef_norm=acc.DEFAULT_COEF_NORM, mechanism="output_perturbation"),
+            rel=1e-12)
 
 
 @pytest.mark.parametrize("multi_class", ["multinomial", "ovr"])

@@ -125,6 +125,7 @@ from skforget.accounting._preprocessing import (
 )
 from skforget.accounting._recipes import (
     DEFAULT_COEF_NORM,
+    SQUARED_COEF_NORM,
     coef_norm_growth,
     cs23_recipe,
     default_regularization,
@@ -182,6 +183,7 @@ __all__ = [
     "count_noise_scale",
     "count_sensitivity",
     "DEFAULT_COEF_NORM",
+    "SQUARED_COEF_NORM",
     "coef_norm_growth",
     "coupling_distance",
     "cs23_recipe",

@@ -22,6 +22,9 @@ from skforget.accounting._noisy_gd import _log_inv, rho_deletion
 #: Coefficient norm, in units of ``1 / data_norm``, that the default
 #: regularisation balances the privacy noise against (Section 8.5).
 DEFAULT_COEF_NORM = 2.0
+#: The squared loss's (``"auto"`` rules 5): targets scaled into [-1, 1] by
+#: ``target_scale``, predictions of about half that scale (Section 8.5).
+SQUARED_COEF_NORM = 0.5
 #: The rho of (epsilon, delta) = (1, 1e-5) under the Gaussian profile (21.5):
 #: above it, noisy GD's nominal coefficient norm grows as sqrt(rho / RHO_REFERENCE).
 RHO_REFERENCE = 0.03592570232741472
@@ -126,8 +129,10 @@ def default_regularization(*, sensitivity, n_params, rho, n_samples, data_norm=1
         (:func:`~skforget.accounting._calibration.curvature_trace`). Given,
         the noise's cost counts the directions the data curve, not all ``p``
         (Section 8.5, "Directions the data do not curve"): ``lambda`` is
-        also at most ``(S^2 T / (rho N^2 Theta^2))**(1/3)``. None: every
-        parameter counts.
+        also at most ``(S^2 T / (rho N^2 Theta^2))**(1/3)`` for noisy GD, and
+        that cube root itself for output perturbation, whose noise on the
+        released coefficients costs the data loss ``T / lambda^2``, not a
+        Gibbs level. None: every parameter counts.
 
     Returns
     -------
@@ -156,11 +161,18 @@ def default_regularization(*, sensitivity, n_params, rho, n_samples, data_norm=1
     if curvature_trace is None:
         return lam
     T = check_positive(curvature_trace, "curvature_trace")
+    lam_T = (S * S * T / (rho * N * N * theta * theta)) ** (1.0 / 3.0)
+    if mechanism == "output_perturbation":
+        # Isotropic noise of variance ~ S^2 / (2 rho lam^2 N^2) on the
+        # released coefficients costs the data loss T / 2 times it: the
+        # balance with the bias lam Theta^2 / 2 is least at the cube root
+        # itself (Section 8.5, rules 5).
+        return lam_T
     # The noise's share of the data loss counts a direction of curvature h by
     # h / (h + lambda), whose slope in lambda bounds the balance's optimum by
     # both roots: counting every parameter, and counting 2 T / lambda
     # directions, the cube root (Section 8.5).
-    return min(lam, (S * S * T / (rho * N * N * theta * theta)) ** (1.0 / 3.0))
+    return min(lam, lam_T)
 
 
 def noise_scale(*, rho, sensitivity, normaliser, learning_rate, contraction):
