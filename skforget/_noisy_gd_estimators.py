@@ -584,8 +584,8 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
     }
     _finite_extra = ("alpha", "target_scale")
 
-    def __init__(self, alpha="auto", *, epsilon=1.0, delta="auto", deletion_epsilon=None,
-                 max_edit_size=100, max_lazy_records="auto",
+    def __init__(self, alpha="auto", *, epsilon=1.0, delta="auto",
+                 deletion_epsilon=None, max_edit_size=100, max_lazy_records="auto",
                  max_sample_weight=1.0, group_size=1,
                  relation="replace", data_norm=1.0, clip_rows=True, clip_norm=1.0,
                  target_scale=None, fit_intercept=True, intercept_scaling=1.0,
