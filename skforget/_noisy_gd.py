@@ -20,7 +20,13 @@ from skforget._linear import (
     _BasePrivateLinear,
     check_edit_weighting,
 )
-from skforget._release import mark_committed, releasing, releasing_atomically
+from skforget._release import (
+    edit_figure,
+    mark_committed,
+    note_entry,
+    releasing,
+    releasing_atomically,
+)
 from skforget._rows import plan_weighting, row_weights
 from skforget._solver import effective_n_jobs, initial_draw, run_segment
 from skforget._utils import check_sample_weight, no_interrupts
@@ -430,6 +436,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
         with self._ledger_spending("fit", planned.rho) as spent:
             self._train_rows(design, plan, new_attrs, public, weights)
             spent["rho"] = self.privacy_guarantee_.rho
+        note_entry(self, spent, fit=True)
         return self
 
     def _train_rows(self, design, plan, new_attrs, public, weights):
@@ -679,11 +686,16 @@ class _BaseNoisyGD(_BasePrivateLinear):
         # Said before any pass, from public numbers: a filter raising them as
         # errors stops the edit before anything is spent (Section 20.3).
         self._warn_after_edit(planned)
-        with self._ledger_spending("partial_unlearn",
-                                   accounting.release_rho(planned, plan)) as spent:
+        # The edit's own term from the previous model holds only beside that
+        # model's release (Section 20.1): a ledger given after the fit gets
+        # the edited model's whole figure.
+        with self._ledger_spending("partial_unlearn", edit_figure(
+                self, accounting.release_rho(planned, plan), planned.rho)) as spent:
             self._unlearn_pass(edits, plan, previous, edit, rows, n_new, loss,
                                weights)
-            spent["rho"] = accounting.release_rho(self.privacy_guarantee_, plan)
+            g = self.privacy_guarantee_
+            spent["rho"] = edit_figure(self, accounting.release_rho(g, plan), g.rho)
+        note_entry(self, spent)
         return self
 
     def _unlearn_pass(self, edits, plan, previous, edit, rows, n_new, loss,

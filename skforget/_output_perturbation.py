@@ -22,7 +22,12 @@ from skforget._database import database_weights, unwrap_database
 from skforget._edits import EditRequest
 from skforget._erm import solve_certified
 from skforget._linear import _atomic_edit, _BasePrivateLinear
-from skforget._release import releasing, releasing_atomically
+from skforget._release import (
+    edit_figure,
+    note_entry,
+    releasing,
+    releasing_atomically,
+)
 from skforget._rows import plan_weighting, row_weights
 from skforget._utils import check_sample_weight
 from skforget._validation import (
@@ -131,9 +136,10 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             # solve (privacy-accounting.md, Section 20.3).
             guarantee = accounting.guarantee_after_output_perturbation(
                 plan, seeded=self.random_state is not None, **public, **counts)
-            with self._ledger_spending("fit", guarantee.rho):
+            with self._ledger_spending("fit", guarantee.rho) as spent:
                 design = self._design(X, y_enc, loss, where="X")
                 W, b = self._release(design, weights, plan, segment=0)
+            note_entry(self, spent, fit=True)
             self._plan = plan  # before the coefficients: it fixes "auto" scalings
             # The plan of every release, for the adaptive figure of later refits,
             # and the hyper-parameters they must reuse (Theorem 15.4): public.
@@ -298,12 +304,15 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             # Said before the solve, from public numbers (Section 20.3).
             self._warn_after_edit(guarantee)
             # A fresh release (Section 20.1), reserved before the solve.
-            with self._ledger_spending("partial_unlearn",
-                                       accounting.release_rho(guarantee)):
+            # A refit's figure is its whole one; a search's refit records the
+            # search's, fixed before it (Section 20.1).
+            with self._ledger_spending("partial_unlearn", edit_figure(
+                    self, guarantee.rho, guarantee.rho)) as spent:
                 design = self._design(X_new, y_enc, loss,
                                       where="the edited database")
                 W, b = self._release(design, weights, new_plan,
                                      segment=len(previous.edits) + 1)
+            note_entry(self, spent)
             self._plan = new_plan
             if earlier is not None:
                 self._release_plans = earlier + (new_plan,)

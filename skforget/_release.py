@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from skforget._utils import no_interrupts, restore_on_error
 from skforget._validation import user_stacklevel
 from skforget.accounting import LedgerUnreachableError
+from skforget.accounting._ledger import Spent
 
 _CURRENT = contextvars.ContextVar("skforget_release", default=None)
 
@@ -156,7 +157,7 @@ def release_spending(ledger, label, **figure):
     dict in which the block may put the final figure (``"rho"``,
     ``"curve"``, ``"delta"``)."""
     if ledger is None:
-        yield {}
+        yield Spent()
         return
     pending = _CURRENT.get()
     if pending is None:
@@ -164,7 +165,8 @@ def release_spending(ledger, label, **figure):
             yield final
         return
     entry_id = ledger.reserve(label, **figure)
-    final = {}
+    final = Spent()
+    final.entry_id = entry_id
     try:
         yield final
     except BaseException:
@@ -177,6 +179,35 @@ def release_spending(ledger, label, **figure):
             ledger.cancel(entry_id)
         raise
     pending.entries.append((ledger, entry_id, final))
+
+
+def edit_figure(model, conditional, whole):
+    """What a model's edit records on its ledger (privacy-accounting.md,
+    Section 20.1): ``conditional``, the edit's own term from the previous
+    model, only when the ledger holds that model's release; else
+    ``whole``, the edited model's DP figure (a ledger given after the fit,
+    or one that holds none of its releases). A model a search refitted
+    records its search's refit figure, fixed before the search (its
+    selected hyper-parameters, which set its terms, are the search's
+    output)."""
+    fixed = getattr(model, "_ledger_fixed_rho", None)
+    if fixed is not None:
+        return max(fixed, whole)
+    ledger = getattr(model, "ledger", None)
+    if ledger is not None and ledger.holds(getattr(model, "_ledger_entry", None)):
+        return conditional
+    return whole
+
+
+def note_entry(model, spent, *, fit=False):
+    """Keep the key of the ledger entry a release was recorded as (public:
+    a random id), for the next edit's :func:`edit_figure`; a ``fit`` also
+    ends what a search fixed for the model's edits."""
+    model.__dict__.pop("_ledger_entry", None)
+    if fit:
+        model.__dict__.pop("_ledger_fixed_rho", None)
+    if spent.entry_id is not None:
+        model._ledger_entry = spent.entry_id
 
 
 def warn_about_release(message, category=UserWarning):

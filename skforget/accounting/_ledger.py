@@ -227,6 +227,14 @@ def _sum(entries):
             delta_excluded)
 
 
+class Spent(dict):
+    """What a spending block yields: set ``"rho"`` / ``"curve"`` /
+    ``"delta"`` in it to record that final figure; ``entry_id`` is the
+    ledger entry's key (None without a ledger)."""
+
+    entry_id = None
+
+
 def search_curve(budget):
     """The Rényi curve of a whole private search on :data:`ORDERS`, from its
     public :class:`~skforget.accounting.SearchBudget`: Theorem 17.2 for the
@@ -704,7 +712,8 @@ class PrivacyLedger:
         entry_id = self.reserve(label, rho=rho, curve=curve, relation=relation,
                                 group_size=group_size, gaussian=gaussian,
                                 delta=delta)
-        final = {}
+        final = Spent()
+        final.entry_id = entry_id
         try:
             yield final
         except BaseException:
@@ -723,9 +732,16 @@ class PrivacyLedger:
                                  group_size=group_size, gaussian=gaussian,
                                  delta=delta))
 
+    def holds(self, entry_id):
+        """Whether an entry of this id is recorded or reserved here."""
+        return entry_id is not None and any(e.id == entry_id for e in self.entries)
+
     def record(self, label, model):
-        """Record the latest release of a fitted skforget model or search
-        (one made without this ledger), from its ``privacy_guarantee_``."""
+        """Record a fitted skforget model, pipeline or search made without this
+        ledger, from its ``privacy_guarantee_``: the model's whole figure (its
+        DP figure for the records present), not the last edit's term, which
+        holds only beside the releases before it (Section 20.1). Releases of
+        it made public earlier are recorded by recording them when made."""
         g = model.privacy_guarantee_
         if hasattr(g, "run_rho"):  # a SearchBudget
             self.spend(label, curve=search_curve(g), relation=g.relation,
@@ -733,8 +749,7 @@ class PrivacyLedger:
             return
         # A pipeline's figure holds outside its category selections' events
         # (Proposition 19.3): their delta is spent too.
-        self.spend(label, rho=release_rho(g, getattr(model, "_plan", None)),
-                   relation=g.relation, group_size=g.group_size,
+        self.spend(label, rho=g.rho, relation=g.relation, group_size=g.group_size,
                    gaussian=getattr(g, "conversion", "") == "gaussian",
                    delta=float(getattr(g, "delta_selection", 0.0)))
 

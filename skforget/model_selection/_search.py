@@ -491,8 +491,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                          group, base)
             if ledger is not None and "ledger" in self.best_estimator_.get_params(
                     deep=False):
-                # Its later edits are releases too (ledger is not frozen).
+                # Its later edits are releases too (ledger is not frozen), at
+                # the refit's figure, fixed before the search: the terms of
+                # its own plan depend on the selection (Section 20.1).
                 self.best_estimator_.set_params(ledger=ledger)
+                if budget.refit_rho > 0:
+                    self.best_estimator_._ledger_fixed_rho = budget.refit_rho
             mark_committed()
         return self
 
