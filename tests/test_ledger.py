@@ -1008,3 +1008,30 @@ def test_an_interrupt_as_a_committed_block_unwinds_keeps_its_entry():
         with releasing(), release_spending(ledger, "not yet", rho=0.01):
             raise KeyboardInterrupt
     assert len(ledger.entries) == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_copy_of_an_in_memory_ledger_refuses(binary_data, tmp_path):
+    """Section 20.5: a fork copies an in-memory ledger without pickling it, and
+    the child's records would stay in the child (an audit saw two forked fits
+    at epsilon = 1 each pass a budget of 1.5, the parent's ledger empty). The
+    child refuses before any pass; a SharedLedger records from any process."""
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    shared = SharedLedger(str(tmp_path / "ledger.sqlite"), epsilon=10.0, delta=DELTA)
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only if both behave
+        code = 1
+        try:
+            try:
+                _model(ledger=ledger, random_state=0).fit(X, y)
+            except LedgerUnreachableError:
+                _model(ledger=shared, random_state=0).fit(X, y)
+                code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert ledger.entries == () and len(shared.entries) == 1
+    _model(ledger=ledger, random_state=0).fit(X, y)   # the parent records
+    assert len(ledger.entries) == 1

@@ -25,6 +25,7 @@ pickling an in-memory ledger gives a *snapshot* that refuses to record until
 import contextlib
 import dataclasses
 import math
+import os
 import threading
 import uuid
 
@@ -381,6 +382,7 @@ class PrivacyLedger:
         self._entries = []
         self._lock = threading.RLock()
         self._snapshot = False
+        self._pid = os.getpid()
 
     # --- identity ------------------------------------------------------------
     def __copy__(self):
@@ -403,6 +405,7 @@ class PrivacyLedger:
         self.__dict__.update(state)
         self._lock = threading.RLock()
         self._snapshot = self._pickled_as_snapshot()
+        self._pid = os.getpid()
 
     def _pickled_as_snapshot(self):
         """Whether an unpickled copy is a snapshot (in memory: yes)."""
@@ -420,6 +423,7 @@ class PrivacyLedger:
         self : PrivacyLedger
         """
         self._snapshot = False
+        self._pid = os.getpid()
         return self
 
     # --- storage (overridden by skforget.store.SharedLedger) ----------------
@@ -638,6 +642,17 @@ class PrivacyLedger:
 
     # --- recording -----------------------------------------------------------
     def _check_reachable(self, label):
+        if self._pickled_as_snapshot() and getattr(self, "_pid", None) not in (
+                None, os.getpid()):
+            # A fork copies the object without pickling it: the child's
+            # records would stay in the child (an audit's finding).
+            raise LedgerUnreachableError(
+                f"{label} cannot record into this ledger: it is an in-memory "
+                "PrivacyLedger copied into a forked process (multiprocessing, a "
+                "preforking server), and what it records would never reach the "
+                "parent's. Share one account between processes with "
+                "skforget.store.SharedLedger(path, ...); if this copy is now the "
+                "account, call ledger.resume().")
         if self._snapshot:
             raise LedgerUnreachableError(
                 f"{label} cannot record into this ledger: it is a pickled copy of an "

@@ -168,6 +168,10 @@ class SharedLedger(PrivacyLedger):
             con.close()
 
     # --- identity ----------------------------------------------------------------
+    def _pickled_as_snapshot(self):
+        # Every copy, pickled or forked, records into the one file.
+        return False
+
     def __getstate__(self):
         return {"path": self.path, "timeout": self.timeout, "epsilon": self.epsilon,
                 "delta": self.delta, "relation": self.relation,
