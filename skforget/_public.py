@@ -385,13 +385,23 @@ def _warn_if_steps_not_public(pipeline, estimator):
     try:
         check_public_preprocessing(pipeline)
     except DataDependentStepError as exc:
+        private = private_step_names(pipeline)
+        unrecorded = ""
+        if private and getattr(estimator, "ledger", None) is not None:
+            # Their statistics were released before this fit, outside the
+            # estimator's ledger (privacy-accounting.md, Section 20.4).
+            unrecorded = (
+                f" Its ledger records this fit only, not the statistics the "
+                f"private step(s) {', '.join(map(repr, private))} released: "
+                "record each with ledger.record(name, step).")
         warnings.warn(
             f"{type(estimator).__name__} is fitted as the last step of a "
             "scikit-learn Pipeline whose preprocessing is outside its guarantee: "
-            f"{exc} skforget.pipeline.ForgetPipeline refuses such steps before "
-            "fitting and serves deletions through the steps; "
+            f"{exc}{unrecorded} skforget.pipeline.ForgetPipeline refuses such "
+            "steps before fitting and serves deletions through the steps; "
             "skforget.pipeline.make_private_pipeline estimates the statistics "
-            "privately from a raw table, inside one guarantee.",
+            "privately from a raw table, inside one guarantee and one ledger "
+            "entry.",
             PrivacyLeakWarning, stacklevel=user_stacklevel())
 
 

@@ -1035,3 +1035,23 @@ def test_a_forked_copy_of_an_in_memory_ledger_refuses(binary_data, tmp_path):
     assert ledger.entries == () and len(shared.entries) == 1
     _model(ledger=ledger, random_state=0).fit(X, y)   # the parent records
     assert len(ledger.entries) == 1
+
+
+def test_private_steps_in_a_plain_pipeline_say_the_ledger_misses_them(binary_data):
+    """Section 20.4: a private step in a scikit-learn Pipeline releases its
+    statistics before the estimator, outside the estimator's ledger; the
+    warning says so, and record() enters the step (it raised before)."""
+    from sklearn.pipeline import make_pipeline
+
+    from skforget.preprocessing import PrivateStandardScaler
+
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    pipe = make_pipeline(PrivateStandardScaler(rho=0.05, random_state=0),
+                         _model(ledger=ledger, random_state=0))
+    with pytest.warns(PrivacyLeakWarning, match="record each with ledger.record"):
+        pipe.fit(X, y)
+    assert [e.label for e in ledger.entries] == ["NoisyGDClassifier.fit"]
+    step = pipe.steps[0][1]
+    ledger.record("scaler", step)
+    assert ledger.entries[-1].rho == step.privacy_guarantee_.rho
