@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from skforget import accounting
 from skforget._database import check_version
 from skforget._edits import check_not_selected
-from skforget._release import mark_committed, release_spending
+from skforget._release import mark_committed, release_spending, warn_about_callers
 from skforget._rows import (
     augmented_norms,
     canonical_csr,
@@ -39,11 +39,6 @@ from skforget._rows import (
 )
 from skforget._utils import no_interrupts
 from skforget._validation import (
-    ENCLOSING_PIPELINE_CHECKS,
-    ENCLOSING_PREPROCESSING,
-    enclosing_pipeline,
-    model_selection_fits,
-    sklearn_caller,
     user_stacklevel,
 )
 from skforget.accounting._calibration import curvature_trace
@@ -321,82 +316,9 @@ class _BasePrivateLinear(BaseEstimator):
 
     def _warn_about_callers(self, rho, delta):
         """Warn about what the scikit-learn code running this fit does to the
-        guarantee, read from the call stack (public): a plain ``Pipeline``
-        gets the pipelines layer's checks (steps fitted on the rows);
-        ``GridSearchCV`` and ``cross_val_score`` fit many models on shared rows
-        and compare exact validation scores, and ``CalibratedClassifierCV``
-        fits a calibrator on exact scores, none of which the per-model figure
-        covers. ``rho`` is the fit's planned rho-coefficient (public)."""
-        pipeline = enclosing_pipeline()
-        if pipeline is not None:
-            for check in ENCLOSING_PIPELINE_CHECKS:
-                check(pipeline, self)
-        caller = sklearn_caller()
-        if caller is None:
-            return
-        # The fit's own conversion (Section 21: GDP composes as rho adds, so
-        # ten fits are 10 rho under it too).
-        method = self._dp_conversion()
-        name, excluded = type(self).__name__, 0.0
-        # Inside a pipeline with private preprocessing, one fit releases the
-        # statistics too: the figure is the pipeline's (Theorem 19.5), read by
-        # its conversion (Section 21.7), never the estimator's share alone.
-        for read in ENCLOSING_PREPROCESSING if pipeline is not None else ():
-            found = read(pipeline, self)
-            if found is not None:
-                label, rho_pre, excluded = found
-                name = f"{label} (its private preprocessing and {name})"
-                rho, method = rho + rho_pre, accounting.pipeline_conversion(method)
-                break
-
-        def reading(r, d):
-            """``(epsilon, delta)`` of ``r`` outside excluded events of total
-            probability ``d`` (Proposition 19.4, Lemma 21.7); no statement
-            (infinite) once ``d`` reaches 1."""
-            if d >= 1.0:
-                return math.inf, 1.0
-            return accounting.approximate_zcdp_epsilon(
-                rho=r, delta_conversion=delta, delta_selection=d, method=method)
-
-        one, one_delta = reading(rho, excluded)
-        if caller == "calibration":
-            warnings.warn(
-                f"{name}.fit runs inside CalibratedClassifierCV, "
-                f"which fits a calibrator on exact scores of private rows (and, "
-                f"with cross-validation, several private fits on shared rows): "
-                f"the calibrated model is not covered by this fit's ({one:.3g}, "
-                f"{one_delta:.2g})-DP figure, nor by any other. Calibrate on public "
-                "data: CalibratedClassifierCV(FrozenEstimator(model)) fitted on "
-                "public rows keeps the guarantee.",
-                PrivacyBudgetWarning, stacklevel=user_stacklevel())
-            return
-        size = model_selection_fits()
-        if size is None:
-            many, fits = 10, "10 such fits"
-        else:
-            n_cand, n_splits, refit = size
-            many = n_cand * n_splits + int(refit)
-            fits = (f"this one makes {n_cand} candidate(s) x {n_splits} split(s)"
-                    + (" and a refit on all rows" if refit else "")
-                    + f", {many} fits")
-        total, total_delta = reading(many * rho, many * excluded)
-        ledger = getattr(self, "ledger", None)
-        recorded = ("The ledger given records each fit's figure as it runs, not "
-                    "the choice made from exact scores. " if ledger is not None
-                    else "Pass ledger=skforget.PrivacyLedger(epsilon, delta) "
-                    "(skforget.store.SharedLedger with n_jobs > 1) to record every "
-                    "fit and refuse those past a budget. ")
-        warnings.warn(
-            f"{name}.fit runs inside scikit-learn's model selection "
-            f"(GridSearchCV, cross_val_score, ...). Each fit is ({one:.3g}, "
-            f"{one_delta:.2g})-DP alone, but the fits share rows and their Rényi "
-            f"figures add ({fits}: epsilon {total:.3g} at delta "
-            f"{total_delta:.2g}), and "
-            "the exact validation scores that choose between them are covered by "
-            f"no figure. {recorded}"
-            "skforget.model_selection.PrivateSearchCV tunes with one figure for "
-            "the whole search (privacy-accounting.md, Sections 17 and 20).",
-            PrivacyBudgetWarning, stacklevel=user_stacklevel())
+        guarantee (:func:`skforget._release.warn_about_callers`); ``rho`` is
+        the fit's planned rho-coefficient (public)."""
+        warn_about_callers(self, rho, delta)
 
     def _ledger_spending(self, what, rho):
         """Reserve a planned release on ``ledger`` before any training pass

@@ -32,13 +32,23 @@ call would share its record).
 """
 
 import contextvars
+import math
 import warnings
 from contextlib import contextmanager
 
+from skforget import accounting
 from skforget._utils import no_interrupts, restore_on_error
-from skforget._validation import user_stacklevel
+from skforget._validation import (
+    ENCLOSING_PIPELINE_CHECKS,
+    ENCLOSING_PREPROCESSING,
+    enclosing_pipeline,
+    model_selection_fits,
+    sklearn_caller,
+    user_stacklevel,
+)
 from skforget.accounting import LedgerUnreachableError
 from skforget.accounting._ledger import Spent
+from skforget.exceptions import PrivacyBudgetWarning
 
 _CURRENT = contextvars.ContextVar("skforget_release", default=None)
 
@@ -218,3 +228,111 @@ def warn_about_release(message, category=UserWarning):
         warnings.warn(message, category, stacklevel=user_stacklevel())
     else:
         pending.warnings.append((message, category))
+
+
+#: Parameters whose value sets a fit's target figure: a search that varies one
+#: fits candidates at several figures, and this fit's alone cannot bound them.
+_FIGURE_PARAMETERS = frozenset({
+    "epsilon", "delta", "deletion_epsilon", "prevalence_share", "class_weight",
+    "recipe", "relation", "group_size", "max_edit_size", "rho", "selection_share",
+    "preprocessing_share"})
+
+
+def _varies_the_figure(search):
+    """Whether a scikit-learn search's candidates vary a parameter that sets
+    a fit's figure (read from its public grid or distributions)."""
+    grids = getattr(search, "param_grid", None) or getattr(
+        search, "param_distributions", None) or []
+    for grid in (grids if isinstance(grids, list | tuple) else [grids]):
+        for key in getattr(grid, "keys", lambda: ())():
+            if key.rsplit("__", 1)[-1] in _FIGURE_PARAMETERS:
+                return True
+    return False
+
+
+def warn_about_callers(estimator, rho, delta):
+    """Warn about what the scikit-learn code running ``estimator``'s fit does
+    to the guarantee, read from the call stack (public): a plain ``Pipeline``
+    gets the pipelines layer's checks (steps fitted on the rows);
+    ``GridSearchCV`` and ``cross_val_score`` fit many models on shared rows
+    and compare exact validation scores, and ``CalibratedClassifierCV`` fits
+    a calibrator on exact scores, none of which the per-model figure covers.
+    ``rho`` is the fit's planned rho-coefficient (public)."""
+    pipeline = enclosing_pipeline()
+    if pipeline is not None:
+        for check in ENCLOSING_PIPELINE_CHECKS:
+            check(pipeline, estimator)
+    caller = sklearn_caller()
+    if caller is None:
+        return
+    # The fit's own conversion (Section 21: GDP composes as rho adds, so ten
+    # fits are 10 rho under it too).
+    method = estimator._dp_conversion()
+    name, excluded = type(estimator).__name__, 0.0
+    ledger = getattr(estimator, "ledger", None)
+    # Inside a pipeline with private preprocessing, one fit releases the
+    # statistics too: the figure is the pipeline's (Theorem 19.5), read by its
+    # conversion (Section 21.7), never the estimator's share alone; its ledger
+    # records the release while the estimator's own recording is off.
+    for read in ENCLOSING_PREPROCESSING if pipeline is not None else ():
+        found = read(pipeline, estimator)
+        if found is not None:
+            label, rho_pre, excluded, ledger = found
+            name = f"{label} (its private preprocessing and {name})"
+            rho, method = rho + rho_pre, accounting.pipeline_conversion(method)
+            break
+
+    def reading(r, d):
+        """``(epsilon, delta)`` of ``r`` outside excluded events of total
+        probability ``d`` (Proposition 19.4, Lemma 21.7); no statement
+        (infinite) once ``d`` reaches 1."""
+        if d >= 1.0:
+            return math.inf, 1.0
+        return accounting.approximate_zcdp_epsilon(
+            rho=r, delta_conversion=delta, delta_selection=d, method=method)
+
+    one, one_delta = reading(rho, excluded)
+    if caller == "calibration":
+        warnings.warn(
+            f"{name}.fit runs inside CalibratedClassifierCV, which fits a "
+            "calibrator on exact scores of private rows (and, with "
+            "cross-validation, several private fits on shared rows): the "
+            f"calibrated model is not covered by this fit's ({one:.3g}, "
+            f"{one_delta:.2g})-DP figure, nor by any other. Calibrate on public "
+            "data: CalibratedClassifierCV(FrozenEstimator(model)) fitted on "
+            "public rows keeps the guarantee.",
+            PrivacyBudgetWarning, stacklevel=user_stacklevel())
+        return
+    size = model_selection_fits()
+    at_least = ""
+    if size is None:
+        many, fits = 10, "10 such fits"
+    else:
+        n_cand, n_splits, refit, search = size
+        many = n_cand * n_splits + int(refit)
+        # Successive halving counts one iteration's candidates here; a grid
+        # over a figure's parameter fits others at larger figures (an audit's
+        # finding: "epsilon 1.45" said where 9.14 was spent).
+        iteration = "Halving" in type(search).__name__
+        varies = _varies_the_figure(search)
+        fits = (f"this {'iteration' if iteration else 'one'} makes {n_cand} "
+                f"candidate(s) x {n_splits} split(s)"
+                + (" and a refit on all rows" if refit else "") + f", {many} fits"
+                + (" at this fit's figure" if varies else ""))
+        at_least = "at least " if iteration or varies else ""
+    total, total_delta = reading(many * rho, many * excluded)
+    recorded = ("The ledger given records each fit's figure as it runs, not "
+                "the choice made from exact scores. " if ledger is not None
+                else "Pass ledger=skforget.PrivacyLedger(epsilon, delta) "
+                "(skforget.store.SharedLedger with n_jobs > 1) to record every "
+                "fit and refuse those past a budget. ")
+    warnings.warn(
+        f"{name}.fit runs inside scikit-learn's model selection (GridSearchCV, "
+        f"cross_val_score, ...). Each fit is ({one:.3g}, {one_delta:.2g})-DP "
+        "alone, but the fits share rows and their Rényi figures add "
+        f"({fits}: epsilon {at_least}{total:.3g} at delta {total_delta:.2g}), "
+        "and the exact validation scores that choose between them are covered "
+        f"by no figure. {recorded}"
+        "skforget.model_selection.PrivateSearchCV tunes with one figure for "
+        "the whole search (privacy-accounting.md, Sections 17 and 20).",
+        PrivacyBudgetWarning, stacklevel=user_stacklevel())

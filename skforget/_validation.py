@@ -123,9 +123,10 @@ def _enclosing_search(frame):
 def model_selection_fits():
     """How many fits the scikit-learn model selection running this fit makes,
     read from the call stack (public: the caller's own arguments):
-    ``(n_candidates, n_splits, refit)`` from a search's ``_fit_and_score``
-    (also in a joblib worker), ``(1, n_splits, False)`` from
-    ``cross_validate`` in this process; None when unknown."""
+    ``(n_candidates, n_splits, refit, search)`` from a search's
+    ``_fit_and_score`` (also in a joblib worker; ``search`` None when it
+    cannot be seen), ``(1, n_splits, False, None)`` from ``cross_validate``
+    in this process; None when unknown."""
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
@@ -140,16 +141,17 @@ def model_selection_fits():
                     # (in this process; a joblib worker cannot see it).
                     search = local.get("caller") or _enclosing_search(frame)
                     refit = getattr(search, "refit", False)
-                    return int(cand[1]), int(split[1]), refit is not False
+                    return int(cand[1]), int(split[1]), refit is not False, search
             if code.co_name == "fit" and "all_candidate_params" in local \
                     and "n_splits" in local:
                 # The search's refit on all rows, after its candidates.
                 return (len(local["all_candidate_params"]),
-                        int(local["n_splits"]), True)
+                        int(local["n_splits"]), True, local.get("self"))
             if code.co_name == "cross_validate" and "cv" in local:
                 try:  # the caller's splitter, with the caller's arguments
                     return 1, int(local["cv"].get_n_splits(
-                        local.get("X"), local.get("y"), local.get("groups"))), False
+                        local.get("X"), local.get("y"), local.get("groups"))), \
+                        False, None
                 except Exception:  # noqa: BLE001 - a size we cannot read
                     return None
         frame = frame.f_back

@@ -1145,6 +1145,19 @@ def test_model_selection_over_a_private_pipeline_warns_with_the_pipelines_figure
         delta_selection=3 * b.delta_selection, method="gaussian")
     assert "Each fit is (1, 1e-05)-DP alone" in messages[0]
     assert f"3 fits: epsilon {total:.3g} at delta {total_delta:.2g}" in messages[0]
+    # With a ledger, the pipeline records its releases (the estimator's own
+    # recording is off meanwhile): the warning says so, not "pass a ledger".
+    from skforget import PrivacyLedger
+
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-5)
+    pipe.set_params(estimator__ledger=ledger)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        cross_val_score(pipe, X, y, cv=3)
+    messages = [str(r.message) for r in rec
+                if issubclass(r.category, PrivacyBudgetWarning)]
+    assert messages and all("The ledger given records" in m for m in messages)
+    assert len(ledger.entries) == 3
 
 
 def test_a_failed_private_edit_keeps_the_callers_rows_and_stale_requests_fail():

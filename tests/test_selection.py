@@ -543,6 +543,20 @@ def test_sklearn_model_selection_says_what_it_spends(cancer):
                for w in rec)
     with pytest.warns(PrivacyBudgetWarning, match=r"1 candidate\(s\) x 2 split"):
         cross_val_score(OutputPerturbationClassifier(classes=[0, 1]), X, y, cv=2)
+    # A grid over epsilon fits candidates at other figures, and successive
+    # halving counts one iteration here: "at least" (an audit's finding, a
+    # grid over [0.5, 4] said 1.45 where its fits spent 9.14).
+    with pytest.warns(PrivacyBudgetWarning,
+                      match=r"7 fits at this fit's figure: epsilon at least"):
+        GridSearchCV(NoisyGDClassifier(classes=[0, 1]), {"epsilon": [0.5, 4.0]},
+                     cv=3).fit(X, y)
+    from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+    from sklearn.model_selection import HalvingGridSearchCV
+
+    with pytest.warns(PrivacyBudgetWarning, match=r"this iteration makes .* "
+                      r"epsilon at least"):
+        HalvingGridSearchCV(NoisyGDClassifier(classes=[0, 1]),
+                            {"C": [0.01, 0.1, 1.0, 10.0]}, factor=2, cv=3).fit(X, y)
     # Neither a plain fit nor the private search warns.
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyBudgetWarning)

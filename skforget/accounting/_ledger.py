@@ -229,9 +229,8 @@ def _sum(entries):
 
 
 class Spent(dict):
-    """What a spending block yields: set ``"rho"`` / ``"curve"`` /
-    ``"delta"`` in it to record that final figure; ``entry_id`` is the
-    ledger entry's key (None without a ledger)."""
+    """A spending block's final figure (``"rho"``, ``"curve"``, ``"delta"``)
+    and its ledger entry's key, ``entry_id`` (None without a ledger)."""
 
     entry_id = None
 
@@ -642,25 +641,20 @@ class PrivacyLedger:
 
     # --- recording -----------------------------------------------------------
     def _check_reachable(self, label):
-        if self._pickled_as_snapshot() and getattr(self, "_pid", None) not in (
-                None, os.getpid()):
-            # A fork copies the object without pickling it: the child's
-            # records would stay in the child (an audit's finding).
+        # A fork copies the object without pickling it: the child's records
+        # would stay in the child (an audit's finding).
+        forked = self._pickled_as_snapshot() and getattr(
+            self, "_pid", None) not in (None, os.getpid())
+        if forked or self._snapshot:
+            how = ("copied into a forked process (multiprocessing, a preforking "
+                   "server)" if forked else "pickled (a model loaded from disk, "
+                   "or a worker process of joblib / GridSearchCV(n_jobs > 1))")
             raise LedgerUnreachableError(
                 f"{label} cannot record into this ledger: it is an in-memory "
-                "PrivacyLedger copied into a forked process (multiprocessing, a "
-                "preforking server), and what it records would never reach the "
-                "parent's. Share one account between processes with "
+                f"PrivacyLedger {how}, and what it records would never reach the "
+                "original. Share one account between processes with "
                 "skforget.store.SharedLedger(path, ...); if this copy is now the "
-                "account, call ledger.resume().")
-        if self._snapshot:
-            raise LedgerUnreachableError(
-                f"{label} cannot record into this ledger: it is a pickled copy of an "
-                "in-memory PrivacyLedger (a model loaded from disk, or a worker "
-                "process of joblib / GridSearchCV(n_jobs > 1)), and what it records "
-                "would never reach the original. Share one account between "
-                "processes with skforget.store.SharedLedger(path, ...); if this copy "
-                "is now the account (the original is gone), call ledger.resume().")
+                "account (the original is gone), call ledger.resume().")
 
     def reserve(self, label, *, rho=None, curve=None, relation=None,
                 group_size=None, gaussian=False, delta=0.0):
@@ -753,10 +747,8 @@ class PrivacyLedger:
 
     def record(self, label, model):
         """Record a fitted skforget model, pipeline or search made without this
-        ledger, from its ``privacy_guarantee_``: the model's whole figure (its
-        DP figure for the records present), not the last edit's term, which
-        holds only beside the releases before it (Section 20.1). Releases of
-        it made public earlier are recorded by recording them when made."""
+        ledger at its whole figure (``privacy_guarantee_``), not the last
+        edit's term, which holds only beside the releases before it (20.1)."""
         g = model.privacy_guarantee_
         if hasattr(g, "run_rho"):  # a SearchBudget
             self.spend(label, curve=search_curve(g), relation=g.relation,

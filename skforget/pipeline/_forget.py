@@ -84,7 +84,7 @@ def _planned_release(pipeline, n_samples):
     steps' ``rho`` and selection ``delta`` (Section 19.2) and the estimator's
     target read by the Gaussian inverse, the largest rho of every conversion
     (Section 21.5), which bounds the estimator's part of Theorem 19.5."""
-    _, rho, delta = _preprocessing_release(pipeline, pipeline._final_estimator)
+    _, rho, delta, _ = _preprocessing_release(pipeline, pipeline._final_estimator)
     est = pipeline._final_estimator.get_params()
     est_delta = accounting.resolve_delta(est.get("delta", "auto"),
                                          n_samples=n_samples)
@@ -94,11 +94,10 @@ def _planned_release(pipeline, n_samples):
 
 
 def _preprocessing_release(pipeline, estimator):
-    """``(label, rho, delta)`` of the private steps a pipeline fits before
-    ``estimator`` in the same fit (their ``rho`` and selection ``delta``
-    parameters, Section 19.2), or None: read by the estimator's warning when
-    scikit-learn's model selection runs the pipeline (``_validation.
-    ENCLOSING_PREPROCESSING``)."""
+    """``(label, rho, delta, ledger)`` of the private steps a pipeline fits
+    before ``estimator`` (their ``rho`` and selection ``delta``, Section
+    19.2; the ledger recording the release), or None: read by the
+    estimator's model-selection warning (``ENCLOSING_PREPROCESSING``)."""
     if not isinstance(pipeline, ForgetPipeline) or \
             pipeline._final_estimator is not estimator:
         return None
@@ -110,7 +109,8 @@ def _preprocessing_release(pipeline, estimator):
         params = pipeline.named_steps[name].get_params()
         rho += float(params["rho"])
         delta += float(params.get("delta", 0.0) or 0.0)
-    return type(pipeline).__name__, rho, delta
+    return (type(pipeline).__name__, rho, delta, pipeline.__dict__.get(
+        "_recording_ledger") or getattr(estimator, "ledger", None))
 
 
 @contextmanager
@@ -134,6 +134,7 @@ def _pipeline_ledger(pipeline, label, private, n_samples):
     gaussian = accounting.pipeline_conversion(
         getattr(est, "_dp_conversion", lambda: "improved")()) == "gaussian"
     est.set_params(ledger=None)
+    pipeline._recording_ledger = ledger
     try:
         with release_spending(
                 ledger, label, rho=rho, delta=delta, gaussian=gaussian,
@@ -144,6 +145,7 @@ def _pipeline_ledger(pipeline, label, private, n_samples):
             final.update(rho=g.rho, delta=g.delta_selection)
     finally:
         est.set_params(ledger=ledger)
+        pipeline.__dict__.pop("_recording_ledger", None)
 
 
 class ForgetPipeline(Pipeline):
