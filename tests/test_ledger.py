@@ -1055,3 +1055,17 @@ def test_private_steps_in_a_plain_pipeline_say_the_ledger_misses_them(binary_dat
     step = pipe.steps[0][1]
     ledger.record("scaler", step)
     assert ledger.entries[-1].rho == step.privacy_guarantee_.rho
+
+
+def test_settling_a_reservation_that_is_gone_says_so():
+    """Section 20.3: a reservation whose entries were reset or replaced
+    before its release settled was dropped without a word (an audit's
+    finding): the release was made and counted nowhere."""
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    entry = ledger.reserve("a release", rho=0.01)
+    ledger._entries = []   # another process reset the account meanwhile
+    with pytest.raises(LedgerUnreachableError, match="recorded nowhere"):
+        ledger.settle(entry)
+    kept = ledger.reserve("another", rho=0.01)
+    ledger.settle(kept)
+    assert [e.label for e in ledger.entries] == ["another"]

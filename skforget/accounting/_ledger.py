@@ -641,10 +641,8 @@ class PrivacyLedger:
 
     # --- recording -----------------------------------------------------------
     def _check_reachable(self, label):
-        # A fork copies the object without pickling it: the child's records
-        # would stay in the child (an audit's finding).
-        forked = self._pickled_as_snapshot() and getattr(
-            self, "_pid", None) not in (None, os.getpid())
+        # A fork copies it unpickled: a child's records stay in the child.
+        forked = self._pickled_as_snapshot() and self._pid != os.getpid()
         if forked or self._snapshot:
             how = ("copied into a forked process (multiprocessing, a preforking "
                    "server)" if forked else "pickled (a model loaded from disk, "
@@ -701,9 +699,13 @@ class PrivacyLedger:
                     if final_delta is not None:
                         e = dataclasses.replace(e, delta=final_delta)
                 out.append(e)
-            return None, out
+            return (None if any(e.id == entry_id for e in entries) else "gone"), out
 
-        self._transact(step)
+        if self._transact(step) == "gone":  # reset or replaced since (an audit)
+            raise LedgerUnreachableError(
+                f"The reservation {entry_id} is gone from this ledger (its entries "
+                "were reset or replaced): the release was made and is recorded "
+                "nowhere; enter it with ledger.spend(...).")
 
     def cancel(self, entry_id):
         """Remove a reservation whose release did not happen."""
