@@ -22,6 +22,7 @@ from skforget._linear import (
 )
 from skforget._release import (
     edit_figure,
+    holds_previous,
     mark_committed,
     note_entry,
     releasing,
@@ -689,12 +690,15 @@ class _BaseNoisyGD(_BasePrivateLinear):
         # The edit's own term from the previous model holds only beside that
         # model's release (Section 20.1): a ledger given after the fit gets
         # the edited model's whole figure.
+        holds = holds_previous(self)
         with self._ledger_spending("partial_unlearn", edit_figure(
-                self, accounting.release_rho(planned, plan), planned.rho)) as spent:
+                self, accounting.release_rho(planned, plan), planned.rho,
+                holds)) as spent:
             self._unlearn_pass(edits, plan, previous, edit, rows, n_new, loss,
                                weights)
             g = self.privacy_guarantee_
-            spent["rho"] = edit_figure(self, accounting.release_rho(g, plan), g.rho)
+            spent["rho"] = edit_figure(self, accounting.release_rho(g, plan), g.rho,
+                                       holds)
         note_entry(self, spent)
         return self
 

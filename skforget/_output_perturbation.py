@@ -307,7 +307,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             # A refit's figure is its whole one; a search's refit records the
             # search's, fixed before it (Section 20.1).
             with self._ledger_spending("partial_unlearn", edit_figure(
-                    self, guarantee.rho, guarantee.rho)) as spent:
+                    self, guarantee.rho, guarantee.rho, False)) as spent:
                 design = self._design(X_new, y_enc, loss,
                                       where="the edited database")
                 W, b = self._release(design, weights, new_plan,

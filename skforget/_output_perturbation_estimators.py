@@ -111,7 +111,8 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
         (as for :class:`NoisyGDClassifier`; refused for three classes or more).
     prevalence_share : float in [0, 1) or "auto", default="auto"
         Share of the budget a binary model spends on its class statistics,
-        released with Gaussian noise at every release (fit and every refit):
+        released with Gaussian noise at every release (fit and every refit;
+        under "auto", each on a table that meets its size rule):
         by default the class counts, class sums and squared scores of the
         error threshold that sets the intercept, as for
         :class:`NoisyGDClassifier` (privacy-accounting.md, Section 18.12).

@@ -191,22 +191,26 @@ def release_spending(ledger, label, **figure):
     pending.entries.append((ledger, entry_id, final))
 
 
-def edit_figure(model, conditional, whole):
+def holds_previous(model):
+    """Whether ``model``'s ledger holds the entry of its latest release
+    (read once per edit, before its pass)."""
+    ledger = getattr(model, "ledger", None)
+    return ledger is not None and ledger.holds(getattr(model, "_ledger_entry", None))
+
+
+def edit_figure(model, conditional, whole, holds):
     """What a model's edit records on its ledger (privacy-accounting.md,
     Section 20.1): ``conditional``, the edit's own term from the previous
-    model, only when the ledger holds that model's release; else
-    ``whole``, the edited model's DP figure (a ledger given after the fit,
-    or one that holds none of its releases). A model a search refitted
-    records its search's refit figure, fixed before the search (its
-    selected hyper-parameters, which set its terms, are the search's
-    output)."""
+    model, only when the ledger ``holds`` that model's release
+    (:func:`holds_previous`); else ``whole``, the edited model's DP figure
+    (a ledger given after the fit, or one that holds none of its
+    releases). A model a search refitted records its search's refit figure,
+    fixed before the search (its selected hyper-parameters, which set its
+    terms, are the search's output)."""
     fixed = getattr(model, "_ledger_fixed_rho", None)
     if fixed is not None:
         return max(fixed, whole)
-    ledger = getattr(model, "ledger", None)
-    if ledger is not None and ledger.holds(getattr(model, "_ledger_entry", None)):
-        return conditional
-    return whole
+    return conditional if holds else whole
 
 
 def note_entry(model, spent, *, fit=False):

@@ -1054,7 +1054,9 @@ def test_private_steps_in_a_plain_pipeline_say_the_ledger_misses_them(binary_dat
     assert [e.label for e in ledger.entries] == ["NoisyGDClassifier.fit"]
     step = pipe.steps[0][1]
     ledger.record("scaler", step)
+    # Gaussian mechanisms outside its selections' events: composed as GDP.
     assert ledger.entries[-1].rho == step.privacy_guarantee_.rho
+    assert ledger.entries[-1].gaussian
 
 
 def test_settling_a_reservation_that_is_gone_says_so():

@@ -326,7 +326,8 @@ def _fit_epochs(k_fit, fit_steps, E, *, relaxation_epochs):
     """Whole passes for ``k_fit`` steps, or the user's ``fit_steps``.
 
     With several batches, at least one relaxation time of the regulariser
-    (``relaxation_epochs = 1 / (E eta lam)`` passes), at most
+    (``relaxation_epochs = 1 / (E eta lam)`` passes; 0 for the squared loss,
+    whose floor is the ramp's 2 passes, Section 8.4), at most
     ``MAX_RELAXATION_EPOCHS`` and never under 2 (the ramp epoch and one before
     it): directions flatter than the typical curvature converge only at the
     regulariser's rate (Section 8.4). ``auto_batches`` makes that about

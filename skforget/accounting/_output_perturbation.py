@@ -459,8 +459,9 @@ def guarantee_after_output_perturbation(plan, *, seeded, label_set_public=True,
     rho_counts, count_noise : float, default=0.0
         Rho-coefficient and noise of the noisy class counts released with the
         model (Section 18.10): added to the records-present figure (Theorem
-        18.4 (i)); every release of a model with counts carries them, so the
-        adaptive figure adds one count term per earlier release (eq. 18.3).
+        18.4 (i)); the adaptive figure adds one term per earlier release that
+        carried them (eq. 18.3; under "auto" a release below the size rule
+        carries none: ``earlier_statistics``).
     target_epsilon : float or None
         The whole release's target when the plan got what the counts leave.
     class_statistics : {"counts", "class_means", "class_moments"}, default="counts"

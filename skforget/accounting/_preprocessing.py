@@ -311,6 +311,9 @@ class ReleaseGuarantee:
     group_size: int
     columns: tuple
     rho_replace: float | None = None
+    #: Gaussian mechanisms outside the selections' events (Corollary 21.9):
+    #: a ledger composes the step as GDP (``PrivacyLedger.record``).
+    conversion = "gaussian"
 
     def epsilon(self, delta):
         """``(epsilon, delta)`` at a total ``delta``: the releases are
