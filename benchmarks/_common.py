@@ -264,6 +264,20 @@ def run_per_table(names, run_one, *, skip, log=None):
     return per_table, skipped
 
 
+def table_section(stem, title, names, run_one, markdown, *, skip, seeds, out_dir):
+    """The :class:`Section` of a scenario over real tables: ``run_one(name)``
+    for each of ``names`` (:func:`run_per_table`), ``markdown(per_table,
+    seeds)`` with the skipped tables noted, written to ``out_dir`` as
+    ``{stem}.md`` and ``.json`` when given."""
+    section = Section(stem, title)
+    per_table, skipped = run_per_table(names, run_one, skip=skip)
+    section.markdown = markdown(per_table, seeds) + skipped_note(skipped, "Skipped")
+    section.data = {"tables": per_table, "skipped": skipped}
+    if out_dir is not None:
+        write_standalone(out_dir, stem, section)
+    return section
+
+
 def skipped_note(skipped, label="Skipped (package missing)"):
     """The line a scenario's markdown ends with when tables were skipped."""
     return f"\n\n{label}: " + "; ".join(skipped) if skipped else ""

@@ -32,14 +32,7 @@ Run: ``python benchmarks/bench_regression_alpha.py --out-dir benchmarks/results`
 import warnings
 
 import numpy as np
-from _common import (
-    Section,
-    md_table,
-    run_per_table,
-    scenario_main,
-    skipped_note,
-    write_standalone,
-)
+from _common import add_table_arguments, md_table, scenario_main, table_section
 from _data import MissingDataset
 from _tables import _rdata
 from sklearn.linear_model import LinearRegression
@@ -161,27 +154,19 @@ def markdown(per_table, seeds):
         "(`lambda * n`).", "", *blocks])
 
 
-def run(*, smoke=False, out_dir=None, log=print, seeds=None):
+def run(*, smoke=False, out_dir=None, log=print, seeds=None, tables=None):
     seeds = int(seeds) if seeds else (1 if smoke else SEEDS)
-    names = ("boston",) if smoke else TABLES
+    names = ("boston",) if smoke else (tables.split(",") if tables else TABLES)
     epsilons = (8.0,) if smoke else EPSILONS
-    section = Section("regression_alpha",
-                      "The regressors' alpha='auto' (Section 8.5)")
-    per_table, skipped = run_per_table(
-        names, lambda name: run_table(name, epsilons=epsilons, seeds=seeds, log=log),
-        skip=(MissingDataset, ImportError, FileNotFoundError))
-    section.markdown = markdown(per_table, seeds) + skipped_note(skipped, "Skipped")
-    section.data = {"tables": per_table, "skipped": skipped}
-    if out_dir is not None and not smoke:
-        write_standalone(out_dir, "regression_alpha", section)
-    return section
-
-
-def _add_arguments(parser):
-    parser.add_argument("--out-dir", default=None,
-                        help="write regression_alpha.md and .json there")
-    parser.add_argument("--seeds", type=int, default=None)
+    return table_section(
+        "regression_alpha", "The regressors' alpha='auto' (Section 8.5)", names,
+        lambda name: run_table(name, epsilons=epsilons, seeds=seeds, log=log),
+        markdown, skip=(MissingDataset, ImportError, FileNotFoundError),
+        seeds=seeds, out_dir=None if smoke else out_dir)
 
 
 if __name__ == "__main__":
-    raise SystemExit(scenario_main(run, __doc__, add_arguments=_add_arguments))
+    raise SystemExit(scenario_main(
+        run, __doc__,
+        add_arguments=lambda parser: add_table_arguments(
+            parser, "regression_alpha", TABLES)))

@@ -26,14 +26,7 @@ benchmarks/results`` (about 3 minutes on 2 cores).
 import warnings
 
 import numpy as np
-from _common import (
-    Section,
-    md_table,
-    run_per_table,
-    scenario_main,
-    skipped_note,
-    write_standalone,
-)
+from _common import add_table_arguments, md_table, scenario_main, table_section
 from _data import MissingDataset
 from bench_regression_alpha import TABLES, prepared
 from sklearn.linear_model import LinearRegression
@@ -111,27 +104,19 @@ def markdown(per_table, seeds):
         f"(seed 0). {summary}.", "", md_table(head, rows)])
 
 
-def run(*, smoke=False, out_dir=None, log=print, seeds=None):
+def run(*, smoke=False, out_dir=None, log=print, seeds=None, tables=None):
     seeds = int(seeds) if seeds else (1 if smoke else SEEDS)
-    names = ("prestige",) if smoke else TABLES
+    names = ("prestige",) if smoke else (tables.split(",") if tables else TABLES)
     epsilons = EPSILONS
-    section = Section("regression_length",
-                      "NoisyGDRegressor's fit length (Section 8.4)")
-    per_table, skipped = run_per_table(
-        names, lambda name: run_table(name, epsilons=epsilons, seeds=seeds, log=log),
-        skip=(MissingDataset, ImportError, FileNotFoundError))
-    section.markdown = markdown(per_table, seeds) + skipped_note(skipped, "Skipped")
-    section.data = {"tables": per_table, "skipped": skipped}
-    if out_dir is not None and not smoke:
-        write_standalone(out_dir, "regression_length", section)
-    return section
-
-
-def _add_arguments(parser):
-    parser.add_argument("--out-dir", default=None,
-                        help="write regression_length.md and .json there")
-    parser.add_argument("--seeds", type=int, default=None)
+    return table_section(
+        "regression_length", "NoisyGDRegressor's fit length (Section 8.4)", names,
+        lambda name: run_table(name, epsilons=epsilons, seeds=seeds, log=log),
+        markdown, skip=(MissingDataset, ImportError, FileNotFoundError),
+        seeds=seeds, out_dir=None if smoke else out_dir)
 
 
 if __name__ == "__main__":
-    raise SystemExit(scenario_main(run, __doc__, add_arguments=_add_arguments))
+    raise SystemExit(scenario_main(
+        run, __doc__,
+        add_arguments=lambda parser: add_table_arguments(
+            parser, "regression_length", TABLES)))
