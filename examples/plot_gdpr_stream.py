@@ -67,11 +67,11 @@ print(history)
 # Accuracy and cost over time
 # ---------------------------
 # Accuracy stays at the level of retraining. Both costs are counted in passes
-# over the data (``n_iter_`` for a fit, ``n_unlearn_iter_`` for an edit). On
-# 400 rows the saving is modest. At the default target (``deletion_epsilon =
-# epsilon``) a deletion the model already certifies runs no pass at all, until
-# a few records (1 % of the rows here) await one; the next pass takes them all
-# in. Such a deletion leaves the coefficients identical to those before the
+# over the data (``n_iter_`` for a fit, ``n_unlearn_iter_`` for an edit): a
+# few passes per request against tens for a refit. At the default target
+# (``deletion_epsilon = epsilon``) a deletion the model already certifies runs
+# no pass at all, until a few records (1 % of the rows here) await one; the
+# next pass takes them all in. Such a deletion leaves the coefficients identical to those before the
 # request: the record's protection is then the fit's differential privacy,
 # measured against a model trained with an empty record in its place, and its
 # influence stays in the model until the next pass (set
@@ -135,7 +135,7 @@ for values, color, label in curves:
     # The figure after the last edit, written at the end of its curve.
     ax.annotate(f"{values[-1]:.2g}", (index[-1], values[-1]), xytext=(6, 0),
                 textcoords="offset points", va="center", color=color)
-# A log scale, labelled in plain numbers, so that 0.1 and 7 both read.
+# A log scale, labelled in plain numbers, so that small and large values both read.
 ax.set_yscale("log")
 ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
 ax.set_yticks([0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10])

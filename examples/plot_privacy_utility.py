@@ -74,9 +74,9 @@ fig.tight_layout()
 
 # %%
 # Two things stand out. Small data needs a larger ``epsilon``: on 426 rows,
-# ``epsilon = 0.1`` leaves the model no better than predicting the majority
+# ``epsilon = 0.1`` leaves the model barely above predicting the majority
 # class, while ``epsilon`` around 1 comes within a few points of the
-# non-private model. Ten classes need more: digits stays about 11 points
+# non-private model. Ten classes need more: digits stays about 10 points
 # below the non-private model at ``epsilon = 1``. And the curve
 # flattens: above a few units of ``epsilon`` the privacy noise is no longer
 # what limits accuracy, the strong regularisation is.

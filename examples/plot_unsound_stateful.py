@@ -57,7 +57,7 @@ print(f"advantage after 1 release: {advantage_stateful[0]:.3f}; after "
       f"{releases[-1]} releases: {advantage_stateful[-1]:.3f}")
 
 # %%
-# One release reveals almost nothing, as promised; a few thousand reveal the
+# One release reveals almost nothing, as promised; two thousand reveal the
 # deleted bit almost surely. Nothing in a one-release test can see this: the
 # leak is in the state the curator kept. Chourasia and Shah's first fix is to
 # require deletion to be *stateless*: the next model may depend on the past
