@@ -658,3 +658,26 @@ def test_output_perturbation_edits_in_place_all_or_nothing(data, monkeypatch):
     assert request._undo is None
     np.testing.assert_array_equal(Xc[n - 2:], 0)
     assert not _holds_row(Xc, X[1]) and not _holds_row(Xc, X[n - 1])
+
+
+def test_a_request_may_ask_for_the_models_own_target_by_value():
+    """Section 12.12: with class statistics the plan caps its deletion target
+    at noisy GD's share (0.944 of 1); a request naming the model's own target
+    (1.0, what its guarantee prints) was refused as "stronger targets only"
+    (an audit's finding). It is the default; anything above stays refused."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 4)) / 2
+    y = (X[:, 0] + 0.5 * rng.normal(size=3000) > 0.8).astype(int)
+    clf = NoisyGDClassifier(classes=[0, 1], deletion_epsilon=1.0,
+                            random_state=0).fit(X, y)
+    plan, g = clf._plan, clf.privacy_guarantee_
+    assert g.rho_counts > 0 and plan.deletion_epsilon < 1.0 == g.target_deletion_epsilon
+    for n_deleted in (1, 40):
+        asked = acc.plan_unlearning(plan, g, n_samples=3000 - n_deleted,
+                                    n_deleted=n_deleted, deletion_epsilon=1.0)
+        default = acc.plan_unlearning(plan, g, n_samples=3000 - n_deleted,
+                                      n_deleted=n_deleted)
+        assert asked == default
+    with pytest.raises(ValueError, match="only a stronger target"):
+        acc.plan_unlearning(plan, g, n_samples=2999, n_deleted=1,
+                            deletion_epsilon=1.01)

@@ -476,6 +476,12 @@ def plan_unlearning(plan, previous, *, n_samples, edit_size=None, n_deleted=None
     n_del = check_int(n_deleted, "n_deleted", low=0)
     n_rep = check_int(n_replaced, "n_replaced", low=0)
     n_ins = check_int(n_inserted, "n_inserted", low=0)
+    nominal = getattr(previous, "target_deletion_epsilon", None)
+    if deletion_epsilon is not None and nominal is not None and plan.deletion_epsilon \
+            < check_positive(deletion_epsilon, "deletion_epsilon") <= nominal:
+        # The model's own target, which the plan caps at noisy GD's share
+        # (12.12): asked by value, it is the default (an audit's finding).
+        deletion_epsilon = None
     plan = _with_deletion_target(plan, deletion_epsilon)
     # A deletion served without a pass keeps the class statistics too, so its
     # figure (12.6) is held to the whole release's target, which the budget
