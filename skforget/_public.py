@@ -385,7 +385,8 @@ def _warn_if_steps_not_public(pipeline, estimator):
     try:
         check_public_preprocessing(pipeline)
     except DataDependentStepError as exc:
-        private = private_step_names(pipeline)
+        private = [name for name in private_step_names(pipeline) if getattr(
+            pipeline.named_steps[name], "ledger", None) is None]
         unrecorded = ""
         if private and getattr(estimator, "ledger", None) is not None:
             # Their statistics were released before this fit, outside the
@@ -393,7 +394,8 @@ def _warn_if_steps_not_public(pipeline, estimator):
             unrecorded = (
                 f" Its ledger records this fit only, not the statistics the "
                 f"private step(s) {', '.join(map(repr, private))} released: "
-                "record each with ledger.record(name, step).")
+                "give each the ledger (ledger=...) or record it with "
+                "ledger.record(name, step).")
         warnings.warn(
             f"{type(estimator).__name__} is fitted as the last step of a "
             "scikit-learn Pipeline whose preprocessing is outside its guarantee: "

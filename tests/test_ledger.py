@@ -1049,7 +1049,7 @@ def test_private_steps_in_a_plain_pipeline_say_the_ledger_misses_them(binary_dat
     ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
     pipe = make_pipeline(PrivateStandardScaler(rho=0.05, random_state=0),
                          _model(ledger=ledger, random_state=0))
-    with pytest.warns(PrivacyLeakWarning, match="record each with ledger.record"):
+    with pytest.warns(PrivacyLeakWarning, match="record it with ledger.record"):
         pipe.fit(X, y)
     assert [e.label for e in ledger.entries] == ["NoisyGDClassifier.fit"]
     step = pipe.steps[0][1]
@@ -1071,3 +1071,54 @@ def test_settling_a_reservation_that_is_gone_says_so():
     kept = ledger.reserve("another", rho=0.01)
     ledger.settle(kept)
     assert [e.label for e in ledger.entries] == ["another"]
+
+
+def test_a_private_step_records_its_release_on_its_own_ledger(binary_data):
+    """Section 20.1: a private preprocessing step with ``ledger=`` checks and
+    reserves its ``rho`` and selection ``delta`` before its first statistic
+    (an audit's finding: outside a pipeline its statistics reached no
+    ledger); inside a private pipeline that records, the pipeline's one entry
+    composes them and the step's own recording is off."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.pipeline import make_pipeline
+
+    from skforget.preprocessing import PrivateOneHotEncoder, PrivateStandardScaler
+
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    scaler = PrivateStandardScaler(rho=0.05, random_state=0, ledger=ledger).fit(X)
+    entry = ledger.entries[-1]
+    assert (entry.label, entry.rho, entry.delta, entry.gaussian) == (
+        "PrivateStandardScaler.fit", 0.05, 0.0, True)
+    cats = pd.DataFrame({"c": np.where(y == 1, "a", "b")})
+    PrivateOneHotEncoder(rho=0.05, delta=1e-7, ledger=ledger).fit(cats)
+    assert (ledger.entries[-1].rho, ledger.entries[-1].delta) == (0.05, 1e-7)
+    # Past the budget: refused before any statistic, the step unfitted.
+    small = PrivacyLedger(epsilon=0.1, delta=DELTA)
+    refused = PrivateStandardScaler(rho=0.05, ledger=small)
+    with pytest.raises(PrivacyBudgetExceeded, match="PrivateStandardScaler.fit"):
+        refused.fit(X)
+    assert small.entries == () and not hasattr(refused, "center_")
+    # A plain Pipeline: the step and the estimator each record, and the leak
+    # warning no longer names the step as missing from the ledger.
+    both = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    pipe = make_pipeline(PrivateStandardScaler(rho=0.05, random_state=0, ledger=both),
+                         _model(ledger=both, random_state=0))
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        pipe.fit(X, y)
+    assert [e.label for e in both.entries] == ["PrivateStandardScaler.fit",
+                                               "NoisyGDClassifier.fit"]
+    assert not any("record each" in str(r.message) or "give each" in str(r.message)
+                   for r in rec)
+    # A private pipeline that records: one entry, the step's ledger restored.
+    one = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    private = make_private_pipeline(_model(ledger=one, random_state=0), epsilon=1.0,
+                                    delta=DELTA, random_state=0)
+    private.set_params(preprocess__ledger=one)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        private.fit(frame, y)
+    assert len(one.entries) == 1
+    assert private.named_steps["preprocess"].ledger is one

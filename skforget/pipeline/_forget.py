@@ -80,10 +80,9 @@ def _atomic_tree(pipeline):
 
 def _planned_release(pipeline, n_samples):
     """``(rho, delta)`` bounding one release of a pipeline with private steps,
-    from its parameters and the public number of records alone: the private
-    steps' ``rho`` and selection ``delta`` (Section 19.2) and the estimator's
-    target read by the Gaussian inverse, the largest rho of every conversion
-    (Section 21.5), which bounds the estimator's part of Theorem 19.5."""
+    from public numbers: the private steps' ``rho`` and selection ``delta``
+    (19.2) and the estimator's target read by the Gaussian inverse, the
+    largest rho of every conversion (21.5), bounding its part of Theorem 19.5."""
     _, rho, delta, _ = _preprocessing_release(pipeline, pipeline._final_estimator)
     est = pipeline._final_estimator.get_params()
     est_delta = accounting.resolve_delta(est.get("delta", "auto"),
@@ -98,17 +97,13 @@ def _preprocessing_release(pipeline, estimator):
     before ``estimator`` (their ``rho`` and selection ``delta``, Section
     19.2; the ledger recording the release), or None: read by the
     estimator's model-selection warning (``ENCLOSING_PREPROCESSING``)."""
-    if not isinstance(pipeline, ForgetPipeline) or \
-            pipeline._final_estimator is not estimator:
-        return None
-    private = private_step_names(pipeline)
+    private = private_step_names(pipeline) if isinstance(pipeline, ForgetPipeline) \
+        and pipeline._final_estimator is estimator else ()
     if not private:
         return None
-    rho = delta = 0.0
-    for name in private:
-        params = pipeline.named_steps[name].get_params()
-        rho += float(params["rho"])
-        delta += float(params.get("delta", 0.0) or 0.0)
+    steps = [pipeline.named_steps[name].get_params() for name in private]
+    rho = sum(float(p["rho"]) for p in steps)
+    delta = sum(float(p.get("delta", 0.0) or 0.0) for p in steps)
     return (type(pipeline).__name__, rho, delta, pipeline.__dict__.get(
         "_recording_ledger") or getattr(estimator, "ledger", None))
 
@@ -120,9 +115,9 @@ def _pipeline_ledger(pipeline, label, private, n_samples):
     The ledger is the final estimator's ``ledger`` parameter. The whole release
     (every private statistic and the model, Theorem 19.5) is checked and
     reserved before the first data pass, from public numbers; the estimator's
-    own recording is switched off meanwhile (it would count its part alone and
-    miss the statistics and their selections' delta); on success the entry
-    gets the composed figure, on failure it is cancelled (Section 20.3)."""
+    and the private steps' own recording is switched off meanwhile (each
+    would count its part alone); on success the entry gets the composed
+    figure, on failure it is cancelled (Section 20.3)."""
     est = pipeline._final_estimator
     unit = est.get_params(deep=False)
     ledger = unit.get("ledger") if private else None
@@ -133,7 +128,10 @@ def _pipeline_ledger(pipeline, label, private, n_samples):
     # Approximately GDP when the estimator's figures are GDP (Corollary 21.9).
     gaussian = accounting.pipeline_conversion(
         getattr(est, "_dp_conversion", lambda: "improved")()) == "gaussian"
-    est.set_params(ledger=None)
+    parts = [est, *(pipeline.named_steps[n] for n in private)]
+    kept = [p.get_params(deep=False).get("ledger") for p in parts]
+    for part in (p for p, own in zip(parts, kept, strict=True) if own is not None):
+        part.set_params(ledger=None)
     pipeline._recording_ledger = ledger
     try:
         with release_spending(
@@ -144,7 +142,9 @@ def _pipeline_ledger(pipeline, label, private, n_samples):
             g = pipeline.privacy_guarantee_
             final.update(rho=g.rho, delta=g.delta_selection)
     finally:
-        est.set_params(ledger=ledger)
+        for part, own in zip(parts, kept, strict=True):
+            if own is not None:
+                part.set_params(ledger=own)
         pipeline.__dict__.pop("_recording_ledger", None)
 
 

@@ -20,10 +20,11 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
 from skforget import accounting
-from skforget._release import releasing_atomically, warn_about_release
+from skforget._release import release_spending, releasing_atomically, warn_about_release
 from skforget._rows import project_rows
 from skforget._validation import (
     PREPROCESSING_STREAM,
+    PRIVACY_CONSTRAINTS,
     Interval,
     StrOptions,
     segment_rng,
@@ -60,6 +61,7 @@ _COMMON = {
     "relation": [StrOptions({"replace", "zero_out"})],
     "group_size": [Interval(Integral, 1, None, closed="left")],
     "random_state": ["random_state"],
+    "ledger": PRIVACY_CONSTRAINTS["ledger"],
 }
 
 
@@ -87,12 +89,19 @@ def _noisy_counts(column, words, sigma):
 
 
 def _atomic(fit):
-    """A failed ``fit`` leaves the step exactly as it was."""
+    """A failed ``fit`` leaves the step exactly as it was; with a ``ledger``
+    its releases are checked and reserved there before the first statistic
+    (privacy-accounting.md, Section 20.1: its ``rho`` and selection
+    ``delta``, Gaussian mechanisms outside the selections' events)."""
     @functools.wraps(fit)
     def wrapper(self, *args, **kwargs):
         # Warnings about the released statistics wait until the fit (an
         # enclosing pipeline's, when there is one) has succeeded (20.3).
-        with releasing_atomically(self):
+        self._validate_params()
+        with releasing_atomically(self), release_spending(
+                self.ledger, f"{type(self).__name__}.fit", rho=self.rho,
+                delta=float(getattr(self, "delta", 0.0)), gaussian=True,
+                relation=self.relation, group_size=self.group_size):
             return fit(self, *args, **kwargs)
     return wrapper
 
@@ -103,6 +112,10 @@ class _PrivateStep(TransformerMixin, BaseEstimator):
     def __skforget_private__(self):
         check_is_fitted(self, "privacy_guarantee_")
         return self.privacy_guarantee_
+
+    def __setstate__(self, state):
+        # Steps pickled before they took a ledger record nowhere.
+        super().__setstate__({"ledger": None, **state})
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -124,12 +137,13 @@ class _NumericStep(_PrivateStep):
     _parameter_constraints: dict = {**_COMMON, "add_indicator": ["boolean"]}
 
     def __init__(self, rho=0.01, *, relation="replace", group_size=1,
-                 add_indicator=False, random_state=None):
+                 add_indicator=False, random_state=None, ledger=None):
         self.rho = rho
         self.relation = relation
         self.group_size = group_size
         self.add_indicator = add_indicator
         self.random_state = random_state
+        self.ledger = ledger
 
     def _fit_columns(self, X, rng):
         """Release each column's range, centre and scale; returns the centres,
@@ -222,6 +236,10 @@ class PrivateStandardScaler(_NumericStep):
     random_state : int, RandomState instance or None, default=None
         Noise source; None (fresh entropy) is the setting in which the
         guarantee holds, an integer must stay secret.
+    ledger : skforget.PrivacyLedger or None, default=None
+        Where ``fit`` checks and records its releases (``rho`` and the
+        selections' ``delta``) before the first statistic; inside a private
+        pipeline that records, the pipeline's entry holds them instead.
 
     Attributes
     ----------
@@ -341,6 +359,10 @@ class PrivateSimpleImputer(_NumericStep):
     add_indicator : bool, default=False
         Append one column per feature, 1 where the value is missing.
     random_state : int, RandomState instance or None, default=None
+    ledger : skforget.PrivacyLedger or None, default=None
+        Where ``fit`` checks and records its releases (``rho`` and the
+        selections' ``delta``) before the first statistic; inside a private
+        pipeline that records, the pipeline's entry holds them instead.
 
     Attributes
     ----------
@@ -422,6 +444,10 @@ class PrivateOneHotEncoder(_PrivateStep):
     relation : {"replace", "zero_out"}, default="replace"
     group_size : int, default=1
     random_state : int, RandomState instance or None, default=None
+    ledger : skforget.PrivacyLedger or None, default=None
+        Where ``fit`` checks and records its releases (``rho`` and the
+        selections' ``delta``) before the first statistic; inside a private
+        pipeline that records, the pipeline's entry holds them instead.
 
     Attributes
     ----------
@@ -451,12 +477,13 @@ class PrivateOneHotEncoder(_PrivateStep):
         **_COMMON, "delta": [Interval(Real, 0, 1, closed="neither")]}
 
     def __init__(self, rho=0.01, *, delta=1e-7, relation="replace", group_size=1,
-                 random_state=None):
+                 random_state=None, ledger=None):
         self.rho = rho
         self.delta = delta
         self.relation = relation
         self.group_size = group_size
         self.random_state = random_state
+        self.ledger = ledger
 
     @_atomic
     @_fit_context(prefer_skip_nested_validation=True)
@@ -593,6 +620,10 @@ class PrivateTableEncoder(_PrivateStep):
         ``fit`` (``row_scale_``), as the model after it is trained on it.
     random_state : int, RandomState instance or None, default=None
         The sub-steps draw from children of this stream and keep None.
+    ledger : skforget.PrivacyLedger or None, default=None
+        Where ``fit`` checks and records its releases (``rho`` and the
+        selections' ``delta``) before the first statistic; inside a private
+        pipeline that records, the pipeline's entry holds them instead.
 
     Attributes
     ----------
@@ -629,7 +660,7 @@ class PrivateTableEncoder(_PrivateStep):
 
     def __init__(self, rho=0.01, *, delta=1e-7, relation="replace", group_size=1,
                  add_indicator=False, data_norm=1.0, row_scale="auto",
-                 random_state=None):
+                 random_state=None, ledger=None):
         self.rho = rho
         self.delta = delta
         self.relation = relation
@@ -638,6 +669,7 @@ class PrivateTableEncoder(_PrivateStep):
         self.data_norm = data_norm
         self.row_scale = row_scale
         self.random_state = random_state
+        self.ledger = ledger
 
     def __setstate__(self, state):
         super().__setstate__(state)
