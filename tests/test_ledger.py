@@ -1086,7 +1086,7 @@ def test_a_private_step_records_its_release_on_its_own_ledger(binary_data):
 
     X, y = binary_data
     ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
-    scaler = PrivateStandardScaler(rho=0.05, random_state=0, ledger=ledger).fit(X)
+    PrivateStandardScaler(rho=0.05, random_state=0, ledger=ledger).fit(X)
     entry = ledger.entries[-1]
     assert (entry.label, entry.rho, entry.delta, entry.gaussian) == (
         "PrivateStandardScaler.fit", 0.05, 0.0, True)
