@@ -688,6 +688,8 @@ class _BasePrivateLinear(BaseEstimator):
         """
         check_is_fitted(self)
         X = self._validate_rows(X, reset=False, order=None)
+        if return_norms:  # certificates: no float32 rounding in their margins
+            X = X.astype(np.float64)
         X, scale, norms = project_rows(X, self._param("data_norm"), clip_rows=True)
         W, b = self._theta()
         s_b = self._intercept_scaling()

@@ -638,7 +638,8 @@ def test_certified_k_agrees_with_certify():
         for k in range(0, 12 if not dd else 11):
             np.testing.assert_array_equal(est.certify(X_test, k, data_dependent=dd),
                                           ks >= k)
-    reg = NoisyGDRegressor(alpha=5.0, random_state=0).fit(X, y.astype(float))
+    reg = NoisyGDRegressor(alpha=5.0, batch_size=None, random_state=0).fit(
+        X, y.astype(float))
     ks = reg.certified_k(X_test, tol=0.05)
     for k in (0, 1, 3):
         np.testing.assert_array_equal(reg.certify(X_test, k, tol=0.05), ks >= k)
@@ -896,3 +897,38 @@ def test_the_interval_box_at_k_zero_is_the_released_margin(params):
     lo, hi = _interval_margin_bounds(ovr, X3, y3, X3_test, 0)
     np.testing.assert_allclose(lo, ovr.decision_function(X3_test), atol=1e-9)
     np.testing.assert_allclose(hi, ovr.decision_function(X3_test), atol=1e-9)
+
+
+def test_a_model_trained_in_batches_is_not_certified():
+    """certificates.md, L4: a same-seed run on a database with k records fewer
+    draws its batch layout from its own row count, so the other rows change
+    batches and the radius does not bound the distance. An audit measured a
+    removed record moving the run 57 times the certified radius at
+    batch_size=64, with certified predictions flipping: refused, with the
+    way to full batch."""
+    X, X_test, y, _ = _split("breast_cancer")
+    batched = NoisyGDClassifier(C=0.1, clip_norm=0.5, batch_size=64,
+                                random_state=0).fit(X, y)
+    assert batched._plan.n_batches > 1
+    for call in (lambda: batched.certify(X_test, 1),
+                 lambda: batched.certified_radius(1),
+                 lambda: batched.decision_function_bounds(X_test, 1)):
+        with pytest.raises(NotCertifiableError, match="full-batch training"):
+            call()
+    full = NoisyGDClassifier(C=0.1, clip_norm=0.5, batch_size=None,
+                             random_state=0).fit(X, y)
+    assert full.certify(X_test, 1).mean() > 0.5
+
+
+def test_float32_queries_are_certified_on_float64_margins():
+    """certificates.md, L6: the certificate's slack is about 1e-12, and
+    float32 margins round by up to 1e-7 (an audit measured 3.7e-7): a query's
+    bounds and certificates are the same whatever its dtype."""
+    X, X_test, y, _ = _split("breast_cancer")
+    est = NoisyGDClassifier(C=0.1, clip_norm=0.5, batch_size=None,
+                            random_state=0).fit(X, y)
+    lo64, hi64 = est.decision_function_bounds(X_test, 2)
+    lo32, hi32 = est.decision_function_bounds(X_test.astype(np.float32), 2)
+    np.testing.assert_array_equal(lo32, est.decision_function_bounds(
+        X_test.astype(np.float32).astype(np.float64), 2)[0])
+    assert np.max(np.abs(lo32 - lo64)) < 1e-6 and np.max(np.abs(hi32 - hi64)) < 1e-6

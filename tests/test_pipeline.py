@@ -387,7 +387,9 @@ def test_certificates_on_raw_records_equal_the_estimators(estimator):
     # below is about a model that has run steps without the record (one
     # served without a pass still holds its influence, privacy-accounting.md
     # 12.9).
-    pipe = _pipeline(clone(estimator).set_params(deletion_epsilon=0.1)).fit(db)
+    # Full batch: certificates need it (certificates.md, L4).
+    pipe = _pipeline(clone(estimator).set_params(
+        deletion_epsilon=0.1, batch_size=None)).fit(db)
     request = EditRequest(db, delete=["cust00007"], by="id")
     pipe.partial_unlearn(request)
     T = _preprocessing().fit(X)

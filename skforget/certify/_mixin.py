@@ -150,6 +150,19 @@ class CertifyMixin:
                 "enables a data-dependent stop: a run on fewer records could stop "
                 "at another step (certificates.md, P1).")
         g = self.privacy_guarantee_
+        if self._plan.n_batches > 1 or any(
+                getattr(e, "n_batches", 1) > 1 for e in g.edits):
+            # A run on the edited database draws its batch layout from its
+            # row count: removing a record moves the other rows between
+            # batches, which the radius does not cover (an audit: 57 times
+            # the radius at batch_size=64; certificates.md, L4).
+            raise NotCertifiableError(
+                "Prediction certificates need full-batch training: this model "
+                "ran several batches per pass, and a same-seed run on a database "
+                "with k records fewer puts the other rows in other batches, "
+                "which no radius here covers. Fit with batch_size=None, or with "
+                "certify_k_max > 0, which makes batch_size='auto' full batch "
+                "(certificates.md, L4).")
         last = g.edits[-1] if g.edits else g
         planned = (last.steps if g.edits else g.fit_steps) \
             // getattr(last, "n_batches", 1)
@@ -322,7 +335,9 @@ class CertifyMixin:
         ``k`` records makes the same prediction there (a regressor's within
         ``tol``). With ``k=0`` after :meth:`partial_unlearn` it is the
         forgetting certificate: the prediction is exactly that of the pipeline
-        that never saw the deleted rows.
+        that never saw the deleted rows. Full-batch models only
+        (``batch_size=None``): a model trained in mini-batches raises
+        :class:`~skforget.exceptions.NotCertifiableError`.
 
         Parameters
         ----------
