@@ -30,7 +30,7 @@ def test_target_scale_is_a_change_of_units(data, scale):
     # Same seed: fitting s * y with target_scale=s is the model fitted on y,
     # in units multiplied by s; and so is every edit served afterwards.
     X, y = data
-    kw = dict(alpha=3.0, random_state=0, max_edit_size=3)
+    kw = dict(alpha=3.0, random_state=0, max_edit_size=3, batch_size=None)
     unit = NoisyGDRegressor(target_scale=1.0, **kw).fit(X, y)
     scaled = NoisyGDRegressor(target_scale=scale, **kw).fit(X, scale * y)
     np.testing.assert_allclose(scaled.coef_, scale * unit.coef_, rtol=1e-12)

@@ -498,7 +498,7 @@ class CertifyMixin:
         >>> rng = np.random.default_rng(0)
         >>> X = rng.uniform(-1, 1, size=(500, 3)) / np.sqrt(3)
         >>> y = X @ np.array([1.0, -0.5, 0.25])
-        >>> reg = NoisyGDRegressor(alpha=5.0, random_state=0).fit(X, y)
+        >>> reg = NoisyGDRegressor(alpha=5.0, batch_size=None, random_state=0).fit(X, y)
         >>> lo, hi = reg.predict_bounds(X[:2], k=1)
         >>> bool(((lo < reg.predict(X[:2])) & (reg.predict(X[:2]) < hi)).all())
         True
