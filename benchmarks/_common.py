@@ -278,6 +278,36 @@ def table_section(stem, title, names, run_one, markdown, *, skip, seeds, out_dir
     return section
 
 
+def table_scenario(stem, title, tables, run_table, markdown, *, seeds, epsilons,
+                   smoke_table, smoke_epsilons):
+    """``(run, main)`` of a scenario over the real ``tables``: ``run`` (the
+    signature ``run.py`` calls, plus ``--seeds`` and ``--tables``) calls
+    ``run_table(name, epsilons=..., seeds=..., log=...)`` on each through
+    :func:`table_section`; a smoke run takes ``smoke_table`` at
+    ``smoke_epsilons`` and one seed; ``main(doc)`` is its command line."""
+    from _data import MissingDataset
+
+    # run's own seeds and tables (the command line's) shadow these names.
+    default_seeds, all_tables = seeds, tables
+
+    def run(*, smoke=False, out_dir=None, log=print, seeds=None, tables=None):
+        n_seeds = int(seeds) if seeds else (1 if smoke else default_seeds)
+        names = (smoke_table,) if smoke else (
+            tables.split(",") if tables else all_tables)
+        eps = smoke_epsilons if smoke else epsilons
+        return table_section(
+            stem, title, names,
+            lambda name: run_table(name, epsilons=eps, seeds=n_seeds, log=log),
+            markdown, skip=(MissingDataset, ImportError, FileNotFoundError),
+            seeds=n_seeds, out_dir=None if smoke else out_dir)
+
+    def main(doc):
+        return scenario_main(run, doc, add_arguments=lambda parser: (
+            add_table_arguments(parser, stem, all_tables)))
+
+    return run, main
+
+
 def skipped_note(skipped, label="Skipped (package missing)"):
     """The line a scenario's markdown ends with when tables were skipped."""
     return f"\n\n{label}: " + "; ".join(skipped) if skipped else ""

@@ -32,8 +32,7 @@ Run: ``python benchmarks/bench_regression_alpha.py --out-dir benchmarks/results`
 import warnings
 
 import numpy as np
-from _common import add_table_arguments, md_table, scenario_main, table_section
-from _data import MissingDataset
+from _common import md_table, table_scenario
 from _tables import _rdata
 from sklearn.linear_model import LinearRegression
 from sklearn.metrics import r2_score
@@ -154,19 +153,11 @@ def markdown(per_table, seeds):
         "(`lambda * n`).", "", *blocks])
 
 
-def run(*, smoke=False, out_dir=None, log=print, seeds=None, tables=None):
-    seeds = int(seeds) if seeds else (1 if smoke else SEEDS)
-    names = ("boston",) if smoke else (tables.split(",") if tables else TABLES)
-    epsilons = (8.0,) if smoke else EPSILONS
-    return table_section(
-        "regression_alpha", "The regressors' alpha='auto' (Section 8.5)", names,
-        lambda name: run_table(name, epsilons=epsilons, seeds=seeds, log=log),
-        markdown, skip=(MissingDataset, ImportError, FileNotFoundError),
-        seeds=seeds, out_dir=None if smoke else out_dir)
+run, main = table_scenario(
+    "regression_alpha", "The regressors' alpha='auto' (Section 8.5)", TABLES,
+    run_table, markdown, seeds=SEEDS, epsilons=EPSILONS, smoke_table="boston",
+    smoke_epsilons=(8.0,))
 
 
 if __name__ == "__main__":
-    raise SystemExit(scenario_main(
-        run, __doc__,
-        add_arguments=lambda parser: add_table_arguments(
-            parser, "regression_alpha", TABLES)))
+    raise SystemExit(main(__doc__))

@@ -26,8 +26,7 @@ benchmarks/results`` (about 3 minutes on 2 cores).
 import warnings
 
 import numpy as np
-from _common import add_table_arguments, md_table, scenario_main, table_section
-from _data import MissingDataset
+from _common import md_table, table_scenario
 from bench_regression_alpha import TABLES, prepared
 from sklearn.linear_model import LinearRegression
 from sklearn.metrics import r2_score
@@ -104,19 +103,11 @@ def markdown(per_table, seeds):
         f"(seed 0). {summary}.", "", md_table(head, rows)])
 
 
-def run(*, smoke=False, out_dir=None, log=print, seeds=None, tables=None):
-    seeds = int(seeds) if seeds else (1 if smoke else SEEDS)
-    names = ("prestige",) if smoke else (tables.split(",") if tables else TABLES)
-    epsilons = EPSILONS
-    return table_section(
-        "regression_length", "NoisyGDRegressor's fit length (Section 8.4)", names,
-        lambda name: run_table(name, epsilons=epsilons, seeds=seeds, log=log),
-        markdown, skip=(MissingDataset, ImportError, FileNotFoundError),
-        seeds=seeds, out_dir=None if smoke else out_dir)
+run, main = table_scenario(
+    "regression_length", "NoisyGDRegressor's fit length (Section 8.4)", TABLES,
+    run_table, markdown, seeds=SEEDS, epsilons=EPSILONS, smoke_table="prestige",
+    smoke_epsilons=EPSILONS)
 
 
 if __name__ == "__main__":
-    raise SystemExit(scenario_main(
-        run, __doc__,
-        add_arguments=lambda parser: add_table_arguments(
-            parser, "regression_length", TABLES)))
+    raise SystemExit(main(__doc__))
