@@ -369,7 +369,10 @@ def public_radius(segments, ks, *, mode="remove", learning_rate, lam, beta, row_
     (remove, replace) or ``min(n_j, F_j)`` (add, add_remove), ``added = k``
     except in remove mode, and ``F_j`` the rows deleted by later edits (0 with
     ``include_forgotten=False``). Single segment, remove mode, ``rho = 1 - eta
-    lam``: ``r = k G (1 - (1 - eta lam)^T) / (N lam)``.
+    lam``: ``r = k G (1 - (1 - eta lam)^T) / (N lam)``. A segment of several
+    batches bounds a coupled run that keeps every remaining row in its batch,
+    not a retrain, which draws its layout from its own row count: the
+    estimators' certificates refuse such models (certificates.md, L4).
 
     Parameters
     ----------
