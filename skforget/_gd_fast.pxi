@@ -991,11 +991,16 @@ cdef inline double _scaled_norm(const floating *x, Py_ssize_t lo,
                                 Py_ssize_t hi) noexcept nogil:
     # Two-pass norm with scaling by the largest magnitude (what BLAS nrm2 guards
     # against): finite for every finite row whose true norm is below DBL_MAX, and
-    # accurate to a few ulps for rows whose squares overflow or underflow.
-    cdef double m = 0.0, acc = 0.0, v
+    # accurate to a few ulps for rows whose squares overflow or underflow. A NaN
+    # entry makes the norm NaN: fmax would skip it, and a row [nan, 0, ...] would
+    # then pass as a zero row, which the finiteness check never reads again.
+    cdef double m = 0.0, acc = 0.0, v, a
     cdef Py_ssize_t jj
     for jj in range(lo, hi):
-        m = fmax(m, fabs(<double> x[jj]))
+        a = fabs(<double> x[jj])
+        if a != a:
+            return a
+        m = fmax(m, a)
     if m == 0.0:
         return 0.0
     for jj in range(lo, hi):

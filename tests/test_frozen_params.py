@@ -20,6 +20,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.base import clone
 
 from skforget import (
@@ -258,15 +259,21 @@ def test_a_pipeline_edit_warns_once_on_plain_frames():
     lambda: OutputPerturbationClassifier(classes=[0, 1]),
 ])
 @pytest.mark.parametrize("value", [np.nan, np.inf])
-def test_assume_finite_cannot_smuggle_nan_or_inf_rows(factory, value):
+@pytest.mark.parametrize("lone", [False, True])
+def test_assume_finite_cannot_smuggle_nan_or_inf_rows(factory, value, lone):
     import sklearn
 
     Xb = X.copy()
+    if lone:
+        # The entry alone in its row (audit 13a): the norm's scaled pass once
+        # skipped a NaN there and called the row a zero row.
+        Xb[7] = 0.0
     Xb[7, 2] = value
     est = factory()
     with sklearn.config_context(assume_finite=True):
-        with pytest.raises(ValueError, match="Row 7 of X holds NaN or infinite"):
-            est.fit(Xb, Y_BIN)
+        for Xfit in (Xb, sp.csr_matrix(Xb), Xb.astype(np.float32)):
+            with pytest.raises(ValueError, match="Row 7 of X holds NaN or infinite"):
+                est.fit(Xfit, Y_BIN)
         assert not hasattr(est, "coef_")
         est.fit(X, Y_BIN)
         # A request's own records are checked when it is built; the rows it
