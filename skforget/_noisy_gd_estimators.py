@@ -12,7 +12,11 @@ from numbers import Integral, Real
 from sklearn.base import ClassifierMixin, RegressorMixin
 
 from skforget._noisy_gd import _BaseNoisyGD
-from skforget._tasks import _PrivateClassifierMixin, _PrivateRegressorMixin
+from skforget._tasks import (
+    _MIN_TARGET_SCALE,
+    _PrivateClassifierMixin,
+    _PrivateRegressorMixin,
+)
 from skforget._utils import fill_doc
 from skforget._validation import Interval, StrOptions
 from skforget.certify._ball import MODES
@@ -488,7 +492,9 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         and either way the guarantee notes that the targets were read for this
         check (``target_scale_public=False``). On a
         :class:`~skforget.distributed.ShardedDatabase` the targets never reach
-        the driver: None then means 1 and nothing is checked.
+        the driver: None then means 1 and nothing is checked. At least 1e-200:
+        an edit restarts from ``coef_ / target_scale``, which smaller scales
+        would round.
     fit_intercept : bool, default=True
         Fit an intercept (regularised, unlike ``Ridge``: the guarantee needs
         strong convexity in every direction).
@@ -578,7 +584,7 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
     _parameter_constraints: dict = {
         **_BaseNoisyGD._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "target_scale": [Interval(Real, 0, None, closed="neither"), None],
+        "target_scale": [Interval(Real, _MIN_TARGET_SCALE, None, closed="left"), None],
         "certify_k_max": [Interval(Integral, 0, None, closed="left")],
         "certify_modes": [StrOptions(set(MODES)), tuple, list],
     }

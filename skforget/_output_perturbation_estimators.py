@@ -7,7 +7,11 @@ from numbers import Real
 from sklearn.base import ClassifierMixin, RegressorMixin
 
 from skforget._output_perturbation import _BaseOutputPerturbation
-from skforget._tasks import _PrivateClassifierMixin, _PrivateRegressorMixin
+from skforget._tasks import (
+    _MIN_TARGET_SCALE,
+    _PrivateClassifierMixin,
+    _PrivateRegressorMixin,
+)
 from skforget._utils import fill_doc
 from skforget._validation import Interval, StrOptions
 
@@ -260,7 +264,7 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
         :class:`NoisyGDRegressor` (predictions and coefficients stay in the
         original units); None uses them as they are, checks whether most lie
         far beyond what clipping fits (warning if so) and records in the
-        guarantee that the targets were read for that check.
+        guarantee that the targets were read for that check. At least 1e-200.
     fit_intercept : bool, default=True
         Fit an intercept (regularised, like every coordinate).
     intercept_scaling : float, default=1.0
@@ -302,7 +306,7 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
         **_BaseOutputPerturbation._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "clip_norm": [Interval(Real, 0, None, closed="neither"), None],
-        "target_scale": [Interval(Real, 0, None, closed="neither"), None],
+        "target_scale": [Interval(Real, _MIN_TARGET_SCALE, None, closed="left"), None],
     }
     _finite_extra = ("alpha", "target_scale")
 

@@ -61,6 +61,12 @@ CLASS_SHIFT = 0.5
 #: (for most rows) make the regressor warn when no public target scale is given.
 _OUT_OF_REACH = 10.0
 
+#: Smallest ``target_scale``: an edit restarts from ``coef_ / target_scale``,
+#: which must give back the solver's coefficients; below it their product
+#: with the scale can fall among the subnormals, a grid too coarse for the
+#: coupling the deletion figure rests on (audit 13a found 5e-324 broke it).
+_MIN_TARGET_SCALE = 1e-200
+
 
 class _PrivateClassifierMixin:
     """Label encoding with a public label set, and the classifier's predictions.
@@ -566,6 +572,14 @@ class _PrivateRegressorMixin:
         """Targets divided by the public ``target_scale`` (the one of ``fit``
         for edits: changing the parameter later does not change the model)."""
         y = np.asarray(y, dtype=np.float64)
+        bad = ~np.isfinite(y)
+        if np.any(bad):
+            # scikit-learn's assume_finite=True skips its own check; a NaN
+            # residual would then be clamped by the kernel's libm calls alone.
+            i = int(np.flatnonzero(bad)[0])
+            raise (ValueError if fit else UnlearningError)(
+                f"y[{i}]={float(y[i])} is not finite: no privacy bound covers it. "
+                "Impute or drop it with a public rule first.")
         if not fit:
             return y / self._output_scale(), 1, "squared", {}
         scale = 1.0 if self.target_scale is None else float(self.target_scale)

@@ -10,7 +10,12 @@ from sklearn.datasets import load_diabetes
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import train_test_split
 
-from skforget import EditRequest, NoisyGDRegressor, PrivacyLeakWarning
+from skforget import (
+    EditRequest,
+    NoisyGDRegressor,
+    OutputPerturbationRegressor,
+    PrivacyLeakWarning,
+)
 
 
 @pytest.fixture
@@ -90,7 +95,7 @@ def test_public_target_scale_reads_nothing(data):
     assert model.privacy_guarantee_.target_scale_public
 
 
-@pytest.mark.parametrize("bad", [0.0, -1.0, np.inf, np.nan, "big"])
+@pytest.mark.parametrize("bad", [0.0, -1.0, 5e-324, 1e-201, np.inf, np.nan, "big"])
 def test_bad_target_scale_is_refused_and_changes_nothing(data, bad):
     X, y = data
     model = NoisyGDRegressor(target_scale=2.0, random_state=0).fit(X, y)
@@ -107,6 +112,25 @@ def test_bad_target_scale_is_refused_and_changes_nothing(data, bad):
             np.testing.assert_array_equal(got, value)
         else:
             assert got is value or got == value, key
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("Est", [NoisyGDRegressor, OutputPerturbationRegressor])
+def test_non_finite_targets_are_refused_even_when_sklearn_assumes_finite(
+        data, Est, bad):
+    # scikit-learn's assume_finite=True skips its own check (audit 13a): the
+    # target is refused by index, and the model is left as it was.
+    import sklearn
+
+    X, y = data
+    yb = y.copy()
+    yb[5] = bad
+    model = Est(target_scale=1.0, random_state=0).fit(X, y)
+    coef = model.coef_.copy()
+    with sklearn.config_context(assume_finite=True):
+        with pytest.raises(ValueError, match=r"y\[5\]=.* is not finite"):
+            model.fit(X, yb)
+    np.testing.assert_array_equal(model.coef_, coef)
 
 
 def test_diabetes_reaches_ridge_within_a_few_points_at_epsilon_4():
