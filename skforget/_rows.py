@@ -48,6 +48,7 @@ import scipy.sparse as sp
 
 from skforget import _kernels, accounting
 from skforget._validation import fixed_errstate
+from skforget.accounting._noisy_gd import SOFTMAX_CUTOVER
 
 #: Rows whose scale factor would fall below this are rewritten (see Design).
 _TINY_FACTOR = 2.0**-500
@@ -426,7 +427,7 @@ def make_design(X, y, *, loss, data_norm, intercept_scaling, gradient_bound,
     natural = accounting.gradient_bound(
         loss="multinomial", row_norm=math.hypot(data_norm, intercept_scaling)) \
         if loss == "multinomial" else math.inf
-    if gradient_bound >= natural * (1.0 - 1e-12):
+    if gradient_bound >= natural * (1.0 - SOFTMAX_CUTOVER):
         # The plain softmax: its natural bound holds row by row, and a
         # threshold that never binds keeps the kernel on its softmax path.
         tau = np.full_like(tau, _DBL_MAX)

@@ -347,6 +347,27 @@ def test_one_huge_record_cannot_make_multinomial_fit_fail(seed):
     assert np.all(np.isfinite(clf.predict_proba(X)))
 
 
+@pytest.mark.parametrize("below", [0.0, 9e-13, 2e-12])
+def test_softmax_cut_over_never_exceeds_the_planned_bound(below):
+    # A clip_norm a hair below sqrt(2) R runs the plain softmax, whose
+    # gradients reach sqrt(2) R: the plan's G must then be that (audit 13a).
+    import math
+
+    R = math.hypot(1.0, 0.1)
+    X = np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [5.0, 0, 0]])
+    y = np.array([0, 1, 2, 0])
+    est = NoisyGDClassifier(classes=[0, 1, 2], clip_norm=math.sqrt(2) * R * (1 - below),
+                            intercept_scaling=0.1, max_iter=2, random_state=0)
+    est.fit(X, y)
+    W = np.zeros((3, 3))
+    W[1, 0] = 1e4          # one class wins by far: the residual's norm is ~sqrt(2)
+    b = np.array([0.0, 1e3, 0.0])
+    norms = per_row_gradient_norms(mapped_design(est, X, y), W, b)
+    joint = np.sqrt((norms ** 2).sum(axis=1))
+    assert joint.max() <= est._plan.gradient_bound
+    assert joint.max() > 0.999 * est._plan.gradient_bound
+
+
 def test_prediction_on_hostile_rows_is_finite():
     X = _base_rows()
     y = np.arange(24) % 2

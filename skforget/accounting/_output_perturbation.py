@@ -45,6 +45,7 @@ from skforget.accounting._guarantee import (
     PrivacyGuarantee,
 )
 from skforget.accounting._noisy_gd import (
+    SOFTMAX_CUTOVER,
     gradient_bound,
     rho_adaptive,
     sensitivity,
@@ -390,7 +391,7 @@ def plan_output_perturbation(*, loss, n_samples, n_params, lam, row_norm, clip_n
     if loss == "multinomial" and clip_norm is not None:
         # The softmax's natural bound, as the accountant defines it.
         natural = gradient_bound(loss=loss, row_norm=row_norm)
-        if clip_norm < natural * (1.0 - 1e-12):
+        if clip_norm < natural * (1.0 - SOFTMAX_CUTOVER):
             raise ValueError(
                 f"clip_norm={clip_norm!r} is below sqrt(2) * row_norm = "
                 f"{natural!r}: output perturbation solves the softmax loss itself, "
