@@ -721,13 +721,15 @@ def _set_rows(A, pos, values):
         A.iloc[pos] = vals
         return A
     if sp.issparse(A):
-        lil = A.tolil(copy=True)
         vals = sp.csr_matrix(values)
+        # Promoted like arrays: integer rows must not truncate new values.
+        lil = A.astype(np.result_type(A.dtype, vals.dtype)).tolil()
         for k, p in enumerate(pos):
             lil[p] = vals[k]
         return lil.tocsr()
-    # A is a fresh array from _take_rows, so it may be written in place.
-    values = np.asarray(values)
+    # A is a fresh array from _take_rows, so it may be written in place; rows
+    # given sparse join a dense table densely.
+    values = values.toarray() if sp.issparse(values) else np.asarray(values)
     dtype = np.result_type(A.dtype, values.dtype)
     if dtype != A.dtype:
         A = A.astype(dtype)
@@ -752,6 +754,8 @@ def _append_rows(A, values, ids):
             values = pd.Series(vals, name=A.name, index=index)
         return pd.concat([A, values])
     if sp.issparse(A):
-        return sp.vstack([A, sp.csr_matrix(values, dtype=A.dtype)], format="csr")
-    values = np.asarray(values)
+        values = sp.csr_matrix(values)
+        return sp.vstack([A, values], format="csr",
+                         dtype=np.result_type(A.dtype, values.dtype))
+    values = values.toarray() if sp.issparse(values) else np.asarray(values)
     return np.concatenate([A, values.astype(np.result_type(A.dtype, values.dtype))])

@@ -237,6 +237,30 @@ def test_replacements_in_any_order_land_on_their_rows(sharded):
     assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_edits_on_integer_tables_keep_fractional_values(sharded, sparse):
+    # Integer rows and targets are promoted as in memory, not truncated
+    # (audit 13a: 0.7 used to train as 0 on the cluster).
+    rng = np.random.default_rng(0)
+    X = rng.integers(-1, 2, size=(40, 3))
+    y = rng.integers(-2, 3, size=40)
+    X = sp.csr_matrix(X) if sparse else X
+    new = dict(replace=[2], X_replace=[[0.4, 0.6, -0.9]], y_replace=[1.9],
+               X_insert=[[0.1, -0.2, 0.3]], y_insert=[0.7])
+    db = sharded(X, y)
+    kw = dict(target_scale=1.0, random_state=0, max_iter=3, max_lazy_records=0)
+    on_cluster = NoisyGDRegressor(**kw).fit(db)
+    on_cluster.partial_unlearn(db.edit(**new))
+    X_new, y_new = EditRequest(X, y, **new).apply()
+    X_got, y_got = db.gather()
+    dense = (lambda A: A.toarray()) if sparse else np.asarray
+    np.testing.assert_array_equal(dense(X_new)[[2, -1]],
+                                  [[0.4, 0.6, -0.9], [0.1, -0.2, 0.3]])
+    np.testing.assert_array_equal(y_new[[2, -1]], [1.9, 0.7])
+    np.testing.assert_array_equal(dense(X_got), dense(X_new))
+    np.testing.assert_array_equal(y_got, y_new)
+
+
 def test_fits_at_once_keep_their_own_row_maps_and_edits_wait(client, sharded):
     # Each fit maps the rows with its own clipping and weighting; an edit is
     # refused while a fit reads the rows, and a fit while an edit is served.

@@ -51,6 +51,25 @@ def test_sparse_and_dataframe_databases():
     np.testing.assert_array_equal(y_s.to_numpy(), dense[1])
 
 
+def test_new_rows_in_the_other_layout_and_dtype():
+    # Rows given sparse join a dense table densely, and integer tables are
+    # promoted instead of truncating the new values (audit 13a).
+    X = np.arange(12).reshape(4, 3)
+    req = EditRequest(X, np.arange(4), replace=[1],
+                      X_replace=sp.csr_matrix([[0.5, 0.0, 0.0]]), y_replace=[0.5],
+                      X_insert=sp.csr_matrix([[0.0, 2.5, 0.0]]), y_insert=[1.5])
+    X_new, y_new = req.apply()
+    assert isinstance(X_new, np.ndarray)
+    np.testing.assert_array_equal(X_new[[1, -1]], [[0.5, 0, 0], [0, 2.5, 0]])
+    np.testing.assert_array_equal(y_new[[1, -1]], [0.5, 1.5])
+    X_new, _ = EditRequest(sp.csr_matrix(X), np.arange(4), replace=[1],
+                           X_replace=[[0.5, 0.0, 0.0]], y_replace=[0],
+                           X_insert=[[0.0, 2.5, 0.0]], y_insert=[1]).apply()
+    assert sp.issparse(X_new)
+    np.testing.assert_array_equal(X_new.toarray()[[1, -1]],
+                                  [[0.5, 0, 0], [0, 2.5, 0]])
+
+
 @pytest.mark.parametrize("kwargs,message", [
     (dict(delete=[10]), r"delete\[0\]=10 is out of range for a database of 10 rows"),
     (dict(delete=[-1]), r"delete\[0\]=-1 is out of range"),

@@ -13,6 +13,7 @@ import collections
 import numpy as np
 import scipy.sparse as sp
 
+from skforget._edits import _append_rows, _set_rows
 from skforget._utils import check_weights
 from skforget.exceptions import UnlearningError
 
@@ -219,19 +220,14 @@ class _Shard:
             w_new[pos] = w_replace
         if w_new is not None and X_insert is not None:
             w_new = np.concatenate([w_new, np.asarray(w_insert, dtype=np.float64)])
+        # The in-memory request's row edits, dtype promotion included: integer
+        # rows or targets must not truncate the new values.
         if len(replace):
-            if sp.issparse(X_new):
-                X_new = X_new.tolil()
-                X_new[pos] = X_replace
-                X_new = X_new.tocsr()
-            else:
-                X_new = np.array(X_new, copy=True)
-                X_new[pos] = X_replace
-            y_new = np.array(y_new, copy=True)
-            y_new[pos] = y_replace
+            X_new = _set_rows(X_new, pos, X_replace)
+            y_new = _set_rows(y_new, pos, np.asarray(y_replace))
         if X_insert is not None and X_insert.shape[0]:
-            X_new = _stack([X_new, X_insert])
-            y_new = np.concatenate([y_new, np.asarray(y_insert, dtype=y_new.dtype)])
+            X_new = _append_rows(X_new, X_insert, None)
+            y_new = _append_rows(y_new, np.asarray(y_insert), None)
         self._journal = (attempt, X, y, w)
         self.X, self.y, self.w = X_new, y_new, w_new
         return X_new.shape[0]
