@@ -338,6 +338,11 @@ class _BasePrivateLinear(BaseEstimator):
     def _warn_after_edit(cls, guarantee):
         """The warnings every edit owes its user (adaptive figure, label set)."""
         cls._warn_if_adaptive_exceeds(guarantee)
+        cls._warn_if_label_set_kept(guarantee)
+
+    @staticmethod
+    def _warn_if_label_set_kept(guarantee):
+        """Say that an edit kept a label set read from the training labels."""
         if not getattr(guarantee, "label_set_public", True):
             # The label set is part of the model (classes_, the coefficients'
             # shape) and is fixed at fit: an edit keeps it, so a deleted

@@ -422,6 +422,12 @@ class _PrivateClassifierMixin:
 
     def _label_set(self, y):
         """``(classes, public)``: the public label set, or the one in ``y``."""
+        kept = self.__dict__.get("_refit_label_set")
+        if self.classes is None and kept is not None:
+            # A pipeline refitting edited records keeps the label set read at
+            # its fit, as an estimator's own edits do: re-reading it would
+            # reveal (or fail on) the labels the remaining records carry.
+            return np.asarray(kept), False
         if self.classes is None:
             classes = np.unique(y)
             if len(classes) < 2:

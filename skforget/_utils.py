@@ -58,6 +58,18 @@ def check_some_weight(any_positive):
                          "fit (as in scikit-learn, all-zero weights are refused).")
 
 
+def edit_seed(random_state, index):
+    """The noise source of the ``index``-th refit of a pipeline: a fresh,
+    independent stream from the public counter for an integer seed
+    (privacy-accounting.md, 19.4; 128 bits of state, so no two edits share
+    noise), the same generator (consumed further) for a RandomState, None for
+    None."""
+    if random_state is None or isinstance(random_state, np.random.RandomState):
+        return random_state
+    seq = np.random.SeedSequence(entropy=int(random_state), spawn_key=(index,))
+    return np.random.RandomState(np.random.MT19937(seq))
+
+
 @contextmanager
 def restore_on_error(*objects):
     """Restore every attribute of each of ``objects`` if the block raises.

@@ -16,6 +16,7 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import make_pipeline
 
 from skforget import Database, EditRequest, NoisyGDClassifier, NoisyGDRegressor
+from skforget._utils import edit_seed as _edit_seed
 from skforget.accounting import (
     PrivacyBudgetExceeded,
     histogram_sensitivity,
@@ -30,7 +31,6 @@ from skforget.exceptions import (
     UnlearningError,
 )
 from skforget.pipeline import ForgetPipeline, make_private_pipeline
-from skforget.pipeline._forget import _edit_seed
 from skforget.preprocessing import (
     PrivateOneHotEncoder,
     PrivateSimpleImputer,
@@ -1200,3 +1200,23 @@ def test_a_failed_private_edit_keeps_the_callers_rows_and_stale_requests_fail():
         warnings.simplefilter("ignore")
         pipe.partial_unlearn(EditRequest(X1, y1, delete=[8]))
     assert len(pipe.pipeline_edits_) == 2
+
+
+def test_a_refit_keeps_a_label_set_read_at_fit():
+    # classes=None behind private steps (audit 13b): the refit of an edit keeps
+    # the label set read at fit, as the estimators' own edits do, instead of
+    # reading the remaining labels (and failing, with them in the message, when
+    # one class is left).
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(18, 90, 400).astype(float),
+                      "job": rng.choice(["a", "b"], 400)})
+    y = np.zeros(400, dtype=int)
+    y[0] = 1
+    with pytest.warns(PrivacyLeakWarning, match="label set was read"):
+        pipe = make_private_pipeline(NoisyGDClassifier(random_state=0),
+                                     random_state=0).fit(X, y)
+    with pytest.warns(PrivacyLeakWarning, match="every edit keeps it"):
+        pipe.partial_unlearn(EditRequest(X, y, delete=[0]))
+    np.testing.assert_array_equal(pipe.classes_, [0, 1])
+    assert not pipe[-1].privacy_guarantee_.label_set_public
+    assert "_refit_label_set" not in vars(pipe[-1])

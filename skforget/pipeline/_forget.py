@@ -5,7 +5,6 @@
 import dataclasses
 from contextlib import contextmanager
 
-import numpy as np
 from sklearn import get_config
 from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.pipeline import Pipeline, make_pipeline
@@ -23,22 +22,11 @@ from skforget._public import (
     split_preprocessing,
 )
 from skforget._release import mark_committed, release_spending, releasing
-from skforget._utils import restore_on_error
+from skforget._utils import edit_seed, restore_on_error
 from skforget._validation import ENCLOSING_PREPROCESSING, fixed_errstate
 from skforget.exceptions import NotCertifiableError, UnlearningError
 
 __all__ = ["ForgetPipeline", "make_forget_pipeline"]
-
-
-def _edit_seed(random_state, index):
-    """The noise source of the ``index``-th refit: a fresh, independent stream
-    from the public counter for an integer seed (privacy-accounting.md, 19.4;
-    128 bits of state, so no two edits share noise), the same generator
-    (consumed further) for a RandomState, None for None."""
-    if random_state is None or isinstance(random_state, np.random.RandomState):
-        return random_state
-    seq = np.random.SeedSequence(entropy=int(random_state), spawn_key=(index,))
-    return np.random.RandomState(np.random.MT19937(seq))
 
 
 def _final_estimator_has(attr):
@@ -577,7 +565,10 @@ class ForgetPipeline(Pipeline):
             # The edit's streams are passed for this fit only: afterwards each
             # step holds the user's own random_state again, never a derived one.
             for name, state in self.random_states_.items():
-                self.named_steps[name].set_params(random_state=_edit_seed(state, index))
+                self.named_steps[name].set_params(random_state=edit_seed(state, index))
+            final = self.steps[-1][1]
+            if hasattr(final, "classes_"):   # kept, as the estimators' edits do
+                final._refit_label_set = final.classes_
             try:
                 Pipeline.fit(self, X_new, y_new, **params)
             except Exception as exc:
@@ -586,6 +577,9 @@ class ForgetPipeline(Pipeline):
             finally:
                 for name, state in self.random_states_.items():
                     self.named_steps[name].set_params(random_state=state)
+                final.__dict__.pop("_refit_label_set", None)
+            if hasattr(final, "_warn_if_label_set_kept"):
+                final._warn_if_label_set_kept(final.privacy_guarantee_)
             for name, before in kinds.items():
                 step = self.named_steps[name]
                 after = getattr(step, "numeric_columns_", None)
