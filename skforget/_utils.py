@@ -14,6 +14,7 @@ import threading
 from contextlib import contextmanager
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from skforget.exceptions import UnlearningError
 
@@ -87,6 +88,34 @@ def restore_on_error(*objects):
             obj.__dict__.clear()
             obj.__dict__.update(state)
         raise
+
+
+def _estimators_in(est, seen):
+    """``est`` and every estimator reachable through its parameters."""
+    if id(est) in seen or not isinstance(est, BaseEstimator):
+        return
+    seen[id(est)] = est
+    for value in est.get_params(deep=False).values():
+        if isinstance(value, list | tuple):
+            for item in value:
+                for part in (item if isinstance(item, tuple) else (item,)):
+                    _estimators_in(part, seen)
+        else:
+            _estimators_in(value, seen)
+
+
+@contextmanager
+def atomic_tree(pipeline):
+    """Restore the pipeline and every step in it if the block raises.
+
+    scikit-learn's ``fit`` replaces fitted attributes rather than mutating
+    them, so shallow snapshots of every estimator's ``__dict__`` undo a
+    failed fit exactly (the same argument as for the estimators).
+    """
+    seen = {}
+    _estimators_in(pipeline, seen)
+    with restore_on_error(*seen.values()):
+        yield
 
 
 @contextmanager

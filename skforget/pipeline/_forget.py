@@ -6,7 +6,7 @@ import dataclasses
 from contextlib import contextmanager
 
 from sklearn import get_config
-from sklearn.base import BaseEstimator, clone, is_classifier
+from sklearn.base import clone, is_classifier
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted
@@ -22,7 +22,7 @@ from skforget._public import (
     split_preprocessing,
 )
 from skforget._release import mark_committed, release_spending, releasing
-from skforget._utils import edit_seed, restore_on_error
+from skforget._utils import atomic_tree, edit_seed
 from skforget._validation import ENCLOSING_PREPROCESSING, fixed_errstate
 from skforget.exceptions import NotCertifiableError, UnlearningError
 
@@ -36,34 +36,6 @@ def _final_estimator_has(attr):
         return True
 
     return check
-
-
-def _estimators_in(est, seen):
-    """``est`` and every estimator reachable through its parameters."""
-    if id(est) in seen or not isinstance(est, BaseEstimator):
-        return
-    seen[id(est)] = est
-    for value in est.get_params(deep=False).values():
-        if isinstance(value, list | tuple):
-            for item in value:
-                for part in (item if isinstance(item, tuple) else (item,)):
-                    _estimators_in(part, seen)
-        else:
-            _estimators_in(value, seen)
-
-
-@contextmanager
-def _atomic_tree(pipeline):
-    """Restore the pipeline and every step in it if the block raises.
-
-    scikit-learn's ``fit`` replaces fitted attributes rather than mutating
-    them, so shallow snapshots of every estimator's ``__dict__`` undo a
-    failed fit exactly (the same argument as for the estimators).
-    """
-    seen = {}
-    _estimators_in(pipeline, seen)
-    with restore_on_error(*seen.values()):
-        yield
 
 
 def _planned_release(pipeline, n_samples):
@@ -236,7 +208,7 @@ class ForgetPipeline(Pipeline):
         self._check_private_units(private)
         params = self._database_weights(X, params)
         X, y, version = unwrap_database(X, y)
-        with releasing(), _atomic_tree(self), fixed_errstate(), _pipeline_ledger(
+        with releasing(), atomic_tree(self), fixed_errstate(), _pipeline_ledger(
                 self, f"{type(self).__name__}.fit", private, _num_samples(X)):
             super().fit(X, y, **params)
             self.public_preprocessing_ = public
@@ -559,7 +531,7 @@ class ForgetPipeline(Pipeline):
         # a step took as numbers must not follow the edited records' dtypes.
         kinds = {name: getattr(self.named_steps[name], "numeric_columns_", None)
                  for name in private}
-        with _atomic_tree(self), _pipeline_ledger(
+        with atomic_tree(self), _pipeline_ledger(
                 self, f"{type(self).__name__}.partial_unlearn", private,
                 _num_samples(X_new)):
             # The edit's streams are passed for this fit only: afterwards each

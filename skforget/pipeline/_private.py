@@ -12,8 +12,9 @@ from skforget import accounting
 from skforget._database import unwrap_database
 from skforget._public import register_pipeline_class, split_preprocessing
 from skforget._release import mark_committed, releasing
+from skforget._utils import atomic_tree
 from skforget._validation import Interval, StrOptions, user_stacklevel
-from skforget.pipeline._forget import ForgetPipeline, _atomic_tree
+from skforget.pipeline._forget import ForgetPipeline
 from skforget.preprocessing import PrivateTableEncoder
 from skforget.preprocessing._columns import _n_rows_cols
 from skforget.preprocessing._numeric import BOUNDS_SHARE, bounds_threshold
@@ -117,7 +118,7 @@ class PrivatePipeline(ForgetPipeline):
         # From public numbers, before any statistic: a filter raising it as an
         # error stops the fit before anything is spent (Section 20.3).
         self._warn_if_noise_dominates(n, n_columns, budget, len(private), unit)
-        with releasing(), _atomic_tree(self):
+        with releasing(), atomic_tree(self):
             est.set_params(epsilon=budget.estimator_epsilon,
                            delta=budget.delta_conversion)
             selecting = [name for name in private
