@@ -395,7 +395,8 @@ class _BaseNoisyGD(_BasePrivateLinear):
             plan, public = self._plan_public(db.shape, n_outputs, loss, new_attrs,
                                              weighted=db.weighted)
             spec = self._row_map_spec(loss, classes, "fit", plan,
-                                      new_attrs.get("_target_scale", 1.0))
+                                      new_attrs.get("_target_scale", 1.0),
+                                      new_attrs.get("_target_offset", 0.0))
             with db._reading():
                 # Never exclusive: another fit may map its rows between this
                 # read's claim and its own prepare, and clearing every map
@@ -413,13 +414,18 @@ class _BaseNoisyGD(_BasePrivateLinear):
             if temporary:
                 db.close()
 
-    def _row_map_spec(self, loss, classes, error, plan, target_scale=None):
+    def _row_map_spec(self, loss, classes, error, plan, target_scale=None,
+                      target_offset=None):
         """The public parameters a worker needs to map, encode and weight its
-        rows (``target_scale``: the fit's, by default the fitted model's)."""
+        rows (``target_scale`` and ``target_offset``: the fit's, by default the
+        fitted model's)."""
+        centre = getattr(self, "_target_centre", lambda: 0.0)
         return {"loss": loss, "classes": classes, "error": error,
                 "weighting": plan_weighting(plan),
                 "target_scale": (self._output_scale() if target_scale is None
                                  else float(target_scale)),
+                "target_offset": (centre() if target_offset is None
+                                  else float(target_offset)),
                 "data_norm": float(self.data_norm),
                 "intercept_scaling": self._intercept_scaling(loss),
                 "gradient_bound": self._output_gradient_bound(loss),

@@ -495,6 +495,13 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         the driver: None then means 1 and nothing is checked. At least 1e-200:
         an edit restarts from ``coef_ / target_scale``, which smaller scales
         would round.
+    target_offset : float, default=0.0
+        Public constant subtracted from the targets before ``target_scale``
+        divides them (predictions and ``intercept_`` are in the original
+        units): the centre of the quantity's known range, never a statistic
+        of the training targets (:func:`~skforget.pipeline.make_private_pipeline`
+        releases one privately). The regulariser pulls the intercept towards
+        it, not towards 0.
     fit_intercept : bool, default=True
         Fit an intercept (regularised, unlike ``Ridge``: the guarantee needs
         strong convexity in every direction).
@@ -585,17 +592,19 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         **_BaseNoisyGD._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "target_scale": [Interval(Real, _MIN_TARGET_SCALE, None, closed="left"), None],
+        "target_offset": [Real],
         "certify_k_max": [Interval(Integral, 0, None, closed="left")],
         "certify_modes": [StrOptions(set(MODES)), tuple, list],
     }
-    _finite_extra = ("alpha", "target_scale")
+    _finite_extra = ("alpha", "target_scale", "target_offset")
 
     def __init__(self, alpha="auto", *, epsilon=1.0, delta="auto",
                  deletion_epsilon=None, max_edit_size=100, max_lazy_records="auto",
                  max_sample_weight=1.0, group_size=1,
                  relation="replace", data_norm=1.0, clip_rows=True, clip_norm=1.0,
-                 target_scale=None, fit_intercept=True, intercept_scaling=1.0,
-                 learning_rate=None, max_iter=None, batch_size="auto", recipe="tight",
+                 target_scale=None, target_offset=0.0, fit_intercept=True,
+                 intercept_scaling=1.0, learning_rate=None, max_iter=None,
+                 batch_size="auto", recipe="tight",
                  random_state=None, verbose=0, n_jobs=None, certify_k_max=0,
                  certify_modes=("remove",), ledger=None):
         self.alpha = alpha
@@ -611,6 +620,7 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         self.clip_rows = clip_rows
         self.clip_norm = clip_norm
         self.target_scale = target_scale
+        self.target_offset = target_offset
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.learning_rate = learning_rate

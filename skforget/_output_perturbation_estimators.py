@@ -265,6 +265,13 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
         original units); None uses them as they are, checks whether most lie
         far beyond what clipping fits (warning if so) and records in the
         guarantee that the targets were read for that check. At least 1e-200.
+    target_offset : float, default=0.0
+        Public constant subtracted from the targets before ``target_scale``
+        divides them (predictions and ``intercept_`` are in the original
+        units): the centre of the quantity's known range, never a statistic
+        of the training targets (:func:`~skforget.pipeline.make_private_pipeline`
+        releases one privately). The regulariser pulls the intercept towards
+        it, not towards 0.
     fit_intercept : bool, default=True
         Fit an intercept (regularised, like every coordinate).
     intercept_scaling : float, default=1.0
@@ -307,14 +314,15 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
         "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "clip_norm": [Interval(Real, 0, None, closed="neither"), None],
         "target_scale": [Interval(Real, _MIN_TARGET_SCALE, None, closed="left"), None],
+        "target_offset": [Real],
     }
-    _finite_extra = ("alpha", "target_scale")
+    _finite_extra = ("alpha", "target_scale", "target_offset")
 
     def __init__(self, alpha="auto", *, epsilon=1.0, delta="auto", max_edit_size=10,
                  max_sample_weight=1.0, group_size=1, relation="replace",
                  data_norm=1.0, clip_rows=True, clip_norm=1.0, target_scale=None,
-                 fit_intercept=True, intercept_scaling=1.0, tol=1e-3, max_iter=1000,
-                 random_state=None, verbose=0, ledger=None):
+                 target_offset=0.0, fit_intercept=True, intercept_scaling=1.0,
+                 tol=1e-3, max_iter=1000, random_state=None, verbose=0, ledger=None):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -326,6 +334,7 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
         self.clip_rows = clip_rows
         self.clip_norm = clip_norm
         self.target_scale = target_scale
+        self.target_offset = target_offset
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.tol = tol

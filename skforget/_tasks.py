@@ -560,6 +560,12 @@ class _PrivateRegressorMixin:
     _regularization_name = "alpha"
     _y_numeric = True
 
+    def __setstate__(self, state):
+        # Pickled before target_offset existed: its targets were not moved.
+        state = dict(state)
+        state.setdefault("target_offset", 0.0)
+        super().__setstate__(state)
+
     def _regularization(self, n_samples):
         return self.alpha / n_samples
 
@@ -572,7 +578,8 @@ class _PrivateRegressorMixin:
         # Rows on a cluster: the targets never reach the driver, so nothing is
         # read for the scale check (the shards divide by the public scale).
         scale = 1.0 if self.target_scale is None else float(self.target_scale)
-        return 1, "squared", {"_target_scale": scale}, None
+        return 1, "squared", {"_target_scale": scale,
+                              "_target_offset": float(self.target_offset)}, None
 
     def _encode_targets(self, y, *, fit):
         """Targets divided by the public ``target_scale`` (the one of ``fit``
@@ -587,12 +594,14 @@ class _PrivateRegressorMixin:
                 f"y[{i}]={float(y[i])} is not finite: no privacy bound covers it. "
                 "Impute or drop it with a public rule first.")
         if not fit:
-            return y / self._output_scale(), 1, "squared", {}
+            return ((y - self._target_centre()) / self._output_scale(), 1, "squared",
+                    {})
         scale = 1.0 if self.target_scale is None else float(self.target_scale)
-        y = y / scale
+        offset = float(self.target_offset)
+        y = (y - offset) / scale
         if self.target_scale is None:
             self._warn_if_targets_out_of_reach(y)
-        return y, 1, "squared", {"_target_scale": scale,
+        return y, 1, "squared", {"_target_scale": scale, "_target_offset": offset,
                                  "_target_scale_public": self.target_scale is not None}
 
     def _warn_if_targets_out_of_reach(self, y):
@@ -621,10 +630,25 @@ class _PrivateRegressorMixin:
     def _output_scale(self):
         return getattr(self, "_target_scale", 1.0)
 
+    def _target_centre(self):
+        """The fit's ``target_offset`` (0 for models fitted before it existed)."""
+        return self.__dict__.get("_target_offset", 0.0)
+
+    def _intercept_offset(self):
+        # In the solver's units: the margins are multiplied by the scale after.
+        return self._target_centre() / self._output_scale()
+
     def _set_coefficients(self, W, b):
         out = self._output_scale()
         self.coef_ = W[0] * out
-        self.intercept_ = float(b[0] * self._intercept_scaling() * out)
+        trained = float(b[0] * self._intercept_scaling() * out)
+        if self._target_centre() != 0.0:
+            # An edit continues from the solver's own intercept, never from
+            # intercept_ minus the offset, which would round.
+            self._trained_intercept = np.array([trained])
+        else:
+            self.__dict__.pop("_trained_intercept", None)
+        self.intercept_ = trained + self._target_centre()
 
     def predict(self, X):
         """Predicted targets.

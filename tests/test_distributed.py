@@ -261,6 +261,23 @@ def test_edits_on_integer_tables_keep_fractional_values(sharded, sparse):
     np.testing.assert_array_equal(y_got, y_new)
 
 
+def test_a_target_offset_moves_the_targets_on_the_workers_too(sharded):
+    # The workers used to divide by target_scale without subtracting the
+    # offset (second reading 13): the intercept was off by the offset.
+    X, _ = _data()
+    y = 100.0 + 20.0 * X[:, 0]
+    kw = dict(target_scale=20.0, target_offset=100.0, random_state=0, max_iter=3,
+              max_lazy_records=0)
+    db = sharded(X, y)
+    on_cluster = NoisyGDRegressor(**kw).fit(db)
+    in_memory = NoisyGDRegressor(**kw).fit(X, y)
+    assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+    assert on_cluster.intercept_ == pytest.approx(in_memory.intercept_, abs=1e-9)
+    on_cluster.partial_unlearn(db.edit(delete=[3]))
+    in_memory.partial_unlearn(EditRequest(X, y, delete=[3]))
+    assert _rel(on_cluster.coef_, in_memory.coef_) < 1e-12
+
+
 def test_fits_at_once_keep_their_own_row_maps_and_edits_wait(client, sharded):
     # Each fit maps the rows with its own clipping and weighting; an edit is
     # refused while a fit reads the rows, and a fit while an edit is served.

@@ -100,7 +100,8 @@ class _Shard:
             X = canonical_csr(X, where=where)
         y = self._encode(self.y, spec["classes"], offset, spec["error"])
         if spec["classes"] is None:
-            y = y / spec.get("target_scale", 1.0)  # the regressor's public scale
+            # The regressor's public origin and scale (as _encode_targets).
+            y = (y - spec.get("target_offset", 0.0)) / spec.get("target_scale", 1.0)
         design = make_design(X, y, loss=spec["loss"], data_norm=spec["data_norm"],
                              intercept_scaling=spec["intercept_scaling"],
                              gradient_bound=spec["gradient_bound"],
