@@ -26,7 +26,9 @@ cost; also writes large_epsilon.md/.json), regression_alpha (NoisyGDRegressor's
 alpha="auto" on real regression tables; also writes regression_alpha.md/.json),
 regression_length (NoisyGDRegressor's fit length on ten regression tables; also
 writes regression_length.md/.json), multinomial_clip (issue 23: the clipped
-softmax of Lemma 4.5 on multiclass tables; also writes multinomial_clip.md/.json).
+softmax of Lemma 4.5 on multiclass tables; also writes multinomial_clip.md/.json),
+private_regression (a regressor from eleven raw tables through
+make_private_pipeline, Section 19.6; also writes private_regression.md/.json).
 The exit status is non-zero if any scenario failed, including a full run that could
 not set up diffprivlib.
 """
@@ -47,7 +49,7 @@ SCENARIOS = (
     "imbalanced", "scale", "output_perturbation", "decisions", "search", "gdp",
     "deletion_stream",
     "small_fit", "thresholds", "large_epsilon", "regression_alpha",
-    "regression_length", "multinomial_clip",
+    "regression_length", "multinomial_clip", "private_regression",
 )
 
 

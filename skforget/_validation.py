@@ -240,6 +240,9 @@ def check_delta(delta, n_samples):
 #: estimator's streams 0 and 1, so that equal integer seeds on a step and its
 #: estimator never give both the same noise (second reading of 21.7).
 PREPROCESSING_STREAM = 2
+#: The stream of a private pipeline's release of a regressor's target centre
+#: and scale (Section 19.6), drawn from its first private step's seed.
+TARGET_STREAM = 3
 
 
 def segment_rng(random_state, segment, stream=0):
@@ -252,7 +255,8 @@ def segment_rng(random_state, segment, stream=0):
     instance is consumed as scikit-learn estimators do. ``stream`` separates
     releases of one segment (0: the noisy steps; 1: the noisy class counts,
     Section 18.3; :data:`PREPROCESSING_STREAM`: a private preprocessing
-    step's releases, Section 19), so no two of them share noise, even when a
+    step's releases, Section 19; :data:`TARGET_STREAM`: a pipeline's target
+    release, 19.6), so no two of them share noise, even when a
     pipeline's steps are given the same integer seed.
     """
     if random_state is None:

@@ -62,7 +62,8 @@ def _preprocessing_release(pipeline, estimator):
     if not private:
         return None
     steps = [pipeline.named_steps[name].get_params() for name in private]
-    rho = sum(float(p["rho"]) for p in steps)
+    rho = sum(float(p["rho"]) for p in steps) + sum(
+        r for _, r, _, _ in pipeline._own_releases())
     delta = sum(float(p.get("delta", 0.0) or 0.0) for p in steps)
     return (type(pipeline).__name__, rho, delta, pipeline.__dict__.get(
         "_recording_ledger") or getattr(estimator, "ledger", None))
@@ -210,7 +211,7 @@ class ForgetPipeline(Pipeline):
         X, y, version = unwrap_database(X, y)
         with releasing(), atomic_tree(self), fixed_errstate(), _pipeline_ledger(
                 self, f"{type(self).__name__}.fit", private, _num_samples(X)):
-            super().fit(X, y, **params)
+            self._fit_steps(X, y, **params)
             self.public_preprocessing_ = public
             self.private_preprocessing_ = private
             self.database_version_ = version
@@ -348,6 +349,14 @@ class ForgetPipeline(Pipeline):
                              "records' weights.")
         return {**params, key: weights}
 
+    def _fit_steps(self, X, y, **params):
+        """Fit every step (a hook: a private pipeline releases more first)."""
+        return Pipeline.fit(self, X, y, **params)
+
+    def _own_releases(self):
+        """``(name, rho, delta, rho_replace)`` of the pipeline's own releases."""
+        return ()
+
     @property
     def privacy_guarantee_(self):
         guarantee = self._final_estimator.privacy_guarantee_
@@ -362,6 +371,9 @@ class ForgetPipeline(Pipeline):
             parts.extend((f"{name}/{col}", rho, delta)
                          for col, rho, delta in released.columns)
             replace.append(getattr(released, "rho_replace", None))
+        for name, rho, delta, rho_replace in self._own_releases():
+            parts.append((name, rho, delta))
+            replace.append(rho_replace)
         return accounting.compose_pipeline_guarantee(
             preprocessing_rho_replace=None if None in replace else sum(replace),
             parts=parts, estimator_guarantee=guarantee,
@@ -542,7 +554,7 @@ class ForgetPipeline(Pipeline):
             if hasattr(final, "classes_"):   # kept, as the estimators' edits do
                 final._refit_label_set = final.classes_
             try:
-                Pipeline.fit(self, X_new, y_new, **params)
+                self._fit_steps(X_new, y_new, **params)
             except Exception as exc:
                 raise UnlearningError(f"The edited records cannot be fitted: "
                                       f"{exc}") from exc

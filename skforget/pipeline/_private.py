@@ -6,20 +6,46 @@ preprocessing and the estimator (privacy-accounting.md, Section 19)."""
 import warnings
 from numbers import Real
 
+import numpy as np
+from sklearn.base import is_regressor
 from sklearn.pipeline import Pipeline
 
 from skforget import accounting
 from skforget._database import unwrap_database
-from skforget._public import register_pipeline_class, split_preprocessing
+from skforget._public import (
+    private_step_names,
+    register_pipeline_class,
+    split_preprocessing,
+)
 from skforget._release import mark_committed, releasing
 from skforget._utils import atomic_tree
-from skforget._validation import Interval, StrOptions, user_stacklevel
+from skforget._validation import (
+    TARGET_STREAM,
+    Interval,
+    StrOptions,
+    segment_rng,
+    user_stacklevel,
+)
 from skforget.pipeline._forget import ForgetPipeline
 from skforget.preprocessing import PrivateTableEncoder
 from skforget.preprocessing._columns import _n_rows_cols
-from skforget.preprocessing._numeric import BOUNDS_SHARE, bounds_threshold
+from skforget.preprocessing._numeric import (
+    BOUNDS_SHARE,
+    REFINE_SHARE,
+    bounds_threshold,
+    private_column,
+)
 
 __all__ = ["PrivatePipeline", "make_private_pipeline"]
+
+#: A regressor's released target scale, in the target's released standard
+#: deviations: most targets then lie within +-1 after centring, where the
+#: clipped squared loss fits them unclipped (Section 19.6).
+TARGET_SPREADS = 2.0
+#: The target's weight in the preprocessing share, in columns: its centre
+#: enters every prediction, a feature's statistics one input (measured on
+#: eleven regression tables, Section 19.6).
+TARGET_COLUMNS = 4
 
 
 class PrivatePipeline(ForgetPipeline):
@@ -34,7 +60,10 @@ class PrivatePipeline(ForgetPipeline):
     composed guarantee (privacy-accounting.md, Theorem 19.5), at most the
     target, with its parts listed. ``partial_unlearn`` re-estimates every
     statistic with fresh noise and retrains the estimator (Theorem 19.6).
-    The split is decided once, at ``fit``, and kept for every edit.
+    The split is decided once, at ``fit``, and kept for every edit. A
+    regressor given neither ``target_offset`` nor ``target_scale`` is fitted
+    with a private centre and scale of the targets, released from the
+    preprocessing share like a column's (Section 19.6).
 
     Parameters
     ----------
@@ -59,6 +88,9 @@ class PrivatePipeline(ForgetPipeline):
     privacy_guarantee_ : PipelineGuarantee
     pipeline_edits_ : tuple of PipelineEdit
         One certificate per edit.
+    target_offset_, target_scale_ : float
+        The released centre and scale a regressor's targets were fitted with
+        (regressors given neither; the latest fit or edit's).
 
     See Also
     --------
@@ -115,10 +147,24 @@ class PrivatePipeline(ForgetPipeline):
             selection_share=self.selection_share, estimator_conversion=conversion)
         unit = {k: v for k, v in est.get_params().items()
                 if k in ("relation", "group_size")}
+        # A regressor given neither target_offset nor target_scale gets a
+        # private centre and scale, the target weighing TARGET_COLUMNS columns
+        # of the share (Section 19.6); the figure is fixed here, with the
+        # relation of the fit.
+        rho_target = (budget.rho_preprocessing * TARGET_COLUMNS
+                      / (n_columns + TARGET_COLUMNS)) if _scales_target(est) else 0.0
+        hist = rho_target * (BOUNDS_SHARE + REFINE_SHARE)  # the most a path spends
+        release = (rho_target, accounting.replacement_rho(
+            histogram_rho=hist, moments_rho=rho_target - hist,
+            relation=unit.get("relation", "replace")))
         # From public numbers, before any statistic: a filter raising it as an
         # error stops the fit before anything is spent (Section 20.3).
-        self._warn_if_noise_dominates(n, n_columns, budget, len(private), unit)
+        self._warn_if_noise_dominates(n, n_columns, budget.rho_preprocessing
+                                      - rho_target, len(private), unit)
         with releasing(), atomic_tree(self):
+            self._target_release = release
+            self.__dict__.pop("target_scale_", None)
+            self.__dict__.pop("target_offset_", None)
             est.set_params(epsilon=budget.estimator_epsilon,
                            delta=budget.delta_conversion)
             selecting = [name for name in private
@@ -126,8 +172,8 @@ class PrivatePipeline(ForgetPipeline):
             for name in private:
                 step = self.named_steps[name]
                 keys = step.get_params()
-                update = {"rho": budget.rho_preprocessing / len(private), **{
-                    k: v for k, v in unit.items() if k in keys}}
+                update = {"rho": (budget.rho_preprocessing - rho_target) / len(private),
+                          **{k: v for k, v in unit.items() if k in keys}}
                 if name in selecting:
                     update["delta"] = budget.delta_selection / len(selecting)
                 if "data_norm" in keys and "data_norm" in est.get_params():
@@ -139,7 +185,62 @@ class PrivatePipeline(ForgetPipeline):
             mark_committed()
         return self
 
-    def _warn_if_noise_dominates(self, n, n_columns, budget, n_private, unit):
+    def _own_releases(self):
+        rho, rho_replace = self.__dict__.get("_target_release", (0.0, 0.0))
+        return (("target", rho, 0.0, rho_replace),) if rho else ()
+
+    def _fit_steps(self, X, y, **params):
+        """Release the target's centre and scale (Section 19.6), then fit every
+        step with them as the regressor's ``target_offset`` and
+        ``target_scale``."""
+        rho = self.__dict__.get("_target_release", (0.0, 0.0))[0]
+        if not rho:
+            return super()._fit_steps(X, y, **params)
+        est = self._final_estimator
+        unit = est.get_params()
+        # Refused before anything is drawn: targets that no bound covers.
+        try:
+            values = np.asarray(y, dtype=np.float64).ravel()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"A regressor's targets y must be numbers: {exc}") \
+                from None
+        if not np.all(np.isfinite(values)):
+            i = int(np.flatnonzero(~np.isfinite(values))[0])
+            raise ValueError(f"y[{i}]={values[i]} is not finite: no privacy bound "
+                             "covers it. Impute or drop it with a public rule first.")
+        first = self.named_steps[private_step_names(self)[0]]
+        rng = segment_rng(first.get_params().get("random_state"), 0, TARGET_STREAM)
+        _, _, centre, spread, _, cleared = private_column(
+            values, rho, unit.get("relation", "replace"), unit.get("group_size", 1),
+            rng)
+        if not cleared:
+            # No bin of the target's histogram cleared its threshold: the
+            # range is the largest noisy bin's, at this budget possibly 2**50
+            # away. The targets are then fitted as they are (post-processing
+            # of the release; Section 19.6).
+            centre, scale = 0.0, 1.0
+            warnings.warn(
+                "PrivatePipeline: at this budget no bin of the targets' private "
+                "histogram stood out from its noise, so the regressor is fitted on "
+                "the targets as they are, which it may fit badly. Give it a public "
+                "target_offset and target_scale (the centre and half-width of the "
+                "quantity's known range), or the pipeline a larger epsilon or "
+                "preprocessing_share.", UserWarning, stacklevel=user_stacklevel())
+        elif not unit.get("fit_intercept", True):
+            # A model through the origin keeps 0 as the targets' origin.
+            centre, scale = 0.0, TARGET_SPREADS * max(spread, abs(centre))
+        else:
+            scale = TARGET_SPREADS * spread
+        est.set_params(target_scale=scale, target_offset=centre)
+        try:
+            super()._fit_steps(X, y, **params)
+        finally:
+            est.set_params(target_scale=unit["target_scale"],
+                           target_offset=unit["target_offset"])
+        self.target_offset_, self.target_scale_ = centre, scale
+        return self
+
+    def _warn_if_noise_dominates(self, n, n_columns, rho_steps, n_private, unit):
         """Warn when, from public numbers alone (rows, columns, the split), each
         column's private histogram carries noise of more than an eighth of the
         rows: the released bounds, centres and category lists are then likely
@@ -150,7 +251,7 @@ class PrivatePipeline(ForgetPipeline):
         numbers, so it costs no privacy; it cannot see every failure."""
         # A column gets its step's share split over the columns, and its
         # bounds BOUNDS_SHARE of that (Section 19.3); the noise of one count:
-        rho = budget.rho_preprocessing / n_private / n_columns * BOUNDS_SHARE
+        rho = rho_steps / n_private / n_columns * BOUNDS_SHARE
         sigma, _ = bounds_threshold(rho, unit.get("relation", "replace"),
                                     unit.get("group_size", 1))
         if sigma > n / 8.0:
@@ -166,6 +267,15 @@ class PrivatePipeline(ForgetPipeline):
 
 
 register_pipeline_class(PrivatePipeline)
+
+
+def _scales_target(est):
+    """Whether the pipeline releases the final step's target centre and scale:
+    a regressor given neither (public parameters only, Section 19.6)."""
+    params = est.get_params()
+    return (is_regressor(est) and "target_scale" in params
+            and params["target_scale"] is None
+            and params.get("target_offset", 0.0) == 0.0)
 
 
 def make_private_pipeline(estimator, *, epsilon=1.0, delta="auto",
@@ -184,7 +294,9 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta="auto",
     pipeline's ``privacy_guarantee_`` is the composed figure
     (privacy-accounting.md, Section 19). Deletion by index label works as for
     :class:`ForgetPipeline`: the statistics are re-estimated with fresh noise
-    and the model retrained.
+    and the model retrained. A regressor's targets are centred and scaled with
+    private statistics too, unless its ``target_offset`` or ``target_scale``
+    is given.
 
     Parameters
     ----------

@@ -173,8 +173,9 @@ def _narrowed(noisy, sigma, threshold, lo, hi):
 
 
 def _private_range(values, rho_col, relation, group_size, rng):
-    """``lo, hi`` of a column, the share of ``rho_col`` they spent, and the log
-    histogram's own range (which :func:`_single_bin` tests).
+    """``lo, hi`` of a column, the share of ``rho_col`` they spent, the log
+    histogram's own range (which :func:`_single_bin` tests), and whether a bin
+    cleared the threshold (else the range is the largest noisy bin's).
 
     Lemma 19.1: the log histogram (``BOUNDS_SHARE``) gives ``[lo, hi]``; a
     range far from 0 is refined by a linear histogram within it
@@ -188,15 +189,16 @@ def _private_range(values, rho_col, relation, group_size, rng):
                                         group_size)
     noisy = _noisy_histogram(values, sigma, rng)
     lo, hi = _bounds_from_histogram(noisy, sigma, threshold)
+    cleared = bool(np.any(noisy > threshold))
     if not _far_from_zero(lo, hi):
-        return lo, hi, BOUNDS_SHARE, (lo, hi)
+        return lo, hi, BOUNDS_SHARE, (lo, hi), cleared
     sigma_r, threshold_r = bounds_threshold(rho_col * REFINE_SHARE, relation,
                                             group_size, REFINE_BINS)
     if math.fsum(noisy[noisy > threshold]) < REFINE_MIN_COUNT * threshold_r:
-        return lo, hi, BOUNDS_SHARE, (lo, hi)
+        return lo, hi, BOUNDS_SHARE, (lo, hi), cleared
     sub = _noisy_sub_histogram(values, lo, hi, sigma_r, rng)
     return (*_narrowed(sub, sigma_r, threshold_r, lo, hi),
-            BOUNDS_SHARE + REFINE_SHARE, (lo, hi))
+            BOUNDS_SHARE + REFINE_SHARE, (lo, hi), cleared)
 
 
 def _private_moments(values, lo, hi, rho, relation, group_size, rng):
@@ -214,3 +216,16 @@ def _private_moments(values, lo, hi, rho, relation, group_size, rng):
     var = max(noisy[1] / m - mean * mean, min(2.0 * sigma / m, VARIANCE_FLOOR_CAP),
               1e-4)
     return lo + (hi - lo) * mean, (hi - lo) * math.sqrt(min(var, 0.25))
+
+
+
+def private_column(values, rho_col, relation, group_size, rng):
+    """A column's released ``(lo, hi, centre, scale, octave, cleared)`` at
+    ``rho_col``: :func:`_private_range`, then :func:`_private_moments` with the
+    rest of ``rho_col`` (Section 19.2; a scaler's column, a regressor's
+    target, 19.6)."""
+    lo, hi, spent, octave, cleared = _private_range(values, rho_col, relation,
+                                                    group_size, rng)
+    c, s = _private_moments(values, lo, hi, rho_col * (1 - spent), relation,
+                            group_size, rng)
+    return lo, hi, c, s, octave, cleared

@@ -40,10 +40,9 @@ from skforget.preprocessing._columns import (
 from skforget.preprocessing._numeric import (
     BOUNDS_SHARE,
     REFINE_SHARE,
-    _private_moments,
-    _private_range,
     _single_bin,
     bounds_threshold,
+    private_column,
 )
 
 __all__ = ["PrivateOneHotEncoder", "PrivateSimpleImputer", "PrivateStandardScaler",
@@ -156,11 +155,9 @@ class _NumericStep(_PrivateStep):
         rngs = _column_rngs(rng, len(columns))
         bounds, centre, scale, octaves = [], [], [], []
         for values, rng in zip(columns, rngs, strict=True):
-            lo, hi, spent, octave = _private_range(values, rho_col, self.relation,
-                                                   self.group_size, rng)
+            lo, hi, c, s, octave, _ = private_column(values, rho_col, self.relation,
+                                                     self.group_size, rng)
             octaves.append(octave)
-            c, s = _private_moments(values, lo, hi, rho_col * (1 - spent),
-                                    self.relation, self.group_size, rng)
             bounds.append((lo, hi))
             centre.append(c)
             scale.append(s)

@@ -1,0 +1,159 @@
+"""A regressor behind private preprocessing: the pipeline's private target
+centre and scale (privacy-accounting.md, Section 19.6), and the regressors'
+public ``target_offset``."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import r2_score
+
+from skforget import (
+    EditRequest,
+    NoisyGDClassifier,
+    NoisyGDRegressor,
+    OutputPerturbationRegressor,
+)
+from skforget.accounting import PrivacyLedger
+from skforget.pipeline import make_private_pipeline
+from skforget.pipeline._forget import _planned_release
+from skforget.pipeline._private import TARGET_COLUMNS
+
+
+def _table(n=3000, seed=0, offset=1000.0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"a": rng.normal(50, 10, n), "b": rng.normal(0, 1, n),
+                      "c": rng.choice(["x", "y", "z"], n)})
+    y = offset + 3.0 * (X["a"] - 50) + 8.0 * (X["c"] == "x") + rng.normal(0, 2, n)
+    return X, y.to_numpy()
+
+
+@pytest.mark.parametrize("Est", [NoisyGDRegressor, OutputPerturbationRegressor])
+def test_target_offset_is_a_change_of_origin(Est):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, (400, 3))
+    y = 100 + 20 * X @ [1.0, -1.0, 0.5] + rng.normal(0, 1, 400)
+    a = Est(target_scale=20, target_offset=100, random_state=0).fit(X, y)
+    b = Est(target_scale=20, random_state=0).fit(X, y - 100)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12)
+    assert a.intercept_ == pytest.approx(b.intercept_ + 100, abs=1e-10)
+    np.testing.assert_allclose(a.predict(X), b.predict(X) + 100, atol=1e-10)
+    # An edit continues from the solver's own intercept, and changing the
+    # parameter after fit changes nothing.
+    a.set_params(target_offset=5.0)
+    a.partial_unlearn(EditRequest(X, y, delete=[1, 2]))
+    b.partial_unlearn(EditRequest(X, y - 100, delete=[1, 2]))
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12)
+    assert a.intercept_ == pytest.approx(b.intercept_ + 100, abs=1e-10)
+    c = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(c.predict(X), a.predict(X))
+
+
+def test_a_regressor_gets_a_private_centre_and_scale():
+    X, y = _table()
+    X_tr, X_te, y_tr, y_te = X[:2250], X[2250:], y[:2250], y[2250:]
+    est = NoisyGDRegressor(random_state=0)
+    pipe = make_private_pipeline(est, epsilon=1.0, random_state=0)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        pipe.fit(X_tr, y_tr)
+    assert not [w for w in seen if "targets are more than" in str(w.message)]
+    # Released, and the regressor's own parameters are the user's again.
+    assert abs(pipe.target_offset_ - 1000) < 60 and pipe.target_scale_ > 0
+    assert est.target_scale is None and est.target_offset == 0.0
+    assert est._target_offset == pipe.target_offset_
+    assert est._target_scale == pipe.target_scale_
+    assert r2_score(y_te, pipe.predict(X_te)) > 0.5
+    # The target is one more column of the preprocessing share (Section 19.6).
+    g = pipe.privacy_guarantee_
+    parts = {name: rho for name, rho, _ in g.parts}
+    rho_pre = pipe.budget_.rho_preprocessing
+    k = TARGET_COLUMNS
+    assert parts["target"] == pytest.approx(rho_pre * k / (X.shape[1] + k))
+    pre = sum(r for n, r in parts.items() if n != "estimator")
+    assert pre == pytest.approx(rho_pre, rel=1e-12)
+    assert g.epsilon <= 1.0
+    # The ledger reserves it before the first statistic.
+    assert _planned_release(pipe, len(y_tr))[0] >= g.rho * (1 - 1e-12)
+
+
+def test_without_the_release_a_raw_target_is_not_fitted():
+    # The baseline the release fixes: the same table with the raw targets.
+    X, y = _table()
+    raw = make_private_pipeline(NoisyGDRegressor(random_state=0, target_scale=1.0),
+                                epsilon=1.0, random_state=0).fit(X[:2250], y[:2250])
+    assert r2_score(y[2250:], raw.predict(X[2250:])) < 0.0
+    assert "target" not in {name for name, _, _ in raw.privacy_guarantee_.parts}
+
+
+def test_an_edit_releases_the_target_again_and_keeps_the_ledger_true():
+    X, y = _table(n=2000)
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-4)
+    pipe = make_private_pipeline(NoisyGDRegressor(random_state=0, ledger=ledger),
+                                 epsilon=1.0, random_state=0).fit(X, y)
+    before = (pipe.target_offset_, pipe.target_scale_)
+    pipe.partial_unlearn(EditRequest(X, y, delete=[0, 5]))
+    assert (pipe.target_offset_, pipe.target_scale_) != before   # fresh noise
+    assert pipe[-1]._target_offset == pipe.target_offset_
+    assert pipe[-1].target_scale is None
+    assert pipe.privacy_guarantee_.epsilon <= 1.0
+    assert pipe.privacy_guarantee_.deletion.rho_deletion == 0.0
+    assert len(ledger.entries) == 2
+    # Reproducible for an integer seed: the same fit draws the same target.
+    again = make_private_pipeline(NoisyGDRegressor(random_state=0), epsilon=1.0,
+                                  random_state=0).fit(X, y)
+    assert (again.target_offset_, again.target_scale_) == before
+
+
+def test_given_constants_and_classifiers_release_no_target():
+    X, y = _table(n=1000)
+    given = make_private_pipeline(
+        NoisyGDRegressor(random_state=0, target_offset=1000.0, target_scale=100.0),
+        epsilon=1.0, random_state=0).fit(X, y)
+    assert not hasattr(given, "target_scale_")
+    assert given[-1].target_offset == 1000.0
+    clf = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                                epsilon=1.0, random_state=0).fit(X, (y > 1000) * 1)
+    assert "target" not in {name for name, _, _ in clf.privacy_guarantee_.parts}
+
+
+def test_the_figure_is_fixed_at_fit_and_old_pickles_load():
+    X, y = _table(n=1500)
+    est = NoisyGDRegressor(random_state=0, relation="zero_out")
+    pipe = make_private_pipeline(est, epsilon=1.0, random_state=0).fit(X, y)
+    before = pipe.privacy_guarantee_.rho_replace
+    est.set_params(relation="replace")   # second reading 13: read at fit
+    assert pipe.privacy_guarantee_.rho_replace == before
+    # A regressor pickled before target_offset existed.
+    state = dict(vars(pipe[-1]))
+    del state["target_offset"]
+    old = object.__new__(NoisyGDRegressor)
+    old.__setstate__(state)
+    assert old.get_params()["target_offset"] == 0.0
+
+
+def test_small_budgets_fall_back_to_the_targets_as_they_are():
+    # At 60 rows no bin of the target's histogram stands out: its largest
+    # noisy bin could be 2**50 away, so the release is not used (post-
+    # processing), and the user is told.
+    X, y = _table(n=60, seed=3)
+    pipe = make_private_pipeline(NoisyGDRegressor(random_state=0), epsilon=1.0,
+                                 random_state=0)
+    with pytest.warns(UserWarning, match="stood out from its noise"):
+        pipe.fit(X, y)
+    assert (pipe.target_offset_, pipe.target_scale_) == (0.0, 1.0)
+
+
+def test_no_intercept_keeps_the_origin_and_bad_targets_draw_nothing():
+    X, y = _table(n=1500)
+    pipe = make_private_pipeline(NoisyGDRegressor(random_state=0, fit_intercept=False),
+                                 epsilon=1.0, random_state=0).fit(X, y)
+    assert pipe.target_offset_ == 0.0 and pipe[-1].intercept_ == 0.0
+    bad = y.copy()
+    bad[7] = np.nan
+    state = pickle.dumps(pipe)
+    with pytest.raises(ValueError, match=r"y\[7\]=nan is not finite"):
+        pipe.fit(X, bad)
+    assert pickle.dumps(pipe) == state
