@@ -267,11 +267,7 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
         guarantee that the targets were read for that check. At least 1e-200.
     target_offset : float, default=0.0
         Public constant subtracted from the targets before ``target_scale``
-        divides them (predictions and ``intercept_`` are in the original
-        units): the centre of the quantity's known range, never a statistic
-        of the training targets (:func:`~skforget.pipeline.make_private_pipeline`
-        releases one privately). The regulariser pulls the intercept towards
-        it, not towards 0.
+        divides them, as in :class:`NoisyGDRegressor`.
     fit_intercept : bool, default=True
         Fit an intercept (regularised, like every coordinate).
     intercept_scaling : float, default=1.0
