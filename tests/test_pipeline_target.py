@@ -157,3 +157,37 @@ def test_no_intercept_keeps_the_origin_and_bad_targets_draw_nothing():
     with pytest.raises(ValueError, match=r"y\[7\]=nan is not finite"):
         pipe.fit(X, bad)
     assert pickle.dumps(pipe) == state
+
+
+def test_the_fallback_warning_waits_for_the_ledger_entry():
+    # The warning reads the release: it is shown only once the release is
+    # recorded, never for a fit that fails later (second reading 13b).
+    X, y = _table(n=60, seed=3)
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-4)
+    pipe = make_private_pipeline(NoisyGDRegressor(random_state=0, ledger=ledger),
+                                 epsilon=1.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*stood out from its noise")
+        with pytest.raises(UserWarning, match="stood out"):
+            pipe.fit(X, y)
+    assert len(ledger.entries) == 1
+    bad = X.copy()
+    bad.loc[5, "b"] = np.inf
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(ValueError):
+            make_private_pipeline(NoisyGDRegressor(random_state=0), epsilon=1.0,
+                                  random_state=0).fit(bad, y)
+    assert not [w for w in seen if "stood out" in str(w.message)]
+
+
+@pytest.mark.parametrize("shape", ["2-D", "short", "missing"])
+def test_targets_of_the_wrong_shape_draw_nothing(shape):
+    X, y = _table(n=300)
+    bad = {"2-D": np.column_stack([y, y]), "short": y[:-1], "missing": None}[shape]
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-4)
+    pipe = make_private_pipeline(NoisyGDRegressor(random_state=0, ledger=ledger),
+                                 epsilon=1.0, random_state=0)
+    with pytest.raises(ValueError, match="y must hold one number|needs its targets"):
+        pipe.fit(X, bad)
+    assert len(ledger.entries) == 0

@@ -9,6 +9,7 @@ from numbers import Real
 import numpy as np
 from sklearn.base import is_regressor
 from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import _num_samples
 
 from skforget import accounting
 from skforget._database import unwrap_database
@@ -17,7 +18,7 @@ from skforget._public import (
     register_pipeline_class,
     split_preprocessing,
 )
-from skforget._release import mark_committed, releasing
+from skforget._release import mark_committed, releasing, warn_about_release
 from skforget._utils import atomic_tree
 from skforget._validation import (
     TARGET_STREAM,
@@ -199,11 +200,16 @@ class PrivatePipeline(ForgetPipeline):
         est = self._final_estimator
         unit = est.get_params()
         # Refused before anything is drawn: targets that no bound covers.
+        if y is None:
+            raise ValueError("A regressor needs its targets y.")
         try:
-            values = np.asarray(y, dtype=np.float64).ravel()
+            values = np.asarray(y, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"A regressor's targets y must be numbers: {exc}") \
                 from None
+        if values.ndim != 1 or len(values) != _num_samples(X):
+            raise ValueError(f"y must hold one number per record of X: shape "
+                             f"{values.shape} for {_num_samples(X)} records.")
         if not np.all(np.isfinite(values)):
             i = int(np.flatnonzero(~np.isfinite(values))[0])
             raise ValueError(f"y[{i}]={values[i]} is not finite: no privacy bound "
@@ -219,18 +225,20 @@ class PrivatePipeline(ForgetPipeline):
             # away. The targets are then fitted as they are (post-processing
             # of the release; Section 19.6).
             centre, scale = 0.0, 1.0
-            warnings.warn(
+            # Shown once the release is recorded (it reads the release).
+            warn_about_release(
                 "PrivatePipeline: at this budget no bin of the targets' private "
                 "histogram stood out from its noise, so the regressor is fitted on "
                 "the targets as they are, which it may fit badly. Give it a public "
                 "target_offset and target_scale (the centre and half-width of the "
                 "quantity's known range), or the pipeline a larger epsilon or "
-                "preprocessing_share.", UserWarning, stacklevel=user_stacklevel())
+                "preprocessing_share.", UserWarning)
         elif not unit.get("fit_intercept", True):
             # A model through the origin keeps 0 as the targets' origin.
             centre, scale = 0.0, TARGET_SPREADS * max(spread, abs(centre))
         else:
             scale = TARGET_SPREADS * spread
+        centre, scale = float(centre), float(scale)
         est.set_params(target_scale=scale, target_offset=centre)
         try:
             super()._fit_steps(X, y, **params)
