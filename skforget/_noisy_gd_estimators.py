@@ -147,8 +147,12 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         ``intercept_ = -coef_ . (mu_0 + mu_1) / 2``, from the class counts and
         class sums released with Gaussian noise inside the same ``epsilon``
         (``prevalence_share``; privacy-accounting.md, Section 18.11); it does
-        not read the trained intercept, which the penalty shrinks. Refused for
-        three classes or more, where the counts would have to enter training.
+        not read the trained intercept, which the penalty shrinks. Three
+        classes or more: the intercepts are shifted as by public weights
+        (above) with scikit-learn's ``n / (n_classes n_c)`` read from the class
+        counts released with Gaussian noise (``prevalence_share``;
+        privacy-accounting.md, Section 18.14); such a model has no prediction
+        certificates.
     prevalence_share : float in [0, 1) or "auto", default="auto"
         Share of the privacy budget (of ``rho``, privacy-accounting.md,
         Section 18.2) that a binary model spends on its class statistics,
@@ -170,7 +174,8 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         served without a pass keeps them and adds their share to its
         certificate (Theorem 12.12). 0 turns them off
         (decisions at the trained intercept, all of the budget to training);
-        unused for three classes or more and with a ``class_weight`` dict.
+        unused for three classes or more (except with ``"balanced"``, the class
+        counts) and with a ``class_weight`` dict.
         "auto" is 0.10, spent only with ``C="auto"`` (with an explicit ``C``
         the model keeps its raw threshold, as ``LogisticRegression(C=...)``
         does) and when the table is large enough for the statistics' noise

@@ -19,6 +19,7 @@ from skforget._release import warn_about_release
 from skforget._rows import augmented_norms
 from skforget._validation import segment_rng, user_stacklevel
 from skforget.accounting import (
+    COUNT_FLOOR,
     class_midpoint,
     midpoint_change_bound,
     moment_threshold,
@@ -91,21 +92,20 @@ class _PrivateClassifierMixin:
             return None
         if isinstance(cw, str):
             share = self._prevalence_share()
-            if n_classes == 2 and (share == "auto" or share > 0):
-                return None
-            if n_classes == 2:
+            if n_classes > 2 and self._mechanism != "noisy_gd":
                 raise ValueError(
-                    "class_weight='balanced' balances a binary model with noisy "
-                    "class counts, which need prevalence_share > 0 (this estimator "
-                    f"has {share!r}).")
+                    "class_weight='balanced' with more than two classes shifts the "
+                    "intercepts by noisy class counts released beside noisy "
+                    "gradient descent (privacy-accounting.md, Section 18.14); "
+                    f"{type(self).__name__} does not release them. Use "
+                    "NoisyGDClassifier, or public weights from the classes' public "
+                    "frequencies p_c: class_weight={c: 1 / (n_classes * p_c)}.")
+            if share == "auto" or share > 0:
+                return None
             raise ValueError(
-                "class_weight='balanced' is implemented for binary models only (a "
-                "private intercept from noisy class statistics); with "
-                f"{n_classes} classes the counts would have to enter training, "
-                "which skforget does not certify yet (privacy-accounting.md, "
-                "Section 18.4). Pass public weights instead, e.g. from the "
-                "classes' public frequencies p_c: class_weight={c: 1 / (n_classes "
-                "* p_c)}.")
+                "class_weight='balanced' balances the model with noisy class "
+                "counts, which need prevalence_share > 0 (this estimator has "
+                f"{share!r}).")
         classes = self.classes_ if hasattr(self, "classes_") else None
         out = np.ones(len(classes) if classes is not None else n_classes)
         for key, value in cw.items():
@@ -149,14 +149,16 @@ class _PrivateClassifierMixin:
         release of this model can spend on them)."""
         share = self._prevalence_share()
         cw = self._param("class_weight")
-        if (loss != "logistic" or n_outputs != 1 or isinstance(cw, dict)
-                or (share != "auto" and share <= 0)):
+        # A multiclass "balanced" model releases its class counts (18.14).
+        balanced_multiclass = cw == "balanced" and n_outputs >= 3
+        if ((loss != "logistic" or n_outputs != 1) and not balanced_multiclass
+                or isinstance(cw, dict) or (share != "auto" and share <= 0)):
             return None
         if not self._param("fit_intercept"):
             if cw == "balanced":
                 raise ValueError(
-                    "class_weight='balanced' offsets the intercept of a binary "
-                    "model, which needs fit_intercept=True.")
+                    "class_weight='balanced' offsets the model's intercepts, which "
+                    "needs fit_intercept=True.")
             return None
         budget = prevalence_budget(
             epsilon=float(self._param("epsilon")), delta=delta,
@@ -181,7 +183,14 @@ class _PrivateClassifierMixin:
         class-mean midpoint (Section 18.11)."""
         cw = self._param("class_weight") if "class_weight" in self.get_params(
             deep=False) else None
-        return "class_means" if cw == "balanced" else "class_moments"
+        if cw != "balanced":
+            return "class_moments"
+        classes = self.__dict__.get("classes_")
+        if classes is None and self.classes is not None:
+            classes = np.unique(np.asarray(self.classes))
+        # Three classes or more: the counts, for the shift of 18.14.
+        return "counts" if classes is not None and len(classes) > 2 \
+            else "class_means"
 
     def _redraw_counts(self, exact_counts, noise_scale, *, segment, exact_moments,
                        coef, statistics):
@@ -211,7 +220,9 @@ class _PrivateClassifierMixin:
             counts = noisy_class_counts(exact_counts(), noise_scale=noise_scale,
                                         rng=rng)
             self.noisy_class_count_ = counts
-            self.intercept_offset_ = prevalence_offset(counts)
+            # A multiclass model's shift is _class_shift's (18.14).
+            self.intercept_offset_ = prevalence_offset(counts) if len(counts) == 2 \
+                else 0.0
             return
         if statistics == "class_means":
             counts, sums = noisy_class_statistics(
@@ -279,9 +290,15 @@ class _PrivateClassifierMixin:
         # The weights frozen at fit (Section 16): set_params after fit changes
         # nothing until the next fit.
         cw = self._param("class_weight")
-        if not isinstance(cw, dict):
+        counts = self.__dict__.get("noisy_class_count_")
+        if cw == "balanced" and counts is not None:
+            # scikit-learn's n / (K n_c) from the released counts (18.14).
+            log_w = -np.log(np.maximum(np.asarray(counts, dtype=np.float64),
+                                       COUNT_FLOOR))
+        elif isinstance(cw, dict):
+            log_w = np.log(self._class_weights(len(classes), cw))
+        else:
             return 0.0
-        log_w = np.log(self._class_weights(len(classes), cw))
         return CLASS_SHIFT * (log_w - log_w.mean())
 
     def _midpoint(self):

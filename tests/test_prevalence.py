@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.metrics import balanced_accuracy_score
 
-from skforget import EditRequest, NoisyGDClassifier
+from skforget import EditRequest, NoisyGDClassifier, OutputPerturbationClassifier
 from skforget import accounting as acc
 from skforget._tasks import AUTO_PREVALENCE_SHARE
 from skforget._validation import segment_rng
@@ -360,7 +360,7 @@ def test_whole_ball_criterion_is_exact():
             assert preds[0] == preds[1]
 
 
-def test_multiclass_uses_no_counts_and_refuses_balanced():
+def test_multiclass_uses_no_counts_unless_balanced():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(600, 4))
     X /= np.linalg.norm(X, axis=1).max()
@@ -368,14 +368,16 @@ def test_multiclass_uses_no_counts_and_refuses_balanced():
     clf = NoisyGDClassifier(classes=[0, 1, 2], random_state=0).fit(X, y)
     assert clf.privacy_guarantee_.rho_counts == 0.0
     assert not hasattr(clf, "noisy_class_count_")
-    est = NoisyGDClassifier(classes=[0, 1, 2], class_weight="balanced")
-    with pytest.raises(ValueError, match="binary models only"):
+    # Output perturbation releases no counts: a multiclass "balanced" is
+    # refused before anything, naming what to do (Section 18.14).
+    est = OutputPerturbationClassifier(classes=[0, 1, 2], class_weight="balanced")
+    with pytest.raises(ValueError, match=r"NoisyGDClassifier.*1 / \(n_classes"):
         est.fit(X, y)
     assert not hasattr(est, "coef_") and not hasattr(est, "classes_")
     fitted = clone(clf).fit(X, y)
     before = dict(fitted.__dict__)
-    fitted.set_params(class_weight="balanced")
-    with pytest.raises(ValueError, match="binary models only"):
+    fitted.set_params(class_weight="balanced", prevalence_share=0.0)
+    with pytest.raises(ValueError, match="prevalence_share > 0"):
         fitted.fit(X, y)
     assert fitted.__dict__.keys() == before.keys()
     np.testing.assert_array_equal(fitted.coef_, before["coef_"])
@@ -718,3 +720,38 @@ def test_output_perturbation_adaptive_keeps_statistics_of_larger_databases():
     del old._release_statistics
     old.partial_unlearn(EditRequest(X2, y2, delete=[0]))
     assert _statistics_part(old, old.privacy_guarantee_.deletion) >= 3 * owed
+
+
+def test_multiclass_balanced_shifts_by_the_released_counts():
+    # Section 18.14: the public-weight shift of 18.13 with scikit-learn's
+    # n / (K n_c) read from the noisy counts; the solver never reads it, and
+    # every edit that passes over the data draws the counts again.
+    from skforget import NotCertifiableError
+    from skforget._tasks import CLASS_SHIFT
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 4))
+    X /= np.linalg.norm(X, axis=1).max()
+    y = np.where(X[:, 0] > 0.25, 2, np.where(X[:, 1] > 0.3, 1, 0))
+    clf = NoisyGDClassifier(classes=[0, 1, 2], class_weight="balanced",
+                            max_lazy_records=0, random_state=0).fit(X, y)
+    g = clf.privacy_guarantee_
+    assert g.rho_counts > 0 and g.class_statistics == "counts"
+    assert g.epsilon <= 1.0 + 1e-9
+    counts = clf.noisy_class_count_
+    log_w = -np.log(np.maximum(counts, 1.0))
+    shift = CLASS_SHIFT * (log_w - log_w.mean())
+    np.testing.assert_allclose(clf.intercept_ - clf._trained_intercept, shift,
+                               atol=1e-12)
+    # The rare classes gain: more of their predictions than unshifted.
+    trained = np.argmax(X @ clf.coef_.T + clf._trained_intercept, axis=1)
+    assert np.mean(clf.predict(X) == 2) > np.mean(trained == 2)
+    ovr = NoisyGDClassifier(classes=[0, 1, 2], class_weight="balanced",
+                            multi_class="ovr", clip_norm=0.5, batch_size=None,
+                            random_state=0).fit(X, y)
+    assert len(ovr.noisy_class_count_) == 3
+    with pytest.raises(NotCertifiableError, match="18.14"):
+        ovr.certify(X[:3], k=1)
+    clf.partial_unlearn(EditRequest(X, y, delete=[0, 1]))
+    assert not np.array_equal(clf.noisy_class_count_, counts)   # fresh noise
+    assert clf.privacy_guarantee_.epsilon <= 1.0 + 1e-9

@@ -125,17 +125,17 @@ def test_class_weight_moves_the_threshold_like_logistic_regression(data):
 
 def test_balanced_uses_private_counts_and_bad_weights_are_named(data):
     # "balanced" reads the class counts through the noisy release of Section
-    # 18 (binary); for three classes or more it is refused with what to do.
+    # 18, for two classes and for three or more (18.14).
     X, y = data
     clf = NoisyGDClassifier(classes=[0, 1], class_weight="balanced",
                             random_state=0).fit(X, y)
     assert clf.privacy_guarantee_.rho_counts > 0
     assert clf.privacy_guarantee_.epsilon <= 1.0 + 1e-9
     y3 = np.where(X[:, 0] > 0.3, 2, y)
-    multi = NoisyGDClassifier(classes=[0, 1, 2], class_weight="balanced")
-    with pytest.raises(ValueError, match=r"binary models only.*1 / \(n_classes \* p_c\)"):
-        multi.fit(X, y3)
-    assert not hasattr(multi, "coef_")
+    multi = NoisyGDClassifier(classes=[0, 1, 2], class_weight="balanced",
+                              random_state=0).fit(X, y3)
+    assert multi.privacy_guarantee_.rho_counts > 0
+    assert len(multi.noisy_class_count_) == 3
     with pytest.raises(ValueError, match="not one of the classes"):
         NoisyGDClassifier(classes=[0, 1], class_weight={2: 3.0}).fit(X, y)
     with pytest.raises(ValueError, match=r"class_weight\[1\]"):

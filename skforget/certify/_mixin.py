@@ -149,6 +149,13 @@ class CertifyMixin:
                 f"Prediction certificates need a fixed number of steps, but {stopping} "
                 "enables a data-dependent stop: a run on fewer records could stop "
                 "at another step (certificates.md, P1).")
+        counts = self.__dict__.get("noisy_class_count_")
+        if counts is not None and len(counts) > 2:
+            raise NotCertifiableError(
+                "A multiclass model with class_weight='balanced' shifts its "
+                "intercepts by its noisy class counts (privacy-accounting.md, "
+                "Section 18.14), a move on a neighbouring database that no "
+                "certificate here bounds yet. Use public class weights to certify.")
         g = self.privacy_guarantee_
         if self._plan.n_batches > 1 or any(
                 getattr(e, "n_batches", 1) > 1 for e in g.edits):
