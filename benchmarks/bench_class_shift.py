@@ -14,6 +14,9 @@ stratified 75/25 split per round, side by side on the same split:
   kappa in {1/4, 1/2, 3/4, 1} (post-processing of its decision function);
 * the same with ``class_weight={c: 1 / (K p_c)}`` (the library's shift,
   which must equal kappa = 1/2);
+* ``class_weight="balanced"``: the same shift with the weights read from class
+  counts released with noise from the model's ``prevalence_share`` (Section
+  18.14);
 * record weights: ``sample_weight = w_{y_i}`` with ``max_sample_weight =
   max_c w_c``, which weighs each record's loss as class weights did before
   Section 18.13;
@@ -45,7 +48,8 @@ from skforget.pipeline import make_private_pipeline
 
 EPSILON = 1.0
 KAPPAS = (0.25, 0.5, 0.75, 1.0)
-ARMS = ("class_weight", *(f"kappa={k:g}" for k in KAPPAS), "record weights")
+ARMS = ("class_weight", "balanced", *(f"kappa={k:g}" for k in KAPPAS),
+        "record weights")
 
 
 def _fit(X, y, classes, seed, **kw):
@@ -63,7 +67,7 @@ def run_table(X, y, rounds):
     classes = sorted(set(y))
     K = len(classes)
     rows = {arm: [] for arm in ("none", *ARMS, "reference")}
-    accuracy = {arm: [] for arm in ("none", "class_weight")}
+    accuracy = {arm: [] for arm in ("none", "class_weight", "balanced")}
     for r in range(rounds):
         X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25,
                                                   random_state=r, stratify=y)
@@ -84,6 +88,10 @@ def run_table(X, y, rounds):
             rows["class_weight"].append(
                 balanced_accuracy_score(y_te, shifted.predict(X_te)))
             accuracy["class_weight"].append(accuracy_score(y_te, shifted.predict(X_te)))
+            private = _fit(X_tr, y_tr, classes, r, class_weight="balanced")
+            pred = private.predict(X_te)
+            rows["balanced"].append(balanced_accuracy_score(y_te, pred))
+            accuracy["balanced"].append(accuracy_score(y_te, pred))
             index = np.searchsorted(classes, y_tr)
             weighted = _fit(X_tr, y_tr, classes, r, sample_weight=w[index],
                             max_sample_weight=float(w.max()))
@@ -124,6 +132,8 @@ def markdown(results, machine, argv, rounds, errors):
                for k in names)
     acc = np.mean([results[k]["accuracy class_weight"] - results[k]["accuracy none"]
                    for k in names])
+    acc_b = np.mean([results[k]["accuracy balanced"] - results[k]["accuracy none"]
+                     for k in names])
     return "\n".join([
         f"# Public class weights of multiclass models (epsilon = {EPSILON})\n",
         f"Command: `python benchmarks/bench_class_shift.py {' '.join(argv)}`"
@@ -133,13 +143,17 @@ def markdown(results, machine, argv, rounds, errors):
         f"{rounds} round(s). Balanced accuracy against the unweighted private "
         "pipeline, in points: mean (tables losing / gaining more than 1 point). "
         "`class_weight` is the library's (a shift by kappa = "
-        f"{CLASS_SHIFT:g}, Section 18.13); `kappa=...` shift the unweighted "
+        f"{CLASS_SHIFT:g}, Section 18.13) with the split's shares as public "
+        "weights; `balanced` is `class_weight=\"balanced\"`, the shift with "
+        "the weights from noisy class counts (Section 18.14); `kappa=...` shift "
+        "the unweighted "
         "model's decisions; `record weights` weigh each record's loss by its "
         "class's weight (`sample_weight`).\n",
         md_table(["rows", "tables", *ARMS], lines),
         f"\nLargest difference between `class_weight` and kappa = {CLASS_SHIFT:g} "
         f"on a table: {same:.2g} (the two are the same decisions). Accuracy "
-        f"with `class_weight`: {100 * acc:+.2f} points on average.\n",
+        f"with `class_weight`: {100 * acc:+.2f} points on average, with "
+        f"`balanced`: {100 * acc_b:+.2f}.\n",
         "Share of tables within 0.05 of the non-private "
         "`LogisticRegression(class_weight=\"balanced\")` pipeline's balanced "
         "accuracy:\n",
