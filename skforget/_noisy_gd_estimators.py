@@ -151,8 +151,8 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         classes or more: the intercepts are shifted as by public weights
         (above) with scikit-learn's ``n / (n_classes n_c)`` read from the class
         counts released with Gaussian noise (``prevalence_share``;
-        privacy-accounting.md, Section 18.14); such a model has no prediction
-        certificates.
+        privacy-accounting.md, Section 18.14; needs ``fit_intercept=True``);
+        such a model has no prediction certificates.
     prevalence_share : float in [0, 1) or "auto", default="auto"
         Share of the privacy budget (of ``rho``, privacy-accounting.md,
         Section 18.2) that a binary model spends on its class statistics,

@@ -112,7 +112,8 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
         :class:`NoisyGDClassifier`), or "balanced" for binary models: decisions
         for the balanced error at the midpoint of the two class means of the
         rows, from class counts and sums released with ``prevalence_share``
-        (as for :class:`NoisyGDClassifier`; refused for three classes or more).
+        (as for :class:`NoisyGDClassifier`; refused for three classes or more,
+        where only :class:`NoisyGDClassifier` releases the counts it needs).
     prevalence_share : float in [0, 1) or "auto", default="auto"
         Share of the budget a binary model spends on its class statistics,
         released with Gaussian noise at every release (fit and every refit;

@@ -81,10 +81,10 @@ class _PrivateClassifierMixin:
 
         "balanced" weighs no record: a binary model gets its balance from the
         class-mean midpoint of its noisy class statistics instead
-        (:meth:`_prevalence_budget`, privacy-accounting.md, Section 18.11);
-        counts inside training (18.4) are not implemented, so a multiclass
-        "balanced" is refused. A multiclass model's public weights shift its
-        intercepts (:meth:`_class_shift`, 18.13) rather than weigh records.
+        (:meth:`_prevalence_budget`, privacy-accounting.md, Section 18.11), a
+        multiclass one from the shift of its noisy class counts (18.14; noisy
+        GD only). A multiclass model's public weights shift its intercepts
+        (:meth:`_class_shift`, 18.13) rather than weigh records.
         """
         cw = getattr(self, "class_weight", None) if class_weight is None \
             else class_weight
@@ -143,7 +143,8 @@ class _PrivateClassifierMixin:
         training, or None when the model releases none: only binary logistic
         models whose decisions are not already set by public class weights do
         (Sections 18.11 and 18.12; an offset measured harmful for multiclass,
-        18.8), and without ``class_weight`` under "auto" only on tables large
+        18.8), and multiclass ones with ``class_weight="balanced"`` (their
+        counts, 18.14); without ``class_weight`` under "auto" only on tables large
         enough for the statistics' noise (:data:`AUTO_MIN_ROWS_PER_NOISE`, a
         rule on public numbers; ``n_samples=None``: at any size, the most a
         release of this model can spend on them)."""
@@ -279,10 +280,11 @@ class _PrivateClassifierMixin:
         return self.__dict__.get("intercept_offset_", 0.0) + self._class_shift()
 
     def _class_shift(self):
-        """The public shift of a multiclass model's intercepts by its class
-        weights, ``CLASS_SHIFT * (log w_c - mean_c log w_c)`` (Section 18.13),
-        or 0: binary models, models without ``class_weight``, and models
-        fitted before it (their plan weighs records by class)."""
+        """The shift of a multiclass model's intercepts by its class weights,
+        ``CLASS_SHIFT * (log w_c - mean_c log w_c)``: public weights (Section
+        18.13), or with "balanced" ``w_c = 1 / n_c`` from the released counts
+        (18.14); 0 for binary models, models without ``class_weight``, and
+        models fitted before it (their plan weighs records by class)."""
         plan = self.__dict__.get("_plan")
         classes = self.__dict__.get("classes_")
         if plan is None or plan.class_weights or classes is None or len(classes) < 3:
@@ -414,14 +416,26 @@ class _PrivateClassifierMixin:
         mostly noise. Reads released numbers only. (The default error
         threshold of Section 18.12 falls back to the more frequent class when
         the means are not ordered, which :meth:`_warn_if_constant` reports.)"""
-        if ("noisy_class_sum_" not in self.__dict__
-                or "noisy_score_square_" in self.__dict__):
+        counts = self.__dict__.get("noisy_class_count_")
+        shift = counts is not None and len(counts) > 2   # Section 18.14
+        if not shift and ("noisy_class_sum_" not in self.__dict__
+                          or "noisy_score_square_" in self.__dict__):
             return
         sigma = float(self.privacy_guarantee_.count_noise) if hasattr(
             self, "privacy_guarantee_") else 0.0
-        counts = np.asarray(self.noisy_class_count_, dtype=np.float64)
+        counts = np.asarray(counts, dtype=np.float64)
         limit = MIDPOINT_MIN_COUNT_PER_NOISE * sigma
-        if sigma > 0 and counts.min() < limit:
+        if shift and sigma > 0 and counts.min() < limit:
+            c = int(counts.argmin())
+            warn_about_release(
+                "class_weight='balanced' shifts the intercepts by class counts "
+                f"released with noise of {sigma:.3g} records; class "
+                f"{np.asarray(self.classes_[c]).item()!r} has a noisy count of "
+                f"{counts[c]:.0f}, under {limit:.0f}, so its weight (and the "
+                "shift) is mostly noise. A larger epsilon or prevalence_share, "
+                "more rows, or public class weights help (privacy-accounting.md, "
+                "Section 18.14).", UserWarning)
+        elif not shift and sigma > 0 and counts.min() < limit:
             c = int(counts.argmin())
             warn_about_release(
                 "class_weight='balanced' puts the threshold at the midpoint of the "

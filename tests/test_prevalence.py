@@ -750,8 +750,26 @@ def test_multiclass_balanced_shifts_by_the_released_counts():
                             multi_class="ovr", clip_norm=0.5, batch_size=None,
                             random_state=0).fit(X, y)
     assert len(ovr.noisy_class_count_) == 3
+    from skforget.certify import interval_certify
+
     with pytest.raises(NotCertifiableError, match="18.14"):
         ovr.certify(X[:3], k=1)
+    with pytest.raises(NotCertifiableError, match="18.14"):
+        interval_certify(ovr, X, y, X[:3], k=1)
+    # The paper's recipe calibrates one record: a group is refused, not
+    # reported above its target (a reading of session 13).
+    with pytest.raises(ValueError, match="single-record recipe"):
+        NoisyGDClassifier(classes=[0, 1, 2], recipe="cs23", group_size=2).fit(X, y)
     clf.partial_unlearn(EditRequest(X, y, delete=[0, 1]))
     assert not np.array_equal(clf.noisy_class_count_, counts)   # fresh noise
     assert clf.privacy_guarantee_.epsilon <= 1.0 + 1e-9
+
+
+def test_multiclass_balanced_warns_when_a_count_is_mostly_noise():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    X /= np.linalg.norm(X, axis=1).max()
+    y = np.array([0] * 53 + [1] * 2 + [2] * 5)
+    with pytest.warns(UserWarning, match="mostly noise"):
+        NoisyGDClassifier(classes=[0, 1, 2], class_weight="balanced",
+                          random_state=0).fit(X, y)

@@ -524,7 +524,8 @@ class PrivacyGuarantee:
                 f"{_REDRAWN}")
         elif self.rho_counts > 0:
             lines.append(
-                "Included: the class counts behind the intercept offset, released "
+                "Included: the class counts behind the intercepts' offset or shift, "
+                "released "
                 f"with Gaussian noise of {self.count_noise:.3g} records "
                 f"(Rényi: q*{_fmt(self.rho_counts)} of the figure above), redrawn "
                 f"{_REDRAWN}")

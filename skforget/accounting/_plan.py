@@ -293,6 +293,14 @@ def plan_training(*, loss, n_samples, n_params, lam, row_norm, clip_norm, epsilo
         raise ValueError(
             "conversion='gaussian' needs recipe='tight': the cs23 recipe is "
             "planned by a Rényi theorem (privacy-accounting.md, Section 21.4).")
+    if recipe == "cs23" and group_size != 1:
+        # The paper's recipe calibrates for one record: a group's figure
+        # would exceed the target (epsilon 1.42 at group_size=2, a reading
+        # of session 13), so it is refused rather than reported above it.
+        raise ValueError(
+            f"recipe='cs23' is the source paper's single-record recipe; "
+            f"group_size={group_size!r} needs recipe='tight', which calibrates "
+            "the noise for the group.")
     check_choice(fit_recipe, "fit_recipe", FIT_RECIPES)
     N = check_int(n_samples, "n_samples", low=1)
     p = check_int(n_params, "n_params", low=1)

@@ -278,6 +278,12 @@ def _interval_margin_bounds(estimator, X, y, X_query, k, mode="remove"):
     check_loss(plan.loss)
     if not hasattr(estimator, "classes_"):
         raise NotCertifiableError("interval_certify is for classifiers.")
+    counts = estimator.__dict__.get("noisy_class_count_")
+    if counts is not None and len(counts) > 2:
+        raise NotCertifiableError(
+            "A multiclass model with class_weight='balanced' shifts its intercepts "
+            "by its noisy class counts (privacy-accounting.md, Section 18.14), a "
+            "move on a neighbouring database that no certificate here bounds yet.")
     g = estimator.privacy_guarantee_
     if g.edits:
         raise NotCertifiableError("interval_certify covers a model straight out of "
@@ -350,9 +356,9 @@ def _interval_margin_bounds(estimator, X, y, X_query, k, mode="remove"):
         # The released margins carry the intercept offset: the prevalence
         # offset, which the same run on a neighbouring database moves by at
         # most _offset_change(k) (its count noise is the same draw;
-        # certificates.md, Section 9.10), and a multiclass model's
-        # class-weight shift (privacy-accounting.md 18.13), the same for every
-        # run.
+        # certificates.md, Section 9.10), and a multiclass model's shift by
+        # public class weights (privacy-accounting.md 18.13), the same for
+        # every run (by noisy counts, 18.14, it is refused above).
         change = (estimator._offset_change(k)
                   if "noisy_class_count_" in estimator.__dict__ else 0.0)
         offset = estimator._intercept_offset()
