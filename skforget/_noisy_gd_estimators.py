@@ -314,9 +314,10 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         Only for the default error threshold (no ``class_weight``): the sum of
         the rows' squared scores along ``coef_ / ||coef_||`` plus Gaussian
         noise, released and redrawn with the counts (Section 18.12).
-    intercept_offset_ : float
+    intercept_offset_ : float or ndarray of shape (n_classes,)
         Only with ``noisy_class_count_``: ``intercept_`` minus the trained
-        intercept, the part of ``intercept_`` that training did not set.
+        intercept, the part of ``intercept_`` that training did not set (one
+        per class for a multiclass ``class_weight="balanced"``).
     n_iter_ : ndarray of shape (1,)
         Passes over the data run by ``fit`` (as in ``LogisticRegression``).
     n_unlearn_iter_ : int
