@@ -125,6 +125,25 @@ def _param_names(cls):
     return BaseEstimator._get_param_names.__func__(cls)
 
 
+def _first_non_finite(X, y, message):
+    """``"row i of X"`` or ``"y[i]"``: where scikit-learn's "contains NaN /
+    infinity" refusal found its value (None for any other error)."""
+    if "contains NaN" not in message and "contains infinity" not in message:
+        return None
+    name, values = ("y", y) if message.startswith("Input y") else ("X", X)
+    try:
+        values = values.toarray() if sp.issparse(values) else np.asarray(
+            values, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    bad = ~np.isfinite(values)
+    rows = np.flatnonzero(bad.reshape(len(values), -1).any(axis=1)) \
+        if values.ndim else np.array([], dtype=int)
+    if rows.size == 0:
+        return None
+    return f"y[{int(rows[0])}]" if name == "y" else f"row {int(rows[0])} of X"
+
+
 class _BasePrivateLinear(BaseEstimator):
     """Rows, coefficients and margins of a private linear model.
 
@@ -624,8 +643,16 @@ class _BasePrivateLinear(BaseEstimator):
         is never modified.
         """
         rows_only = isinstance(y, str) and y == "no_validation"
-        out = validate_data(self, X, y, reset=reset, accept_sparse="csr",
-                            dtype=[np.float64, np.float32], order=order, **kwargs)
+        try:
+            out = validate_data(self, X, y, reset=reset, accept_sparse="csr",
+                                dtype=[np.float64, np.float32], order=order,
+                                **kwargs)
+        except ValueError as exc:
+            where = _first_non_finite(X, y, str(exc))
+            if where is None:
+                raise
+            # scikit-learn's message names the input; add the row at fault.
+            raise ValueError(f"{exc} The first is {where}.") from None
         X = out if rows_only else out[0]
         if sp.issparse(X):
             X = canonical_csr(X)

@@ -286,6 +286,25 @@ def test_assume_finite_cannot_smuggle_nan_or_inf_rows(factory, value, lone):
         assert pickle.dumps(est) == before
 
 
+def test_nan_and_inf_refusals_name_the_row():
+    # scikit-learn's own refusal names the input; the row is added.
+    Xb = X.copy()
+    Xb[7, 2] = np.nan
+    for Xfit in (Xb, sp.csr_matrix(Xb)):
+        est = NoisyGDClassifier(classes=[0, 1])
+        with pytest.raises(ValueError,
+                           match=r"(?s)contains NaN.*The first is row 7 of X"):
+            est.fit(Xfit, Y_BIN)
+        assert not hasattr(est, "coef_")
+    y = Y_REG.copy()
+    y[4] = np.inf
+    with pytest.raises(ValueError, match=r"contains infinity.*The first is y\[4\]"):
+        NoisyGDRegressor(target_scale=1.0).fit(X, y)
+    fitted = NoisyGDClassifier(classes=[0, 1], max_iter=3).fit(X, Y_BIN)
+    with pytest.raises(ValueError, match=r"The first is row 7 of X"):
+        fitted.predict(Xb)
+
+
 def _as_pickled_before_freezing(model):
     state = dict(model.__dict__)
     del state["_fit_params"]
