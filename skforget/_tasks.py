@@ -421,10 +421,11 @@ class _PrivateClassifierMixin:
                 return
 
     def _warn_if_means_noisy(self):
-        """With ``class_weight="balanced"`` (Section 18.11), warn when a class's
-        noisy count is under :data:`MIDPOINT_MIN_COUNT_PER_NOISE` times the
-        release's noise: that class's mean, hence the threshold, is then
-        mostly noise. Reads released numbers only. (The default error
+        """With ``class_weight="balanced"`` (Sections 18.11, 18.14), warn when
+        a class's noisy count is under :data:`MIDPOINT_MIN_COUNT_PER_NOISE`
+        times the release's noise: that class's mean, hence the threshold (two
+        classes), or its weight, hence the shift (more), is then mostly noise.
+        Reads released numbers only. (The default error
         threshold of Section 18.12 falls back to the more frequent class when
         the means are not ordered, which :meth:`_warn_if_constant` reports.)"""
         counts = self.__dict__.get("noisy_class_count_")
@@ -436,28 +437,22 @@ class _PrivateClassifierMixin:
             self, "privacy_guarantee_") else 0.0
         counts = np.asarray(counts, dtype=np.float64)
         limit = MIDPOINT_MIN_COUNT_PER_NOISE * sigma
-        if shift and sigma > 0 and counts.min() < limit:
-            c = int(counts.argmin())
-            warn_about_release(
-                "class_weight='balanced' shifts the intercepts by class counts "
-                f"released with noise of {sigma:.3g} records; class "
-                f"{np.asarray(self.classes_[c]).item()!r} has a noisy count of "
-                f"{counts[c]:.0f}, under {limit:.0f}, so its weight (and the "
-                "shift) is mostly noise. A larger epsilon or prevalence_share, "
-                "more rows, or public class weights help (privacy-accounting.md, "
-                "Section 18.14).", UserWarning)
-        elif not shift and sigma > 0 and counts.min() < limit:
-            c = int(counts.argmin())
-            warn_about_release(
-                "class_weight='balanced' puts the threshold at the midpoint of the "
-                "two class means of the rows, released with noise of "
-                f"{sigma:.3g} records; class "
-                f"{np.asarray(self.classes_[c]).item()!r} has a noisy count of "
-                f"{counts[c]:.0f}, under {limit:.0f}, so its mean (and the "
-                "decisions) are mostly noise. A larger epsilon or "
-                "prevalence_share, more rows, or public class weights help "
-                "(privacy-accounting.md, Section 18.11).",
-                UserWarning)
+        if not (sigma > 0 and counts.min() < limit):
+            return
+        if shift:
+            does, noisy, section = ("shifts the intercepts by class counts released",
+                                    "its weight (and the shift) is", "18.14")
+        else:
+            does, noisy, section = ("puts the threshold at the midpoint of the two "
+                                    "class means of the rows, released",
+                                    "its mean (and the decisions) are", "18.11")
+        c = int(counts.argmin())
+        warn_about_release(
+            f"class_weight='balanced' {does} with noise of {sigma:.3g} records; "
+            f"class {np.asarray(self.classes_[c]).item()!r} has a noisy count of "
+            f"{counts[c]:.0f}, under {limit:.0f}, so {noisy} mostly noise. A larger "
+            "epsilon or prevalence_share, more rows, or public class weights help "
+            f"(privacy-accounting.md, Section {section}).", UserWarning)
 
     def _regularization(self, n_samples):
         return 1.0 / (self.C * n_samples)
