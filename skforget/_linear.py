@@ -322,6 +322,11 @@ class _BasePrivateLinear(BaseEstimator):
         for a regressor fitted with a ``target_scale``)."""
         return 1.0
 
+    def _target_centre(self):
+        """Public origin of the model's outputs (0 except for a regressor
+        fitted with a ``target_offset``)."""
+        return 0.0
+
     def _public_targets(self):
         """``(n_outputs, loss, new_attributes, classes or None)`` from public
         parameters alone, for rows whose targets stay on a cluster."""

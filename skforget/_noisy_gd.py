@@ -419,12 +419,11 @@ class _BaseNoisyGD(_BasePrivateLinear):
         """The public parameters a worker needs to map, encode and weight its
         rows (``target_scale`` and ``target_offset``: the fit's, by default the
         fitted model's)."""
-        centre = getattr(self, "_target_centre", lambda: 0.0)
         return {"loss": loss, "classes": classes, "error": error,
                 "weighting": plan_weighting(plan),
                 "target_scale": (self._output_scale() if target_scale is None
                                  else float(target_scale)),
-                "target_offset": (centre() if target_offset is None
+                "target_offset": (self._target_centre() if target_offset is None
                                   else float(target_offset)),
                 "data_norm": float(self.data_norm),
                 "intercept_scaling": self._intercept_scaling(loss),
