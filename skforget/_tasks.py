@@ -17,7 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from skforget._edits import check_new_targets
 from skforget._release import warn_about_release
 from skforget._rows import augmented_norms
-from skforget._validation import segment_rng, user_stacklevel
+from skforget._validation import check_finite_targets, segment_rng, user_stacklevel
 from skforget.accounting import (
     COUNT_FLOOR,
     class_midpoint,
@@ -622,14 +622,8 @@ class _PrivateRegressorMixin:
         """Targets divided by the public ``target_scale`` (the one of ``fit``
         for edits: changing the parameter later does not change the model)."""
         y = np.asarray(y, dtype=np.float64)
-        bad = ~np.isfinite(y)
-        if np.any(bad):
-            # scikit-learn's assume_finite=True skips its own check; a NaN
-            # residual would then be clamped by the kernel's libm calls alone.
-            i = int(np.flatnonzero(bad)[0])
-            raise (ValueError if fit else UnlearningError)(
-                f"y[{i}]={float(y[i])} is not finite: no privacy bound covers it. "
-                "Impute or drop it with a public rule first.")
+        # Else a NaN residual would be clamped by the kernel's libm calls alone.
+        check_finite_targets(y, ValueError if fit else UnlearningError)
         if not fit:
             return ((y - self._target_centre()) / self._output_scale(), 1, "squared",
                     {})

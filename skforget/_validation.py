@@ -195,6 +195,16 @@ def check_finite_params(estimator, names):
                              f"must be finite, got {value!r}.")
 
 
+def check_finite_targets(y, error=ValueError):
+    """Refuse a regression target that is not finite, by index: no bound
+    covers it, and scikit-learn's ``assume_finite=True`` skips its own check."""
+    bad = ~np.isfinite(y)
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise error(f"y[{i}]={float(y[i])} is not finite: no privacy bound covers "
+                    "it. Impute or drop it with a public rule first.")
+
+
 def fixed_errstate(func=None):
     """Floating-point events ignored, whatever the caller has set.
 

@@ -24,6 +24,7 @@ from skforget._validation import (
     TARGET_STREAM,
     Interval,
     StrOptions,
+    check_finite_targets,
     segment_rng,
     user_stacklevel,
 )
@@ -210,10 +211,7 @@ class PrivatePipeline(ForgetPipeline):
         if values.ndim != 1 or len(values) != _num_samples(X):
             raise ValueError(f"y must hold one number per record of X: shape "
                              f"{values.shape} for {_num_samples(X)} records.")
-        if not np.all(np.isfinite(values)):
-            i = int(np.flatnonzero(~np.isfinite(values))[0])
-            raise ValueError(f"y[{i}]={values[i]} is not finite: no privacy bound "
-                             "covers it. Impute or drop it with a public rule first.")
+        check_finite_targets(values)
         first = self.named_steps[private_step_names(self)[0]]
         rng = segment_rng(first.get_params().get("random_state"), 0, TARGET_STREAM)
         _, _, centre, spread, _, cleared = private_column(
