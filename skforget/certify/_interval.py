@@ -32,6 +32,7 @@ from skforget.certify._ball import (
     output_gradient_bound,
     topsum_table,
 )
+from skforget.certify._mixin import check_no_count_shift
 from skforget.exceptions import NotCertifiableError
 
 
@@ -278,12 +279,7 @@ def _interval_margin_bounds(estimator, X, y, X_query, k, mode="remove"):
     check_loss(plan.loss)
     if not hasattr(estimator, "classes_"):
         raise NotCertifiableError("interval_certify is for classifiers.")
-    counts = estimator.__dict__.get("noisy_class_count_")
-    if counts is not None and len(counts) > 2:
-        raise NotCertifiableError(
-            "A multiclass model with class_weight='balanced' shifts its intercepts "
-            "by its noisy class counts (privacy-accounting.md, Section 18.14), a "
-            "move on a neighbouring database that no certificate here bounds yet.")
+    check_no_count_shift(estimator)
     g = estimator.privacy_guarantee_
     if g.edits:
         raise NotCertifiableError("interval_certify covers a model straight out of "

@@ -59,6 +59,19 @@ def _check_budget(k, name="k"):
     return int(k)
 
 
+def check_no_count_shift(estimator):
+    """Refuse a model whose intercepts move with its noisy class counts (a
+    multiclass ``class_weight="balanced"``, privacy-accounting.md 18.14): no
+    certificate here bounds that move on a neighbouring database."""
+    counts = estimator.__dict__.get("noisy_class_count_")
+    if counts is not None and len(counts) > 2:
+        raise NotCertifiableError(
+            "A multiclass model with class_weight='balanced' shifts its "
+            "intercepts by its noisy class counts (privacy-accounting.md, "
+            "Section 18.14), a move on a neighbouring database that no "
+            "certificate here bounds yet. Use public class weights to certify.")
+
+
 def _is_regressor(estimator):
     return isinstance(estimator, RegressorMixin)
 
@@ -149,13 +162,7 @@ class CertifyMixin:
                 f"Prediction certificates need a fixed number of steps, but {stopping} "
                 "enables a data-dependent stop: a run on fewer records could stop "
                 "at another step (certificates.md, P1).")
-        counts = self.__dict__.get("noisy_class_count_")
-        if counts is not None and len(counts) > 2:
-            raise NotCertifiableError(
-                "A multiclass model with class_weight='balanced' shifts its "
-                "intercepts by its noisy class counts (privacy-accounting.md, "
-                "Section 18.14), a move on a neighbouring database that no "
-                "certificate here bounds yet. Use public class weights to certify.")
+        check_no_count_shift(self)
         g = self.privacy_guarantee_
         if self._plan.n_batches > 1 or any(
                 getattr(e, "n_batches", 1) > 1 for e in g.edits):
