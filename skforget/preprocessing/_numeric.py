@@ -218,7 +218,6 @@ def _private_moments(values, lo, hi, rho, relation, group_size, rng):
     return lo + (hi - lo) * mean, (hi - lo) * math.sqrt(min(var, 0.25))
 
 
-
 def private_column(values, rho_col, relation, group_size, rng):
     """A column's released ``(lo, hi, centre, scale, octave, cleared)`` at
     ``rho_col``: :func:`_private_range`, then :func:`_private_moments` with the
