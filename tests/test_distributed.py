@@ -833,3 +833,19 @@ def test_a_sharded_request_is_never_served_without_a_pass(sharded):
     cert = clf.privacy_guarantee_.deletion
     assert not cert.without_pass and cert.steps > 0
     assert db.n_samples == len(y) - 1
+
+
+def test_a_database_waits_for_workers_registering():
+    # A cluster whose workers are (re)starting has none for a moment (seen in
+    # CI under load): the database waits for one instead of refusing at once.
+    with distributed.LocalCluster(n_workers=0, processes=False,
+                                  dashboard_address=None) as lc, \
+            distributed.Client(lc, set_as_default=False) as c:
+        timer = threading.Timer(1.0, lc.scale, args=(1,))
+        timer.start()
+        try:
+            db = ShardedDatabase(np.zeros((10, 2)), np.zeros(10), client=c)
+        finally:
+            timer.join()
+        assert db.shape == (10, 2)
+        db.close()

@@ -73,6 +73,9 @@ def _direct_route(client, worker):
 #: timeout), and the answer per client.
 _PROBE_SECONDS = 5.0
 _ROUTES = {}
+#: Seconds a new ShardedDatabase waits for a worker before refusing a cluster
+#: that has none.
+_WORKER_WAIT = 10.0
 
 
 class _Shards:
@@ -219,6 +222,14 @@ class ShardedDatabase:
         if not is_dask_collection(y):
             y = np.asarray(y)
         workers = sorted(self.client.scheduler_info()["workers"])
+        if not workers:
+            # Workers (re)registering with the scheduler leave it empty for a
+            # moment (seen in CI under load): wait a little before refusing.
+            try:
+                self.client.wait_for_workers(1, timeout=_WORKER_WAIT)
+            except (TimeoutError, OSError):
+                pass
+            workers = sorted(self.client.scheduler_info()["workers"])
         if not workers:
             raise ValueError("the Dask cluster has no workers")
         if X.ndim != 2:
