@@ -325,9 +325,10 @@ def check_version(requested, current, *, warn_unversioned=True):
     if requested is None and current is None:
         if warn_unversioned:
             warnings.warn(
-                "The model was fitted on plain arrays, so it checks an edit request "
-                "by the number of rows only: a request built on other arrays of the "
-                "same size is accepted, and records that differ from the ones "
+                "The model was fitted on plain arrays or a DataFrame, not on a "
+                "skforget.Database, so it checks an edit request by the number of "
+                "rows only: a request built on other rows of the same size is "
+                "accepted, and records that differ from the ones "
                 "trained on would be certified as kept, not as replaced. Fit on a "
                 "skforget.Database and build each request on the database the "
                 "previous apply() returned: every request is then checked against "
@@ -336,8 +337,9 @@ def check_version(requested, current, *, warn_unversioned=True):
     if current is None:
         raise UnlearningError(
             f"The request was built on {requested}, but the model was fitted on "
-            "plain arrays and cannot tell whether that is its current database. Fit "
-            "it on the Database, model.fit(database), so it can check every request.")
+            "plain arrays (or a DataFrame, not a Database) and cannot tell whether "
+            "that is its current database. Fit it on the Database, "
+            "model.fit(database), so it can check every request.")
     if requested is None:
         raise UnlearningError(
             f"The model serves {current}, but the request was built on plain arrays. "

@@ -15,6 +15,7 @@ from skforget._database import (
     ids_to_positions,
 )
 from skforget._utils import check_weights, no_interrupts
+from skforget._validation import label_codes
 from skforget.exceptions import UnlearningError
 
 
@@ -87,14 +88,16 @@ def _check_frame_block(X, x_name, frame):
             unknown = ~block[col].isin(dtype.categories)
             if unknown.any():
                 row = int(np.flatnonzero(unknown.to_numpy())[0])
+                # The row and column, never the value (it reaches logs and a
+                # requester's audit record).
                 raise UnlearningError(
-                    f"{x_name} row {row}, column {col!r}: {block[col].iloc[row]!r} is "
-                    "not a category of the database's column.")
+                    f"{x_name} row {row}, column {col!r}: the value is not a "
+                    "category of the database's column.")
         try:
             block[col] = block[col].astype(dtype)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError):
             raise UnlearningError(f"{x_name} column {col!r} cannot be read as the "
-                                  f"database's {dtype}: {exc}") from None
+                                  f"database's {dtype}.") from None
     return block
 
 
@@ -671,13 +674,13 @@ def check_new_targets(edits, classes=None):
             continue
         if classes is not None:
             values = np.asarray(values)
-            known = np.isin(values, classes)
-            if not np.all(known):
-                k = int(np.flatnonzero(~known)[0])
+            unknown = label_codes(np.asarray(classes), values.ravel())[1]
+            if np.any(unknown):
+                k = int(np.flatnonzero(unknown)[0])
                 raise UnlearningError(
-                    f"{name}[{k}]={values[k]!r} is not one of the classes of the "
-                    f"model ({np.asarray(classes).tolist()}); the label set is "
-                    "fixed at fit.")
+                    f"{name}[{k}] (of type {type(values[k]).__name__}) is not one "
+                    f"of the classes of the model ({np.asarray(classes).tolist()}); "
+                    "the label set is fixed at fit.")
             continue
         try:
             values = np.asarray(values, dtype=np.float64).ravel()

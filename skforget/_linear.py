@@ -39,6 +39,7 @@ from skforget._rows import (
 )
 from skforget._utils import no_interrupts
 from skforget._validation import (
+    check_labels_present,
     user_stacklevel,
 )
 from skforget.accounting._calibration import curvature_trace
@@ -648,6 +649,8 @@ class _BasePrivateLinear(BaseEstimator):
         is never modified.
         """
         rows_only = isinstance(y, str) and y == "no_validation"
+        if not rows_only and not self._y_numeric:
+            check_labels_present(y, ValueError if reset else UnlearningError)
         try:
             out = validate_data(self, X, y, reset=reset, accept_sparse="csr",
                                 dtype=[np.float64, np.float32], order=order,

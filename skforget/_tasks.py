@@ -17,7 +17,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from skforget._edits import check_new_targets
 from skforget._release import warn_about_release
 from skforget._rows import augmented_norms
-from skforget._validation import check_finite_targets, segment_rng, user_stacklevel
+from skforget._validation import (
+    check_finite_targets,
+    label_codes,
+    segment_rng,
+    user_stacklevel,
+)
 from skforget.accounting import (
     COUNT_FLOOR,
     class_midpoint,
@@ -470,12 +475,12 @@ class _PrivateClassifierMixin:
             if len(classes) < 2:
                 raise ValueError(
                     "This solver needs samples of at least 2 classes in the data, "
-                    f"but the data contains only one class: {classes[0]!r}.")
+                    "but the data contains only one class.")
             warnings.warn(
                 "The label set was read from the training labels, so one record "
                 "with a rare label changes the model's shape; the privacy "
                 "guarantee does not cover that. Pass the public label set as "
-                f"classes={classes.tolist()!r} if it is public.",
+                "classes=[...] (the labels read are in classes_) if it is public.",
                 PrivacyLeakWarning, stacklevel=user_stacklevel())
             return classes, False
         classes = np.unique(np.asarray(self.classes))
@@ -504,14 +509,14 @@ class _PrivateClassifierMixin:
             error = ValueError
         else:
             classes, new_attrs, error = self.classes_, {}, UnlearningError
-        codes = np.searchsorted(classes, y)
-        codes = np.minimum(codes, len(classes) - 1)
-        unknown = classes[codes] != y
+        codes, unknown = label_codes(classes, y)
         if np.any(unknown):
             i = int(np.flatnonzero(unknown)[0])
             seen = "given in classes" if fit else "of the model"
-            raise error(f"y[{i}]={y[i]!r} is not one of the classes {seen}: "
-                        f"{classes.tolist()}.")
+            # The record's index and type, not its value (a label only it
+            # carries would otherwise reach logs and a requester's record).
+            raise error(f"y[{i}] (of type {type(y[i]).__name__}) is not one of the "
+                        f"classes {seen}: {classes.tolist()}.")
         if len(classes) == 2:
             return codes.astype(np.float64), 1, "logistic", new_attrs
         return codes.astype(np.float64), len(classes), self.multi_class, new_attrs

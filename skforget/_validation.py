@@ -9,6 +9,7 @@ change there touches one file; tests/test_layers.py checks it.
 
 import contextlib
 import functools
+import math
 import os
 import sys
 import warnings
@@ -203,6 +204,51 @@ def check_finite_targets(y, error=ValueError):
         i = int(np.flatnonzero(bad)[0])
         raise error(f"y[{i}]={float(y[i])} is not finite: no privacy bound covers "
                     "it. Impute or drop it with a public rule first.")
+
+
+def is_missing(value):
+    """Whether one cell or label is missing: None, NaN, ``pandas.NA`` or
+    ``NaT`` (pandas is optional, so its markers are recognised by type)."""
+    return (value is None or (isinstance(value, float) and math.isnan(value))
+            or type(value).__name__ in ("NAType", "NaTType"))
+
+
+def check_labels_present(y, error=ValueError, name="y"):
+    """Refuse a class label that is missing, by index (not by value).
+
+    A missing label is no label: scikit-learn's own checks stop on it with
+    "Input contains NaN", or a ``TypeError`` from comparing ``pandas.NA`` or
+    None with the other labels, and name no record.
+    """
+    values = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
+    values = values.ravel() if isinstance(values, np.ndarray) else np.asarray(
+        values, dtype=object).ravel()
+    if values.dtype.kind == "f":
+        bad = np.isnan(values)
+    elif values.dtype.kind == "O":
+        bad = np.fromiter((is_missing(v) for v in values), dtype=bool,
+                          count=values.size)
+    else:
+        return
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise error(f"{name}[{i}] is missing: every record needs its label. Drop "
+                    "such records, or label them, with a public rule first.")
+
+
+def label_codes(classes, y):
+    """Each label's position in the sorted ``classes``, and which labels are
+    not among them. Labels of another type than the classes (strings in a
+    pandas object column against ``classes=[0, 1]``) cannot be sorted
+    together, so they are then looked up one by one."""
+    try:
+        codes = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
+        return codes, classes[codes] != y
+    except TypeError:
+        index = {c: k for k, c in enumerate(classes.tolist())}
+        codes = np.array([index.get(v, -1) for v in np.asarray(y).tolist()],
+                         dtype=np.intp)
+        return np.maximum(codes, 0), codes < 0
 
 
 def fixed_errstate(func=None):

@@ -108,8 +108,8 @@ def test_requests_by_id_name_the_entry_at_fault(kwargs, message):
 def test_categorical_columns_refuse_unknown_categories():
     X, y = _frame()
     X["sector"] = X["sector"].astype("category")
-    with pytest.raises(UnlearningError, match=r"X_insert row 1, column 'sector': 'zz' "
-                                              "is not a category"):
+    with pytest.raises(UnlearningError, match=r"X_insert row 1, column 'sector': the "
+                                              "value is not a category"):
         EditRequest(X, y, X_insert=[[1.0, 2.0, "a"], [1.0, 2.0, "zz"]],
                     y_insert=[0, 1], insert_ids=["n1", "n2"])
 

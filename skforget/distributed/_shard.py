@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 from skforget._edits import _append_rows, _set_rows
 from skforget._utils import check_weights
+from skforget._validation import label_codes
 from skforget.exceptions import UnlearningError
 
 
@@ -129,13 +130,12 @@ class _Shard:
                 raise ValueError(f"y[{offset + i}]={y[i].item()!r} is not finite.")
             return y
         classes = np.asarray(classes)
-        codes = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
-        unknown = classes[codes] != y
+        codes, unknown = label_codes(classes, y)
         if np.any(unknown):
             i = int(np.flatnonzero(unknown)[0])
-            label = np.asarray(y[i]).item()
+            kind = type(np.asarray(y[i]).item()).__name__
             raise (UnlearningError if error == "unlearn" else ValueError)(
-                f"y[{offset + i}]={label!r} is not one of the classes "
+                f"y[{offset + i}] (of type {kind}) is not one of the classes "
                 f"{classes.tolist()}.")
         return codes.astype(np.float64)
 

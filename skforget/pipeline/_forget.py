@@ -23,7 +23,11 @@ from skforget._public import (
 )
 from skforget._release import mark_committed, release_spending, releasing
 from skforget._utils import atomic_tree, edit_seed
-from skforget._validation import ENCLOSING_PREPROCESSING, fixed_errstate
+from skforget._validation import (
+    ENCLOSING_PREPROCESSING,
+    check_labels_present,
+    fixed_errstate,
+)
 from skforget.exceptions import NotCertifiableError, UnlearningError
 
 __all__ = ["ForgetPipeline", "make_forget_pipeline"]
@@ -209,6 +213,9 @@ class ForgetPipeline(Pipeline):
         self._check_private_units(private)
         params = self._database_weights(X, params)
         X, y, version = unwrap_database(X, y)
+        if y is not None and is_classifier(self._final_estimator):
+            # Before any private step draws: a label no record may lack.
+            check_labels_present(y)
         with releasing(), atomic_tree(self), fixed_errstate(), _pipeline_ledger(
                 self, f"{type(self).__name__}.fit", private, _num_samples(X)):
             self._fit_steps(X, y, **params)

@@ -30,7 +30,7 @@ from skforget._validation import (
 )
 from skforget.pipeline._forget import ForgetPipeline
 from skforget.preprocessing import PrivateTableEncoder
-from skforget.preprocessing._columns import _n_rows_cols
+from skforget.preprocessing._columns import _first_bad, _n_rows_cols
 from skforget.preprocessing._numeric import (
     BOUNDS_SHARE,
     REFINE_SHARE,
@@ -140,6 +140,9 @@ class PrivatePipeline(ForgetPipeline):
                              "for public preprocessing only.")
         # Any 2-D table (lists of rows too), read as the private steps read it.
         _, n, n_columns = _n_rows_cols(unwrap_database(X, y)[0])
+        if n_columns == 0:
+            raise ValueError(f"X has {n} rows but no columns: a private pipeline "
+                             "needs at least one column to fit.")
         delta = accounting.resolve_delta(self.delta, n_samples=n)
         est = self._final_estimator
         conversion = getattr(est, "_dp_conversion", lambda: "improved")()
@@ -205,9 +208,9 @@ class PrivatePipeline(ForgetPipeline):
             raise ValueError("A regressor needs its targets y.")
         try:
             values = np.asarray(y, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"A regressor's targets y must be numbers: {exc}") \
-                from None
+        except (TypeError, ValueError):
+            raise ValueError("A regressor's targets y must be numbers: "
+                             f"y[{_first_bad(y)}] is not one.") from None
         if values.ndim != 1 or len(values) != _num_samples(X):
             raise ValueError(f"y must hold one number per record of X: shape "
                              f"{values.shape} for {_num_samples(X)} records.")

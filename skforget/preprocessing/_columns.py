@@ -4,10 +4,10 @@
 as float64 with NaN for missing, categories as strings, errors that name the
 column and the row but never the value."""
 
-import math
-
 import numpy as np
 from sklearn.utils.validation import _check_feature_names, _check_n_features
+
+from skforget._validation import is_missing
 
 #: The category a missing value becomes.
 MISSING = "<missing>"
@@ -42,7 +42,7 @@ def _as_float(col, name):
         if hasattr(col, "to_numpy"):
             values = col.to_numpy(dtype=float, na_value=np.nan)
         else:
-            values = np.array([np.nan if _is_missing(v) else v for v in col],
+            values = np.array([np.nan if is_missing(v) else v for v in col],
                               dtype=float) if col.dtype == object \
                 else np.asarray(col, dtype=float)
     except (TypeError, ValueError):
@@ -61,7 +61,7 @@ def _first_bad(col):
     """Position of the first value neither a number nor missing (not the value)."""
     values = col.to_numpy(dtype=object) if hasattr(col, "to_numpy") else col
     for i, v in enumerate(values):
-        if _is_missing(v):
+        if is_missing(v):
             continue
         try:
             float(v)
@@ -70,15 +70,10 @@ def _first_bad(col):
     return 0
 
 
-def _is_missing(v):
-    return (v is None or (isinstance(v, float) and math.isnan(v))
-            or type(v).__name__ in ("NAType", "NaTType"))
-
-
 def _as_categories(col):
     values = col.to_numpy(dtype=object) if hasattr(col, "to_numpy") \
         else np.asarray(col, dtype=object)
-    return np.array([MISSING if _is_missing(v) else str(v) for v in values],
+    return np.array([MISSING if is_missing(v) else str(v) for v in values],
                     dtype=object)
 
 

