@@ -160,3 +160,52 @@ def test_the_unversioned_warning_says_a_frame_has_no_version():
     with pytest.warns(UserWarning, match="plain arrays or a DataFrame, not on a "
                       "skforget.Database"):
         pipe.partial_unlearn(EditRequest(X, y, delete=["c003"], by="id"))
+
+
+def _dated(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    days = rng.integers(0, 3000, n)
+    when = pd.Timestamp("2015-01-01") + pd.to_timedelta(days, unit="D")
+    X = pd.DataFrame({"when": when, "job": rng.choice(["a", "b"], n)})
+    return X, np.where(days >= 1500, "late", "early")
+
+
+@pytest.mark.parametrize("convert", [
+    lambda c: c,
+    lambda c: c.dt.tz_localize("Europe/Paris"),
+    lambda c: c - pd.Timestamp("2015-01-01"),              # timedelta64
+    lambda c: c.dt.to_period("D"),                         # period[D]
+])
+def test_dates_durations_and_periods_are_numbers_of_seconds(convert):
+    X, y = _dated()
+    X = X.assign(when=convert(X["when"]))
+    X.loc[3, "when"] = None                                 # NaT: missing
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=["early", "late"],
+                                                   random_state=0),
+                                 epsilon=8.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X, y)
+    names = pipe[:-1].get_feature_names_out().tolist()
+    assert "when" in names and not any(n.startswith("when_") for n in names)
+    assert pipe.score(X, y) > 0.9         # one-hot by value, it scored about 0.5
+    assert np.isfinite(pipe[:-1].transform(X.iloc[:5])).all()
+    # A new record with a date is mapped like the others.
+    request = EditRequest(X, pd.Series(y, index=X.index), delete=[0],
+                          X_insert=X.iloc[[1]].set_axis(["new"]), y_insert=[y[1]])
+    pipe.partial_unlearn(request)
+    assert pipe.score(X, y) > 0.9
+
+
+def test_seconds_since_the_epoch_in_utc():
+    from skforget.preprocessing._columns import _as_float
+
+    col = pd.Series(pd.to_datetime(["1970-01-01 00:00:10", None, "1969-12-31 00:00:00"]))
+    np.testing.assert_array_equal(_as_float(col, "c"), [10.0, np.nan, -86400.0])
+    paris = pd.Series(pd.to_datetime(["1970-01-01 01:00:00"])).dt.tz_localize(
+        "Europe/Paris")
+    np.testing.assert_array_equal(_as_float(paris, "c"), [0.0])
+    span = pd.Series(pd.to_timedelta(["1 min", None]))
+    np.testing.assert_array_equal(_as_float(span, "c"), [60.0, np.nan])
+    days = np.array(["1970-01-02", "NaT"], dtype="datetime64[D]")
+    np.testing.assert_array_equal(_as_float(days, "c"), [86400.0, np.nan])

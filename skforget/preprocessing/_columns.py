@@ -36,8 +36,32 @@ def _input_names(est):
     return [str(c) for c in names]
 
 
+def is_time_dtype(dtype):
+    """Dates, durations and periods: numbers of seconds (:func:`_as_float`)."""
+    return (getattr(dtype, "kind", None) in ("M", "m")
+            or type(dtype).__name__ == "PeriodDtype")
+
+
+def _seconds(col):
+    """Dates as seconds since 1970-01-01 UTC (a period from its start), and
+    durations as seconds; missing (NaT) -> NaN. A public per-row map: the
+    column is then a number like any other (privacy-accounting.md, 19.3)."""
+    dtype = col.dtype
+    if type(dtype).__name__ == "PeriodDtype":
+        col, dtype = col.dt.start_time, col.dt.start_time.dtype
+    if getattr(dtype, "tz", None) is not None:
+        col = col.dt.tz_convert("UTC").dt.tz_localize(None)
+    unit = "datetime64[ns]" if dtype.kind == "M" else "timedelta64[ns]"
+    ticks = np.asarray(col, dtype=unit)
+    values = ticks.astype(np.int64).astype(np.float64) / 1e9
+    values[np.isnat(ticks)] = np.nan
+    return values
+
+
 def _as_float(col, name):
     """A column as float64 (missing -> NaN); errors name the column and row."""
+    if is_time_dtype(getattr(col, "dtype", None)):
+        return _seconds(col)
     try:
         if hasattr(col, "to_numpy"):
             values = col.to_numpy(dtype=float, na_value=np.nan)

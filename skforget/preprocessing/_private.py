@@ -36,6 +36,7 @@ from skforget.preprocessing._columns import (
     _check_input,
     _column,
     _input_names,
+    is_time_dtype,
 )
 from skforget.preprocessing._numeric import (
     BOUNDS_SHARE,
@@ -571,16 +572,18 @@ class PrivateOneHotEncoder(_PrivateStep):
 
 
 def _is_numeric_column(X, j):
-    if hasattr(X, "dtypes"):
-        kind = getattr(X.dtypes.iloc[j], "kind", "O")
-        return kind in "iuf"
-    return np.asarray(X).dtype.kind in "iuf"
+    dtype = X.dtypes.iloc[j] if hasattr(X, "dtypes") else np.asarray(X).dtype
+    # Dates and durations are numbers of seconds: one-hot encoded by their
+    # values, every timestamp would be a category of its own, and partition
+    # selection would keep none.
+    return getattr(dtype, "kind", "O") in "iuf" or is_time_dtype(dtype)
 
 
 class PrivateTableEncoder(_PrivateStep):
     """Private preprocessing of a raw table, column by column by dtype.
 
-    Numeric columns (integer or float dtype) go to a
+    Numeric columns (integer, float, date, duration or period dtype; dates as
+    seconds since 1970-01-01 UTC, durations in seconds) go to a
     :class:`PrivateStandardScaler`, every other column (strings, categories,
     booleans, objects) to a :class:`PrivateOneHotEncoder`; ``rho`` is spread
     equally over the columns and ``delta`` over the categorical ones. The
