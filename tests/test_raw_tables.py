@@ -200,7 +200,8 @@ def test_dates_durations_and_periods_are_numbers_of_seconds(convert):
 def test_seconds_since_the_epoch_in_utc():
     from skforget.preprocessing._columns import _as_float
 
-    col = pd.Series(pd.to_datetime(["1970-01-01 00:00:10", None, "1969-12-31 00:00:00"]))
+    col = pd.Series(pd.to_datetime(["1970-01-01 00:00:10", None,
+                                    "1969-12-31 00:00:00"]))
     np.testing.assert_array_equal(_as_float(col, "c"), [10.0, np.nan, -86400.0])
     paris = pd.Series(pd.to_datetime(["1970-01-01 01:00:00"])).dt.tz_localize(
         "Europe/Paris")
@@ -209,3 +210,38 @@ def test_seconds_since_the_epoch_in_utc():
     np.testing.assert_array_equal(_as_float(span, "c"), [60.0, np.nan])
     days = np.array(["1970-01-02", "NaT"], dtype="datetime64[D]")
     np.testing.assert_array_equal(_as_float(days, "c"), [86400.0, np.nan])
+
+
+@pytest.mark.parametrize("unit,offset,bin_name", [
+    (1e15, 1e17, "outer bin"), (1e-6, 0.0, "zero bin"), (1.0, 0.0, None)])
+def test_targets_beyond_the_histograms_reach_are_named(unit, offset, bin_name):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=3000), "b": rng.normal(size=3000)})
+    y = offset + unit * (X["a"] - 0.5 * X["b"] + 0.1 * rng.normal(size=3000))
+    pipe = make_private_pipeline(NoisyGDRegressor(random_state=0), epsilon=8.0,
+                                 random_state=0)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        pipe.fit(X, y)
+    about = [str(w.message) for w in seen if "targets' private range" in str(w.message)]
+    if bin_name is None:
+        assert about == []
+    else:
+        assert len(about) == 1 and bin_name in about[0]
+
+
+def test_a_column_in_the_zero_bin_is_named_in_the_coarse_range_warning():
+    from skforget.exceptions import CoarseRangeWarning
+    from skforget.preprocessing import PrivateStandardScaler
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"tiny": 1e-5 * rng.random(3000),
+                      "big": 2.0**55 * rng.random(3000),
+                      "plain": 100 + 10 * rng.random(3000)})
+    with pytest.warns(CoarseRangeWarning) as seen:
+        PrivateStandardScaler(rho=1.0, random_state=0).fit(X)
+    text = " ".join(str(w.message) for w in seen)
+    assert "'tiny' [-0.000976562, 0.000976562] (the histogram's zero bin" in text
+    assert "'big'" in text and "the histogram's outer bin" in text
+    assert "'plain' [64, 128]" in text and text.count("the histogram's") == 2
+    assert "reaches its outer bin" in text

@@ -34,6 +34,7 @@ from skforget.preprocessing._columns import _first_bad, _n_rows_cols
 from skforget.preprocessing._numeric import (
     BOUNDS_SHARE,
     REFINE_SHARE,
+    beyond_resolution,
     bounds_threshold,
     private_column,
 )
@@ -217,9 +218,18 @@ class PrivatePipeline(ForgetPipeline):
         check_finite_targets(values)
         first = self.named_steps[private_step_names(self)[0]]
         rng = segment_rng(first.get_params().get("random_state"), 0, TARGET_STREAM)
-        _, _, centre, spread, _, cleared = private_column(
+        _, _, centre, spread, octave, cleared = private_column(
             values, rho, unit.get("relation", "replace"), unit.get("group_size", 1),
             rng)
+        why = beyond_resolution(*octave) if cleared else None
+        if why is not None:
+            # Targets of 1e17, or all below 1e-3, in one edge bin: the released
+            # centre and scale are the bin's, not the targets' (a function of
+            # the release, so no privacy cost; shown once it is recorded).
+            warn_about_release(
+                f"PrivatePipeline: the targets' private range is {why}. The "
+                "regressor's centre and scale are then that bin's, which may "
+                "fit the targets badly.", UserWarning)
         if not cleared:
             # No bin of the target's histogram cleared its threshold: the
             # range is the largest noisy bin's, at this budget possibly 2**50

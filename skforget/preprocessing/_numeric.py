@@ -80,6 +80,21 @@ def _single_bin(lo, hi):
     return (lo > 0 and hi == 2 * lo) or (hi < 0 and lo == 2 * hi)
 
 
+def beyond_resolution(lo, hi):
+    """Why a released range misses the values' scale (post-processing of its
+    edges), or None: it is the zero bin (every |value| below 2**K_MIN looks
+    alike), or it reaches an outer bin (values beyond 2**(K_MAX + 1) in size
+    are clipped to it)."""
+    if lo == -(2.0**K_MIN) and hi == 2.0**K_MIN:
+        return (f"the histogram's zero bin: zeros and values within +-2**{K_MIN} "
+                "look alike; if the values are that small, multiply the column "
+                "by a public unit")
+    if hi >= 2.0 ** (K_MAX + 1) or lo <= -(2.0 ** (K_MAX + 1)):
+        return (f"the histogram's outer bin: values beyond 2**{K_MAX + 1} in size "
+                "are clipped there; divide the column by a public unit")
+    return None
+
+
 def _noisy_histogram(values, sigma, rng):
     """The released histogram of Lemma 19.1 (the only read of the rows)."""
     observed = values[~np.isnan(values)]

@@ -42,6 +42,7 @@ from skforget.preprocessing._numeric import (
     BOUNDS_SHARE,
     REFINE_SHARE,
     _single_bin,
+    beyond_resolution,
     bounds_threshold,
     private_column,
 )
@@ -290,14 +291,15 @@ class PrivateStandardScaler(_NumericStep):
         return self
 
     def _warn_if_coarse(self, octaves):
-        """Name the columns whose log histogram kept one bin.
+        """Name the columns whose log histogram kept one bin, or its outer one.
 
         Read from the released histograms' ranges and public numbers only (the
         bins are public). A refinement may narrow such a range further (a year
         column within [1024, 2048]); the warning names the octave, which is
         what clipped the values outside it.
         """
-        coarse = [j for j, (lo, hi) in enumerate(octaves) if _single_bin(lo, hi)]
+        coarse = [j for j, (lo, hi) in enumerate(octaves)
+                  if _single_bin(lo, hi) or beyond_resolution(lo, hi)]
         if not coarse:
             return
         names = [c for c, _, _ in self.privacy_guarantee_.columns]
@@ -308,13 +310,15 @@ class PrivateStandardScaler(_NumericStep):
             lo, hi = self.bounds_[j]
             if (lo, hi) != tuple(octaves[j]):
                 text += f" (narrowed within it to [{lo:.6g}, {hi:.6g}])"
-            return text
+            why = beyond_resolution(*octaves[j])
+            return text if why is None else f"{text} ({why})"
 
         listed = ", ".join(entry(j) for j in coarse[:5])
         more = f" and {len(coarse) - 5} more" if len(coarse) > 5 else ""
         warn_about_release(
             f"{type(self).__name__}: the private range of {len(coarse)} of "
-            f"{len(names)} column(s) is a single bin of the log histogram: "
+            f"{len(names)} column(s) is a single bin of the log histogram, or "
+            f"reaches its outer bin: "
             f"{listed}{more}. Values outside it are clipped to its ends: unless "
             "a column's values do lie within that factor of two (or at 0), it "
             f"keeps little more than its sign or octave. At this budget a bin "
