@@ -330,13 +330,25 @@ def warn_about_callers(estimator, rho, delta):
                 else "Pass ledger=skforget.PrivacyLedger(epsilon, delta) "
                 "(skforget.store.SharedLedger with n_jobs > 1) to record every "
                 "fit and refuse those past a budget. ")
+    seed = estimator.get_params().get("random_state")
+    if seed is not None:
+        # Every clone draws the same noise (an integer seed, or a RandomState
+        # copied by clone): models on overlapping rows can be compared to
+        # cancel it, and the composition the figures add by assumes
+        # independent noise (privacy-accounting.md, Section 10.3).
+        shared = (f"With random_state={seed!r} every fit draws the same noise, so "
+                  "no figure covers the fits together; with random_state=None "
+                  f"their Rényi figures would add ({fits}: epsilon "
+                  f"{at_least}{total:.3g} at delta {total_delta:.2g})")
+    else:
+        shared = ("The fits share rows and their Rényi figures add "
+                  f"({fits}: epsilon {at_least}{total:.3g} at delta "
+                  f"{total_delta:.2g})")
     warnings.warn(
         f"{name}.fit runs inside scikit-learn's model selection (GridSearchCV, "
         f"cross_val_score, ...). Each fit is ({one:.3g}, {one_delta:.2g})-DP "
-        "alone, but the fits share rows and their Rényi figures add "
-        f"({fits}: epsilon {at_least}{total:.3g} at delta {total_delta:.2g}), "
-        "and the exact validation scores that choose between them are covered "
-        f"by no figure. {recorded}"
+        f"alone. {shared}, and the exact validation scores that choose between "
+        f"them are covered by no figure. {recorded}"
         "skforget.model_selection.PrivateSearchCV tunes with one figure for "
         "the whole search (privacy-accounting.md, Sections 17 and 20).",
         PrivacyBudgetWarning, stacklevel=user_stacklevel())

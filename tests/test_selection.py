@@ -564,6 +564,28 @@ def test_sklearn_model_selection_says_what_it_spends(cancer):
         _search(n_candidates=2).fit(X, y)
 
 
+@pytest.mark.parametrize("seed", [0, np.random.RandomState(0)])
+def test_model_selection_with_a_seed_says_no_figure_covers_the_fits(cancer, seed):
+    # Every clone draws the same noise: the fits cannot be composed as
+    # independent mechanisms, and the warning must not say their figures add.
+    from sklearn.model_selection import cross_val_score
+
+    from skforget import PrivacyBudgetWarning
+
+    X, y = cancer
+    with pytest.warns(PrivacyBudgetWarning) as rec:
+        cross_val_score(NoisyGDClassifier(classes=[0, 1], random_state=seed), X, y,
+                        cv=2)
+    text = str(rec[0].message)
+    assert "every fit draws the same noise, so no figure covers the fits " \
+        "together; with random_state=None their Rényi figures would add (this one " \
+        "makes 1 candidate(s) x 2 split(s), 2 fits: epsilon" in text
+    with pytest.warns(PrivacyBudgetWarning) as rec:
+        cross_val_score(NoisyGDClassifier(classes=[0, 1]), X, y, cv=2)
+    assert "same noise" not in str(rec[0].message)
+    assert "The fits share rows and their Rényi figures add" in str(rec[0].message)
+
+
 def test_calibrating_a_private_model_on_private_rows_warns(cancer):
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.frozen import FrozenEstimator
