@@ -649,7 +649,7 @@ class _BasePrivateLinear(BaseEstimator):
         is never modified.
         """
         rows_only = isinstance(y, str) and y == "no_validation"
-        if not rows_only and not self._y_numeric:
+        if not rows_only and y is not None and not self._y_numeric:
             check_labels_present(y, ValueError if reset else UnlearningError)
         try:
             out = validate_data(self, X, y, reset=reset, accept_sparse="csr",

@@ -245,3 +245,20 @@ def test_a_column_in_the_zero_bin_is_named_in_the_coarse_range_warning():
     assert "'big'" in text and "the histogram's outer bin" in text
     assert "'plain' [64, 128]" in text and text.count("the histogram's") == 2
     assert "reaches its outer bin" in text
+
+
+def test_a_column_with_no_category_kept_is_named():
+    from skforget.preprocessing import PrivateOneHotEncoder
+
+    rng = np.random.default_rng(0)
+    n = 2000
+    X = pd.DataFrame({"id": [f"p{i}" for i in range(n)],
+                      "amount": [f"{v:.4f}" for v in rng.random(n)],
+                      "job": rng.choice(["a", "b", "c"], n)})
+    with pytest.warns(UserWarning, match=r"no category of 2 column\(s\) was held by "
+                      r"enough records to be kept \('id', 'amount'\)"):
+        enc = PrivateOneHotEncoder(rho=0.1, random_state=0).fit(X)
+    assert [len(c) for c in enc.categories_] == [0, 0, 3]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        PrivateOneHotEncoder(rho=0.1, random_state=0).fit(X[["job"]])

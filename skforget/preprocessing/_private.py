@@ -11,7 +11,6 @@ estimator's.
 """
 
 import functools
-import hashlib
 import math
 from numbers import Integral, Real
 
@@ -30,6 +29,11 @@ from skforget._validation import (
     segment_rng,
 )
 from skforget.exceptions import CoarseRangeWarning
+from skforget.preprocessing._categorical import (
+    _column_rngs,
+    _noisy_counts,
+    warn_if_no_category_kept,
+)
 from skforget.preprocessing._columns import (
     _as_categories,
     _as_float,
@@ -64,29 +68,6 @@ _COMMON = {
     "random_state": ["random_state"],
     "ledger": PRIVACY_CONSTRAINTS["ledger"],
 }
-
-
-def _column_rngs(rng, n):
-    """One independent generator per column, from the step's stream ``rng``."""
-    return [np.random.default_rng([int(a), int(b)])
-            for a, b in rng.integers(0, 2**63, size=(n, 2))]
-
-
-def _value_noise(seed_words, value, sigma):
-    """Noise of one category's count, a function of the column's stream and the
-    value itself, so neighbouring tables draw the same noise for a value they
-    share (independent across values: a 128-bit hash seeds each draw)."""
-    digest = hashlib.blake2b(value.encode("utf-8", "surrogatepass"),
-                             digest_size=16).digest()
-    words = [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
-    return sigma * np.random.default_rng(seed_words + words).standard_normal()
-
-
-def _noisy_counts(column, words, sigma):
-    """The noisy counts of the values present (Proposition 19.3), by value."""
-    values, counts = np.unique(column, return_counts=True)
-    return {v: c + _value_noise(words, v, sigma)
-            for v, c in zip(values, counts, strict=True)}
 
 
 def _atomic(fit):
@@ -523,6 +504,7 @@ class PrivateOneHotEncoder(_PrivateStep):
         self.thresholds_ = np.full(n_cols, tau)
         self.privacy_guarantee_ = self._guarantee(
             [(n, rho_col, delta_col) for n in names])
+        warn_if_no_category_kept(type(self).__name__, names, categories, tau)
         return self
 
     def transform(self, X):

@@ -1,0 +1,58 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The release of a categorical column: noisy counts of the values present,
+each value's noise a function of the column's stream and the value, and the
+partition selection that keeps the values whose noisy count clears the
+threshold (privacy-accounting.md, Proposition 19.3); then what the released
+category list alone tells the user.
+"""
+
+import hashlib
+
+import numpy as np
+
+from skforget._release import warn_about_release
+
+
+def _column_rngs(rng, n):
+    """One independent generator per column, from the step's stream ``rng``."""
+    return [np.random.default_rng([int(a), int(b)])
+            for a, b in rng.integers(0, 2**63, size=(n, 2))]
+
+
+def _value_noise(seed_words, value, sigma):
+    """Noise of one category's count, a function of the column's stream and the
+    value itself, so neighbouring tables draw the same noise for a value they
+    share (independent across values: a 128-bit hash seeds each draw)."""
+    digest = hashlib.blake2b(value.encode("utf-8", "surrogatepass"),
+                             digest_size=16).digest()
+    words = [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+    return sigma * np.random.default_rng(seed_words + words).standard_normal()
+
+
+def _noisy_counts(column, words, sigma):
+    """The noisy counts of the values present (Proposition 19.3), by value."""
+    values, counts = np.unique(column, return_counts=True)
+    return {v: c + _value_noise(words, v, sigma)
+            for v, c in zip(values, counts, strict=True)}
+
+
+def warn_if_no_category_kept(step, names, categories, threshold):
+    """Name the columns of which partition selection kept no category: each
+    is then one constant ``infrequent`` column, which is what an ID, free
+    text, or numbers stored as text become. Read from the released lists and
+    the public threshold only (post-processing), shown once it is recorded."""
+    empty = [name for name, cats in zip(names, categories, strict=True)
+             if len(cats) == 0]
+    if not empty:
+        return
+    listed = ", ".join(repr(n) for n in empty[:5])
+    more = f" and {len(empty) - 5} more" if len(empty) > 5 else ""
+    warn_about_release(
+        f"{step}: no category of {len(empty)} column(s) was held by enough records "
+        f"to be kept ({listed}{more}); each becomes one constant "
+        f"'infrequent' column and tells the model nothing. At this budget a "
+        f"category needs about {threshold:.0f} records. A column of numbers "
+        "stored as text is read as categories: give it a numeric dtype (the "
+        "schema is public); an ID or free-text column is better dropped.",
+        UserWarning)
