@@ -417,13 +417,19 @@ class PrivacyGuarantee:
 
         return advantage_bound(rho=self.rho)
 
+    @property
+    def caveats(self):
+        """What the figure does not cover, one sentence each (a given seed, a
+        label set or target scale read from the rows); [] when it covers all."""
+        return caveat_lines(seeded=self.seeded,
+                            label_set_public=self.label_set_public,
+                            target_scale_public=self.target_scale_public)
+
     def __str__(self):
         relation = {"replace": "replace-one", "zero_out": "zero-out"}[self.relation]
         unit = ("record" if self.group_size == 1
                 else f"group of {self.group_size} records")
-        caveats = caveat_lines(seeded=self.seeded,
-                               label_set_public=self.label_set_public,
-                               target_scale_public=self.target_scale_public)
+        caveats = self.caveats
         if self.selected_by_search:
             return "\n".join([
                 f"({_fmt(self.epsilon)}, {self.delta:.3g})-DP for every {unit} "

@@ -271,6 +271,27 @@ class PipelineGuarantee:
     # Read like a PrivacyGuarantee's (the record store's audit).
     mechanism = "private_pipeline"
 
+    # What the composed figure does not cover is what the estimator's does not
+    # (the label set, the target scale), and any step's or its seed.
+    @property
+    def label_set_public(self):
+        return getattr(self.estimator, "label_set_public", True)
+
+    @property
+    def target_scale_public(self):
+        return getattr(self.estimator, "target_scale_public", True)
+
+    @property
+    def noise_seeded(self):
+        return bool(self.seeded or getattr(self.estimator, "seeded", False))
+
+    @property
+    def caveats(self):
+        """What the figure does not cover, one sentence each; [] if nothing."""
+        return caveat_lines(seeded=self.noise_seeded,
+                            label_set_public=self.label_set_public,
+                            target_scale_public=self.target_scale_public)
+
     @property
     def conversion_note(self):
         """Why the conversion applies (the record store's audit)."""
@@ -321,11 +342,7 @@ class PipelineGuarantee:
                 f"({_fmt(cert.epsilon_adaptive)}, {cert.delta_adaptive:.3g}).")
         for path, how in self.public_preprocessing:
             lines.append(f"  public step {path}: {how}")
-        est = self.estimator
-        lines.extend(caveat_lines(
-            seeded=self.seeded or getattr(est, "seeded", False),
-            label_set_public=getattr(est, "label_set_public", True),
-            target_scale_public=getattr(est, "target_scale_public", True)))
+        lines.extend(self.caveats)
         return "\n".join(lines)
 
     def to_dict(self):

@@ -110,9 +110,13 @@ def _guarantee_section(guarantee):
             "group_size": guarantee.group_size,
             "statement": str(guarantee).split("\n", 1)[0],
             # What the figures above do not cover, as the guarantee says it
-            # (the statement keeps its first line only).
-            "label_set_public": getattr(guarantee, "label_set_public", True),
-            "target_scale_public": getattr(guarantee, "target_scale_public", True),
+            # (the statement keeps its first line only): a pipeline's are its
+            # estimator's and its seeds' (read through the guarantee, never
+            # assumed covered).
+            "seeded": bool(getattr(guarantee, "noise_seeded", guarantee.seeded)),
+            "label_set_public": guarantee.label_set_public,
+            "target_scale_public": guarantee.target_scale_public,
+            "caveats": list(guarantee.caveats),
             "references": list(guarantee.references)}
 
 

@@ -150,7 +150,12 @@ def _pg_type(dtype):
     try:
         kind = np.dtype(dtype).kind
     except TypeError:
-        return "TEXT"
+        try:   # pandas' nullable Int64, Float64, boolean (kinds i, f, b)
+            import pandas as pd
+
+            kind = pd.api.types.pandas_dtype(dtype).kind
+        except (ImportError, TypeError):
+            return "TEXT"
     return {"b": "BOOLEAN", "i": "BIGINT", "u": "BIGINT",
             "f": "DOUBLE PRECISION"}.get(kind, "TEXT")
 

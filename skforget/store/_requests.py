@@ -35,6 +35,7 @@ import hmac
 import json
 import numbers
 import time
+import unicodedata
 from datetime import datetime, timezone
 
 from skforget._release import mark_committed, releasing
@@ -106,7 +107,16 @@ def parse_time(value):
     if value.tzinfo is None:
         raise ValueError("due_at must carry its time zone (e.g. "
                          "'2026-12-24T00:00:00Z'): a naive time is ambiguous.")
-    return value.astimezone(timezone.utc)
+    try:
+        return value.astimezone(timezone.utc)
+    except OverflowError:   # 9999-12-31T23:59:59-05:00 is past year 9999 in UTC
+        raise ValueError(f"due_at={value.isoformat()!r} is outside the times UTC "
+                         "can state (years 1 to 9999).") from None
+
+
+def _printable(text):
+    """No control, format or surrogate character (Unicode categories C*)."""
+    return not any(unicodedata.category(c).startswith("C") for c in text)
 
 
 def one_month_after(moment):
@@ -185,6 +195,30 @@ def _status(row, duplicate=False):
         duplicate=duplicate)
 
 
+def record_id(value, id_kind):
+    """``value`` as the store keeps a record ID of kind ``id_kind`` ("int" or
+    "str"), or a refusal naming it: every ID written or asked for, so that
+    one store never holds both kinds (a string ID on an integer store made
+    every ID read back a string, and every later request fail)."""
+    if hasattr(value, "item") and not isinstance(value, str):
+        value = value.item()
+    if id_kind == "int":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, str)
+    if not ok:
+        kind = "integers" if id_kind == "int" else "strings"
+        raise TypeError(f"record ID {value!r}: this store's IDs are {kind}.")
+    # What a database column can hold, on both backends: a 64-bit integer, a
+    # string without NUL (PostgreSQL refuses it).
+    if isinstance(value, int) and not -2**63 <= value < 2**63:
+        raise ValueError(f"record ID {value!r} is outside the 64-bit integers a "
+                         "store's IDs are.")
+    if isinstance(value, str) and "\x00" in value:
+        raise ValueError(f"record ID {value!r} holds a NUL character.")
+    return value
+
+
 class RequestsMixin:
     """The request lifecycle of :class:`~skforget.store.RecordStore`."""
 
@@ -222,25 +256,7 @@ class RequestsMixin:
         ids = list(ids)
         if not ids:
             raise ValueError("a request names at least one record ID.")
-        checked = []
-        for i in ids:
-            if hasattr(i, "item") and not isinstance(i, str):
-                i = i.item()
-            if self._meta["id_kind"] == "int":
-                ok = isinstance(i, int) and not isinstance(i, bool)
-            else:
-                ok = isinstance(i, str)
-            if not ok:
-                kind = "integers" if self._meta["id_kind"] == "int" else "strings"
-                raise TypeError(f"record ID {i!r}: this store's IDs are {kind}.")
-            # What a database column can hold, on both backends: a 64-bit
-            # integer, a string without NUL (PostgreSQL refuses it).
-            if isinstance(i, int) and not -2**63 <= i < 2**63:
-                raise ValueError(f"record ID {i!r} is outside the 64-bit integers "
-                                 "a store's IDs are.")
-            if isinstance(i, str) and "\x00" in i:
-                raise ValueError(f"record ID {i!r} holds a NUL character.")
-            checked.append(i)
+        checked = [record_id(i, self._meta["id_kind"]) for i in ids]
         if len(set(checked)) != len(checked):
             raise ValueError("a request names each record ID once.")
         return checked
@@ -295,10 +311,12 @@ class RequestsMixin:
         if not isinstance(request_id, str) or not request_id or len(request_id) > 200:
             raise ValueError("request_id must be a non-empty string of at most 200 "
                              "characters.")
-        if request_id.endswith("/audit") or "\x00" in request_id:
-            # GET /requests/{id}/audit could not tell it from a status.
+        if request_id.endswith("/audit") or not _printable(request_id):
+            # GET /requests/{id}/audit could not tell it from a status; a line
+            # break or tab would forge lines of the CLI's tab-separated
+            # listing, a lone surrogate fail to encode.
             raise ValueError(f"request_id {request_id!r} may not end in '/audit' "
-                             "or hold a NUL character.")
+                             "or hold a control character or a lone surrogate.")
         ids = self._check_ids(ids)
         now = _now()
         due = one_month_after(now) if due_at is None else parse_time(due_at)

