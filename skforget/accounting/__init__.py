@@ -36,9 +36,8 @@ from skforget.accounting._ledger import (
     PrivacyBudgetExceeded,
     PrivacyLedger,
     ledger_spending,
-    release_rho,
-    search_curve,
 )
+from skforget.accounting._releases import release_rho, search_curve
 from skforget.accounting._noisy_gd import (
     check_learning_rate,
     contraction,
