@@ -40,6 +40,7 @@ from skforget._rows import (
 from skforget._utils import no_interrupts
 from skforget._validation import (
     check_labels_present,
+    noise_key,
     user_stacklevel,
 )
 from skforget.accounting._calibration import curvature_trace
@@ -345,19 +346,21 @@ class _BasePrivateLinear(BaseEstimator):
         the fit's planned rho-coefficient (public)."""
         warn_about_callers(self, rho, delta)
 
-    def _ledger_spending(self, what, rho):
+    def _ledger_spending(self, what, rho, segment):
         """Reserve a planned release on ``ledger`` before any training pass
         (privacy-accounting.md, Section 20.3): raises PrivacyBudgetExceeded if
-        it would not fit; records it, with the final figure the block may put
-        in the yielded dict as ``"rho"``, when the public call (``releasing``)
-        has succeeded; cancels it if the call fails before. A no-op without a
-        ledger."""
+        it would not fit, or if it draws the seeded noise of a recorded
+        release (its ``segment`` of the history: 0 at fit); records it, with
+        the final figure the block may put in the yielded dict as ``"rho"``,
+        when the public call (``releasing``) has succeeded; cancels it if the
+        call fails before. A no-op without a ledger."""
         return release_spending(
             getattr(self, "ledger", None), f"{type(self).__name__}.{what}",
             rho=rho, relation=self._param("relation"),
             group_size=int(self._param("group_size")),
             # GDP releases compose as GDP (privacy-accounting.md, 20.2, 21.5)
-            gaussian=self._dp_conversion() == "gaussian")
+            gaussian=self._dp_conversion() == "gaussian",
+            noise=(noise_key(self.random_state, segment),))
 
     @classmethod
     def _warn_after_edit(cls, guarantee):

@@ -439,7 +439,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
         planned = accounting.guarantee_after_fit(
             plan, steps=plan.fit_steps, seeded=self.random_state is not None,
             **public)
-        with self._ledger_spending("fit", planned.rho) as spent:
+        with self._ledger_spending("fit", planned.rho, 0) as spent:
             self._train_rows(design, plan, new_attrs, public, weights)
             spent["rho"] = self.privacy_guarantee_.rho
         note_entry(self, spent, fit=True)
@@ -698,7 +698,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
         holds = holds_previous(self)
         with self._ledger_spending("partial_unlearn", edit_figure(
                 self, accounting.release_rho(planned, plan), planned.rho,
-                holds)) as spent:
+                holds), len(previous.edits) + 1) as spent:
             self._unlearn_pass(edits, plan, previous, edit, rows, n_new, loss,
                                weights)
             g = self.privacy_guarantee_

@@ -136,7 +136,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             # solve (privacy-accounting.md, Section 20.3).
             guarantee = accounting.guarantee_after_output_perturbation(
                 plan, seeded=self.random_state is not None, **public, **counts)
-            with self._ledger_spending("fit", guarantee.rho) as spent:
+            with self._ledger_spending("fit", guarantee.rho, 0) as spent:
                 design = self._design(X, y_enc, loss, where="X")
                 W, b = self._release(design, weights, plan, segment=0)
             note_entry(self, spent, fit=True)
@@ -307,7 +307,8 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             # A refit's figure is its whole one; a search's refit records the
             # search's, fixed before it (Section 20.1).
             with self._ledger_spending("partial_unlearn", edit_figure(
-                    self, guarantee.rho, guarantee.rho, False)) as spent:
+                    self, guarantee.rho, guarantee.rho, False),
+                    len(previous.edits) + 1) as spent:
                 design = self._design(X_new, y_enc, loss,
                                       where="the edited database")
                 W, b = self._release(design, weights, new_plan,

@@ -9,6 +9,7 @@ change there touches one file; tests/test_layers.py checks it.
 
 import contextlib
 import functools
+import hashlib
 import math
 import os
 import sys
@@ -299,6 +300,40 @@ PREPROCESSING_STREAM = 2
 #: The stream of a private pipeline's release of a regressor's target centre
 #: and scale (Section 19.6), drawn from its first private step's seed.
 TARGET_STREAM = 3
+
+
+def noise_key(random_state, segment, stream=0):
+    """A public name of the noise :func:`segment_rng` draws for these
+    arguments, or None for fresh entropy (``random_state=None``).
+
+    Two releases with one name drew the same noise: releases on overlapping
+    rows can then be compared to cancel it, and no composition covers them
+    together (privacy-accounting.md, 10.3, 20.4), so a ledger refuses the
+    second. A ``RandomState`` is named by its current state, which a clone
+    copies and a draw moves on; an integer by itself.
+    """
+    if random_state is None:
+        return None
+    if isinstance(random_state, np.random.RandomState):
+        kind, keys, pos, has_gauss, cached = random_state.get_state()
+        digest = hashlib.sha256(np.asarray(keys).tobytes() + repr(
+            (kind, int(pos), int(has_gauss), float(cached))).encode()).hexdigest()
+        seed = f"RandomState {digest[:16]}"
+    else:
+        seed = f"random_state={int(random_state)}"
+    return f"{seed}, segment {segment}, stream {stream}"
+
+
+def pipeline_noise(seeds, private, final, target):
+    """The names (:func:`noise_key`) of the seeded noise one release of a
+    pipeline draws: each private step's stream, the final step's, and the
+    targets' (the first private step's seed, Section 19.6) when it releases
+    them; ``seeds`` maps step names to their random_state for the release."""
+    keys = [noise_key(seeds[name], 0, PREPROCESSING_STREAM) for name in private]
+    keys.append(noise_key(seeds[final], 0))
+    if target and private:
+        keys.append(noise_key(seeds[private[0]], 0, TARGET_STREAM))
+    return tuple(k for k in keys if k is not None)
 
 
 def segment_rng(random_state, segment, stream=0):

@@ -880,12 +880,15 @@ def test_a_searchs_released_warning_raised_as_an_error_finds_it_recorded(refit):
             break
     else:
         raise AssertionError("no seed released a constant model")
-    recorded = len(ledger.entries)
+    # The same seed again, to release the same model: the ledger would refuse
+    # a second search with it (the same noise, Section 20.4), so a new one.
+    ledger = PrivacyLedger(epsilon=50.0, delta=DELTA)
+    search.set_params(ledger=ledger)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(UserWarning, match="for every row"):
             search.fit(X, y)
-    assert len(ledger.entries) == recorded + 1
+    assert len(ledger.entries) == 1
     assert ledger.entries[-1].label == "PrivateSearchCV.fit"
     assert not ledger.entries[-1].reserved
     assert search.best_estimator_.get_params()["ledger"] is ledger
@@ -1122,3 +1125,108 @@ def test_a_private_step_records_its_release_on_its_own_ledger(binary_data):
         private.fit(frame, y)
     assert len(one.entries) == 1
     assert private.named_steps["preprocess"].ledger is one
+
+
+# --- seeded noise (Sections 10.3, 20.4) ---------------------------------------
+def _unit_rows(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return X, (X[:, 0] > 0).astype(int)
+
+
+@pytest.mark.parametrize("cls", [NoisyGDClassifier, OutputPerturbationClassifier])
+def test_a_ledger_refuses_a_second_release_of_the_same_seeded_noise(cls):
+    """Two fits with random_state=0 draw the same noise: on neighbouring rows
+    their difference cancels it, and no composition covers the pair. The
+    ledger recorded both as independent releases; it now refuses the second
+    before its pass, and the estimator stays unfitted."""
+    X, y = _unit_rows()
+    ledger = PrivacyLedger(epsilon=50.0, delta=DELTA)
+    first = cls(classes=[0, 1], random_state=0, max_lazy_records=0, ledger=ledger) \
+        if cls is NoisyGDClassifier else cls(classes=[0, 1], random_state=0,
+                                             ledger=ledger)
+    first.fit(X, y)
+    # Its own edit draws segment 1's noise: recorded.
+    first.partial_unlearn(EditRequest(X, y, delete=[0]))
+    assert len(ledger.entries) == 2
+    second = clone(first)
+    with pytest.raises(PrivacyBudgetExceeded, match=r"would draw the same noise as "
+                       rf"{cls.__name__}\.fit \(random_state=0, segment 0"):
+        second.fit(X[1:], y[1:])
+    assert not hasattr(second, "coef_") and len(ledger.entries) == 2
+    # Another seed, or fresh entropy, is recorded.
+    clone(first).set_params(random_state=1).fit(X[1:], y[1:])
+    clone(first).set_params(random_state=None).fit(X[1:], y[1:])
+    clone(first).set_params(random_state=None).fit(X[2:], y[2:])
+    assert len(ledger.entries) == 5
+
+
+def test_a_cloned_random_state_is_the_same_noise_a_drawn_one_is_not():
+    X, y = _unit_rows()
+    ledger = PrivacyLedger(epsilon=50.0, delta=DELTA)
+    state = np.random.RandomState(0)
+    model = NoisyGDClassifier(classes=[0, 1], random_state=state, ledger=ledger)
+    twin = clone(model)               # copies the state: the same noise
+    model.fit(X, y)
+    model.fit(X, y)                   # the same object, drawn from since: new noise
+    assert len(ledger.entries) == 2
+    with pytest.raises(PrivacyBudgetExceeded, match="same noise"):
+        twin.fit(X, y)
+    # GridSearchCV clones a seeded estimator into fits of the same noise: the
+    # ledger lets the first through and refuses the others before their pass.
+    grid = PrivacyLedger(epsilon=50.0, delta=DELTA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = GridSearchCV(NoisyGDClassifier(classes=[0, 1], random_state=0,
+                                                ledger=grid),
+                              {"C": [0.1, 1.0]}, cv=2, error_score=np.nan,
+                              refit=False).fit(X, y)
+    assert np.isfinite(search.cv_results_["split0_test_score"]).sum() == 1
+    assert len(grid.entries) == 1
+
+
+def test_seeded_pipelines_and_searches_name_their_noise():
+    rng = np.random.default_rng(0)
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame({"a": rng.normal(size=400), "b": rng.choice(["u", "v"], 400)})
+    y = (X["a"] > 0).astype(int)
+    ledger = PrivacyLedger(epsilon=50.0, delta=DELTA)
+
+    def pipe():
+        return make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0,
+                                                       ledger=ledger),
+                                     epsilon=1.0, random_state=0)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = pipe().fit(X, y)
+        first.partial_unlearn(EditRequest(X, y, delete=[3]))   # edit seeds
+        assert len(ledger.entries) == 2
+        assert all(e.noise for e in ledger.entries)
+        assert ledger.entries[0].noise != ledger.entries[1].noise
+        with pytest.raises(PrivacyBudgetExceeded, match="same noise"):
+            pipe().fit(X, y)
+        search = PrivateSearchCV(NoisyGDClassifier(classes=[0, 1]), {"C": [0.1, 1.0]},
+                                 epsilon=1.0, n_candidates=2, random_state=5,
+                                 ledger=ledger)
+        search.fit(X[["a"]].to_numpy() / 4, y)
+        with pytest.raises(PrivacyBudgetExceeded, match="segment search"):
+            clone(search).fit(X[["a"]].to_numpy() / 4, y)
+    assert len(ledger.entries) == 3
+
+
+def test_a_shared_ledger_keeps_the_noise_names(tmp_path):
+    X, y = _unit_rows()
+    path = tmp_path / "ledger.sqlite"
+    NoisyGDClassifier(classes=[0, 1], random_state=7,
+                      ledger=SharedLedger(path, epsilon=50.0, delta=DELTA)).fit(X, y)
+    reopened = SharedLedger(path, epsilon=50.0, delta=DELTA)
+    assert reopened.entries[0].noise == ("random_state=7, segment 0, stream 0",)
+    with pytest.raises(PrivacyBudgetExceeded, match="same noise"):
+        NoisyGDClassifier(classes=[0, 1], random_state=7, ledger=reopened).fit(X, y)
+    # An entry recorded before noise names existed reads as fresh noise.
+    old = acc.LedgerEntry.from_dict({k: v for k, v in
+                                     reopened.entries[0].to_dict().items()
+                                     if k != "noise"})
+    assert old.noise == ()

@@ -1150,7 +1150,10 @@ def test_model_selection_over_a_private_pipeline_warns_with_the_pipelines_figure
     from skforget import PrivacyLedger
 
     ledger = PrivacyLedger(epsilon=10.0, delta=1e-5)
-    pipe.set_params(estimator__ledger=ledger)
+    # Fresh noise for each fold: with the seeds above every fold would draw
+    # the same noise, which the ledger refuses after the first (20.4).
+    pipe.set_params(estimator__ledger=ledger, preprocess__random_state=None,
+                    estimator__random_state=None)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         cross_val_score(pipe, X, y, cv=3)
@@ -1158,6 +1161,14 @@ def test_model_selection_over_a_private_pipeline_warns_with_the_pipelines_figure
                 if issubclass(r.category, PrivacyBudgetWarning)]
     assert messages and all("The ledger given records" in m for m in messages)
     assert len(ledger.entries) == 3
+    # Seeded, the second fold is refused before its pass.
+    seeded = PrivacyLedger(epsilon=10.0, delta=1e-5)
+    pipe.set_params(estimator__ledger=seeded, preprocess__random_state=0,
+                    estimator__random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scores = cross_val_score(pipe, X, y, cv=3, error_score=np.nan)
+    assert np.isfinite(scores).sum() == 1 and len(seeded.entries) == 1
 
 
 def test_a_failed_private_edit_keeps_the_callers_rows_and_stale_requests_fail():

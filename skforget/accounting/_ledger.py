@@ -109,6 +109,9 @@ class LedgerEntry:
         conditionally on an event of probability at least ``1 - delta``
         (approximate zCDP, Bun & Steinke 2016, Definition 8.1; a private
         category selection, Proposition 19.3). 0 for an exact figure.
+    noise : tuple of str
+        Public names of the seeded noise the release drew
+        (``skforget._validation.noise_key``); empty for fresh entropy.
     """
 
     label: str
@@ -120,6 +123,7 @@ class LedgerEntry:
     id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)
     gaussian: bool = False
     delta: float = 0.0
+    noise: tuple = ()
 
     def epsilon(self, delta):
         """The entry's figure alone at ``delta`` (information only)."""
@@ -131,6 +135,7 @@ class LedgerEntry:
         """Plain ``dict`` of the fields (JSON-ready)."""
         out = dataclasses.asdict(self)
         out["curve"] = None if self.curve is None else list(self.curve)
+        out["noise"] = list(self.noise)
         return out
 
     @classmethod
@@ -139,6 +144,7 @@ class LedgerEntry:
         data = dict(data)
         if data.get("curve") is not None:
             data["curve"] = tuple(float(v) for v in data["curve"])
+        data["noise"] = tuple(data.get("noise", ()))   # recorded before it existed
         return cls(**data)
 
 
@@ -464,7 +470,7 @@ class PrivacyLedger:
 
     # --- checking ------------------------------------------------------------
     def _new_entry(self, label, rho, curve, relation, group_size, reserved,
-                   gaussian=False, delta=0.0):
+                   gaussian=False, delta=0.0, noise=()):
         rho = check_nonnegative(0.0 if rho is None else rho, "rho")
         if math.isinf(rho):
             raise ValueError("rho must be finite.")
@@ -487,7 +493,8 @@ class PrivacyLedger:
                            relation=relation,
                            group_size=None if group_size is None else int(group_size),
                            reserved=reserved, gaussian=bool(gaussian) and curve is None,
-                           delta=float(delta))
+                           delta=float(delta),
+                           noise=tuple(str(k) for k in noise if k is not None))
 
     def _resolve(self, entries, entry):
         """``entry`` with the ledger's relation and unit where it gives none."""
@@ -510,6 +517,14 @@ class PrivacyLedger:
             return (f"{entry.label} is accounted for units of {entry.group_size} "
                     f"record(s), the ledger for units of {group}: the figures do "
                     "not add as one statement (privacy-accounting.md, 20.4).")
+        for earlier in entries:
+            shared = sorted(set(entry.noise) & set(earlier.noise))
+            if shared:
+                return (f"{entry.label} would draw the same noise as {earlier.label} "
+                        f"({shared[0]}): two releases with equal noise can be "
+                        "compared to cancel it, and no figure covers them together "
+                        "(privacy-accounting.md, 10.3, 20.4). Use "
+                        "random_state=None, or a seed no recorded release used.")
         after = self._total(entries + [entry])
         if after.epsilon > self.epsilon:
             before = self._total(entries)
@@ -613,17 +628,19 @@ class PrivacyLedger:
                 "account (the original is gone), call ledger.resume().")
 
     def reserve(self, label, *, rho=None, curve=None, relation=None,
-                group_size=None, gaussian=False, delta=0.0):
+                group_size=None, gaussian=False, delta=0.0, noise=()):
         """Check a planned release and count it, in one atomic step.
 
         Returns the entry's id for :meth:`settle` or :meth:`cancel`.
         Raises :class:`~skforget.accounting.PrivacyBudgetExceeded` (nothing
         recorded) if it would exceed the budget. ``delta`` is the probability
-        of the release's excluded events (see :meth:`would_exceed`).
+        of the release's excluded events (see :meth:`would_exceed`);
+        ``noise``, the names of the seeded noise it draws (a release sharing
+        one with a recorded entry is refused).
         """
         self._check_reachable(label)
         entry = self._new_entry(label, rho, curve, relation, group_size, True,
-                                gaussian, delta)
+                                gaussian, delta, noise)
 
         def step(entries):
             resolved = self._resolve(entries, entry)
@@ -672,7 +689,7 @@ class PrivacyLedger:
 
     @contextlib.contextmanager
     def spending(self, label, *, rho=None, curve=None, relation=None,
-                 group_size=None, gaussian=False, delta=0.0):
+                 group_size=None, gaussian=False, delta=0.0, noise=()):
         """Reserve on entry, record on success, cancel on an exception.
 
         Yields a dict; setting ``"rho"`` / ``"curve"`` / ``"delta"`` in it
@@ -680,7 +697,7 @@ class PrivacyLedger:
         """
         entry_id = self.reserve(label, rho=rho, curve=curve, relation=relation,
                                 group_size=group_size, gaussian=gaussian,
-                                delta=delta)
+                                delta=delta, noise=noise)
         final = Spent()
         final.entry_id = entry_id
         try:

@@ -62,7 +62,13 @@ from skforget._release import (
 )
 from skforget._rows import project_rows
 from skforget._utils import restore_on_error
-from skforget._validation import HasMethods, Interval, StrOptions, user_stacklevel
+from skforget._validation import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    noise_key,
+    user_stacklevel,
+)
 from skforget.exceptions import PrivacyBudgetWarning
 
 #: Parameters the search sets itself (the budget and the noise), and those
@@ -457,6 +463,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # output only, and the number of runs or the winner's position would
         # reveal more (each run's score then counts as if composed).
         seeded = self.random_state is not None
+        # Named before a RandomState is drawn from: a ledger refuses a second
+        # search with the same seed (its runs would draw the same noise).
+        drawn = (noise_key(self.random_state, "search"),)
         entropy = (int(check_random_state(self.random_state).randint(2**31))
                    if seeded else None)
         split_rng, count_rng, draw_rng, noise, seeds = (
@@ -482,7 +491,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # recorded as one entry (privacy-accounting.md, Section 20.1).
         with releasing(), release_spending(
                 ledger, "PrivateSearchCV.fit", curve=accounting.search_curve(budget),
-                relation=base.get("relation", "replace"), group_size=group), \
+                relation=base.get("relation", "replace"), group_size=group,
+                noise=drawn), \
                 restore_on_error(self):
             # A failed search (a refit interrupted, a warning raised as an
             # error) leaves the object as it was, and records nothing.

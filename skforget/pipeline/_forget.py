@@ -27,6 +27,7 @@ from skforget._validation import (
     ENCLOSING_PREPROCESSING,
     check_labels_present,
     fixed_errstate,
+    pipeline_noise,
 )
 from skforget.exceptions import NotCertifiableError, UnlearningError
 
@@ -74,7 +75,7 @@ def _preprocessing_release(pipeline, estimator):
 
 
 @contextmanager
-def _pipeline_ledger(pipeline, label, private, n_samples):
+def _pipeline_ledger(pipeline, label, private, n_samples, seeds):
     """Record a release with private preprocessing as **one** ledger entry.
 
     The ledger is the final estimator's ``ledger`` parameter. The whole release
@@ -102,7 +103,10 @@ def _pipeline_ledger(pipeline, label, private, n_samples):
         with release_spending(
                 ledger, label, rho=rho, delta=delta, gaussian=gaussian,
                 relation=unit.get("relation", "replace"),
-                group_size=unit.get("group_size", 1)) as final:
+                group_size=unit.get("group_size", 1), noise=pipeline_noise(
+                    seeds, private, pipeline.steps[-1][0],
+                    bool(pipeline.__dict__.get("_target_release", (0.0,))[0]))) \
+                as final:
             yield
             g = pipeline.privacy_guarantee_
             final.update(rho=g.rho, delta=g.delta_selection)
@@ -216,8 +220,10 @@ class ForgetPipeline(Pipeline):
         if y is not None and is_classifier(self._final_estimator):
             # Before any private step draws: a label no record may lack.
             check_labels_present(y)
+        seeds = {name: step.get_params().get("random_state")
+                 for name, step in self.steps if name in (*private, self.steps[-1][0])}
         with releasing(), atomic_tree(self), fixed_errstate(), _pipeline_ledger(
-                self, f"{type(self).__name__}.fit", private, _num_samples(X)):
+                self, f"{type(self).__name__}.fit", private, _num_samples(X), seeds):
             self._fit_steps(X, y, **params)
             self.public_preprocessing_ = public
             self.private_preprocessing_ = private
@@ -550,13 +556,15 @@ class ForgetPipeline(Pipeline):
         # a step took as numbers must not follow the edited records' dtypes.
         kinds = {name: getattr(self.named_steps[name], "numeric_columns_", None)
                  for name in private}
+        seeds = {name: edit_seed(state, index)
+                 for name, state in self.random_states_.items()}
         with atomic_tree(self), _pipeline_ledger(
                 self, f"{type(self).__name__}.partial_unlearn", private,
-                _num_samples(X_new)):
+                _num_samples(X_new), seeds):
             # The edit's streams are passed for this fit only: afterwards each
             # step holds the user's own random_state again, never a derived one.
-            for name, state in self.random_states_.items():
-                self.named_steps[name].set_params(random_state=edit_seed(state, index))
+            for name, seed in seeds.items():
+                self.named_steps[name].set_params(random_state=seed)
             final = self.steps[-1][1]
             if hasattr(final, "classes_"):   # kept, as the estimators' edits do
                 final._refit_label_set = final.classes_

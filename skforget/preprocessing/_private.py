@@ -26,6 +26,7 @@ from skforget._validation import (
     PRIVACY_CONSTRAINTS,
     Interval,
     StrOptions,
+    noise_key,
     segment_rng,
 )
 from skforget.exceptions import CoarseRangeWarning
@@ -83,7 +84,8 @@ def _atomic(fit):
         with releasing_atomically(self), release_spending(
                 self.ledger, f"{type(self).__name__}.fit", rho=self.rho,
                 delta=float(getattr(self, "delta", 0.0)), gaussian=True,
-                relation=self.relation, group_size=self.group_size):
+                relation=self.relation, group_size=self.group_size,
+                noise=(noise_key(self.random_state, 0, PREPROCESSING_STREAM),)):
             return fit(self, *args, **kwargs)
     return wrapper
 
