@@ -330,13 +330,17 @@ def warn_about_callers(estimator, rho, delta):
                 else "Pass ledger=skforget.PrivacyLedger(epsilon, delta) "
                 "(skforget.store.SharedLedger with n_jobs > 1) to record every "
                 "fit and refuse those past a budget. ")
-    seed = estimator.get_params().get("random_state")
-    if seed is not None:
+    seeds = [estimator.get_params().get("random_state")]
+    if pipeline is not None:    # its private steps draw from their own seeds
+        seeds += [value for key, value in pipeline.get_params().items()
+                  if key.endswith("random_state")]
+    if any(seed is not None for seed in seeds):
         # Every clone draws the same noise (an integer seed, or a RandomState
         # copied by clone): models on overlapping rows can be compared to
         # cancel it, and the composition the figures add by assumes
-        # independent noise (privacy-accounting.md, Section 10.3).
-        shared = (f"With random_state={seed!r} every fit draws the same noise, so "
+        # independent noise (privacy-accounting.md, Section 10.3). The seed
+        # itself is not shown: the guarantee holds while it is secret.
+        shared = ("With a given random_state every fit draws the same noise, so "
                   "no figure covers the fits together; with random_state=None "
                   f"their Rényi figures would add ({fits}: epsilon "
                   f"{at_least}{total:.3g} at delta {total_delta:.2g})")

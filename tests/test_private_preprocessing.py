@@ -112,7 +112,8 @@ def test_nothing_of_the_rows_is_kept():
     kept = set(enc.__dict__) - set(enc.get_params())
     assert kept == {"scaler_", "encoder_", "numeric_columns_",
                     "categorical_columns_", "privacy_guarantee_", "n_features_in_",
-                    "feature_names_in_", "row_scale_"}
+                    "feature_names_in_", "row_scale_", "_times_as_numbers"}
+    assert enc._times_as_numbers is True   # the schema rule, a public constant
     assert enc.row_scale_ == 1.0   # three columns: public numbers only
     assert set(enc.encoder_.__dict__) - set(enc.encoder_.get_params()) == {
         "categories_", "thresholds_", "privacy_guarantee_", "n_features_in_",
@@ -911,7 +912,7 @@ def test_an_edit_that_changes_a_columns_kind_is_refused(monkeypatch):
     # ... and should a refit still see another kind, the edit is refused and
     # the pipeline left as it was.
     monkeypatch.setattr(_private, "_is_numeric_column",
-                        lambda X, j: X.columns[j] == "age")
+                        lambda X, j, times=True: X.columns[j] == "age")
     with pytest.raises(UnlearningError, match=r"\['hours'\] of step 'preprocess'"):
         pipe.partial_unlearn(EditRequest(db, delete=["p1"], by="id"))
     assert pickle.dumps(pipe) == before

@@ -262,3 +262,42 @@ def test_a_column_with_no_category_kept_is_named():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         PrivateOneHotEncoder(rho=0.1, random_state=0).fit(X[["job"]])
+
+
+def test_dates_far_from_today_keep_their_seconds():
+    from skforget.preprocessing._columns import _as_float
+
+    days = np.array(["1500-01-01", "9999-12-31"], dtype="datetime64[D]")
+    expected = (days - np.datetime64("1970-01-01")).astype(np.int64) * 86400.0
+    np.testing.assert_array_equal(_as_float(days, "c"), expected)
+    col = pd.Series(days.astype("datetime64[s]"))
+    np.testing.assert_array_equal(_as_float(col, "c"), expected)
+    long = pd.Series(np.array([400 * 365], dtype="timedelta64[D]"))
+    assert _as_float(long, "c")[0] == 400 * 365 * 86400.0
+
+
+def test_an_encoder_fitted_before_dates_were_numbers_keeps_its_schema():
+    from skforget.preprocessing import PrivateTableEncoder
+
+    X, _ = _dated()
+    enc = PrivateTableEncoder(rho=1.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        enc.fit(X)
+    assert enc.numeric_columns_ == [0]
+    # Pickled before today, a fitted encoder has no _times_as_numbers: its
+    # refits at edits keep dates as the categories they were fitted as (a
+    # refit that read them as numbers refused every edit of such a pipeline).
+    state = pickle.loads(pickle.dumps(enc)).__getstate__()
+    state.pop("_times_as_numbers")
+    old = PrivateTableEncoder.__new__(PrivateTableEncoder)
+    old.__setstate__(state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        old.fit(X)
+    assert old.numeric_columns_ == [] and old.categorical_columns_ == [0, 1]
+    fresh = PrivateTableEncoder(rho=1.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fresh.fit(X)
+    assert fresh.numeric_columns_ == [0]

@@ -580,10 +580,19 @@ def test_model_selection_with_a_seed_says_no_figure_covers_the_fits(cancer, seed
     assert "every fit draws the same noise, so no figure covers the fits " \
         "together; with random_state=None their Rényi figures would add (this one " \
         "makes 1 candidate(s) x 2 split(s), 2 fits: epsilon" in text
+    assert "random_state=0" not in text      # the seed is not shown
     with pytest.warns(PrivacyBudgetWarning) as rec:
         cross_val_score(NoisyGDClassifier(classes=[0, 1]), X, y, cv=2)
     assert "same noise" not in str(rec[0].message)
     assert "The fits share rows and their Rényi figures add" in str(rec[0].message)
+    # A pipeline whose private steps alone are seeded draws their same noise.
+    from skforget.pipeline import make_private_pipeline
+
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0,
+                                 random_state=seed)
+    with pytest.warns(PrivacyBudgetWarning) as rec:
+        cross_val_score(pipe, X, y, cv=2)
+    assert any("every fit draws the same noise" in str(w.message) for w in rec)
 
 
 def test_calibrating_a_private_model_on_private_rows_warns(cancer):

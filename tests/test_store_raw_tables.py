@@ -132,3 +132,30 @@ def test_request_fields_that_break_the_listing_are_refused(store_location):
     with pytest.raises(ValueError, match="outside the times UTC can state"):
         store.submit(["p1"], request_id="far", due_at="9999-12-31T23:59:59-05:00")
     assert store.requests() == []
+
+
+def test_text_and_category_cells_come_back_as_they_went_in(store_location):
+    X, y = _tables()
+    X["note"] = pd.Series(["x", np.nan, "y"] * 100, index=X.index, dtype=object)
+    # Integer categories: SQLite keeps them; PostgreSQL stores a category
+    # column as text and refuses numbers in it.
+    sqlite = not store_location.startswith("postgresql")
+    X["grade"] = pd.Categorical([1, 2, 3] * 100 if sqlite else ["1", "2", "3"] * 100)
+    db = Database(X, y)
+    from sklearn.compose import make_column_transformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    from skforget.pipeline import ForgetPipeline
+
+    prep = make_column_transformer((OneHotEncoder(categories=[["x", "y", np.nan]]),
+                                    ["note"]), remainder="drop", sparse_threshold=0)
+    model = ForgetPipeline([("prep", prep), ("model", NoisyGDClassifier(
+        classes=["big", "small"], random_state=0))]).fit(db)
+    store = RecordStore.create(store_location, db, model)
+    stored = store.database().X
+    note = stored["note"].tolist()
+    assert note[0] == "x" and isinstance(note[1], float) and np.isnan(note[1])
+    # Not 1.0 beside a float column (rows were read one dtype per row).
+    assert stored["grade"].tolist()[:3] == ([1, 2, 3] if sqlite else ["1", "2", "3"])
+    forget(store, {"p0001", "p0002"})                     # a set of IDs
+    assert store.database().n_samples == 298

@@ -51,9 +51,11 @@ def _seconds(col):
         col, dtype = col.dt.start_time, col.dt.start_time.dtype
     if getattr(dtype, "tz", None) is not None:
         col = col.dt.tz_convert("UTC").dt.tz_localize(None)
-    unit = "datetime64[ns]" if dtype.kind == "M" else "timedelta64[ns]"
-    ticks = np.asarray(col, dtype=unit)
-    values = ticks.astype(np.int64).astype(np.float64) / 1e9
+    # Microseconds: nanoseconds wrap past 1677-2262 (9999-12-31 read as
+    # 1816); microseconds hold +-290,000 years.
+    unit = "datetime64[us]" if dtype.kind == "M" else "timedelta64[us]"
+    ticks = np.asarray(col).astype(unit)
+    values = ticks.astype(np.int64).astype(np.float64) / 1e6
     values[np.isnat(ticks)] = np.nan
     return values
 

@@ -559,12 +559,13 @@ class PrivateOneHotEncoder(_PrivateStep):
         return np.asarray(out, dtype=object)
 
 
-def _is_numeric_column(X, j):
+def _is_numeric_column(X, j, times=True):
     dtype = X.dtypes.iloc[j] if hasattr(X, "dtypes") else np.asarray(X).dtype
     # Dates and durations are numbers of seconds: one-hot encoded by their
     # values, every timestamp would be a category of its own, and partition
-    # selection would keep none.
-    return getattr(dtype, "kind", "O") in "iuf" or is_time_dtype(dtype)
+    # selection would keep none (``times=False``: an encoder fitted before,
+    # whose edits keep its schema).
+    return getattr(dtype, "kind", "O") in "iuf" or (times and is_time_dtype(dtype))
 
 
 class PrivateTableEncoder(_PrivateStep):
@@ -668,6 +669,10 @@ class PrivateTableEncoder(_PrivateStep):
             self.row_scale = 1.0 if fitted else "auto"
             if fitted:
                 self.row_scale_ = 1.0
+        if "privacy_guarantee_" in self.__dict__:
+            # Fitted before dates were numbers: its refits at edits keep them
+            # categories, the schema it was fitted with (Section 19.3).
+            self.__dict__.setdefault("_times_as_numbers", False)
 
     def _row_scale(self, n_columns):
         """``row_scale`` with "auto" resolved from the (public) column count."""
@@ -697,7 +702,8 @@ class PrivateTableEncoder(_PrivateStep):
         """
         X = _check_input(self, X, reset=True)
         n_cols = X.shape[1]
-        num = [j for j in range(n_cols) if _is_numeric_column(X, j)]
+        times = self.__dict__.get("_times_as_numbers", True)
+        num = [j for j in range(n_cols) if _is_numeric_column(X, j, times)]
         cat = [j for j in range(n_cols) if j not in num]
         # The sub-steps draw from children (SeedSequence spawning, 128 bits) of
         # this step's stream, passed and not kept: their random_state stays
@@ -722,6 +728,7 @@ class PrivateTableEncoder(_PrivateStep):
         released = [s.privacy_guarantee_ for s in (scaler, encoder) if s is not None]
         self.scaler_, self.encoder_ = scaler, encoder
         self.numeric_columns_, self.categorical_columns_ = num, cat
+        self._times_as_numbers = times
         self.row_scale_ = self._row_scale(n_cols)
         self.privacy_guarantee_ = self._guarantee(
             [c for g in released for c in g.columns],

@@ -61,6 +61,8 @@ def _text_value(value):
     """A value of a text (``object`` or string) column as stored, refusing the
     types it would not come back as: a bool is stored as 1, a date as its ISO
     string, so the records served would no longer be those trained on."""
+    if is_missing(value):
+        return None
     if isinstance(value, bool | np.bool_):
         raise TypeError("a bool in a text column, read back as 1 or 0; give the "
                         "column a boolean dtype (.astype('boolean') keeps missing "
@@ -394,9 +396,13 @@ class RecordStore(RequestsMixin):
         convert = [_text_value if spec in ("object", "str", "string") else _py
                    for spec in (meta["target_dtype"],
                                 *(c["dtype"] for c in meta["columns"]))]
+        # Column by column: a row of a frame (X.iloc[i]) takes one dtype for
+        # all its cells, and made a category of integers 2.0 beside a float.
+        cells = ([X.iloc[:, j].to_numpy(dtype=object) for j in range(X.shape[1])]
+                 if frame else None)
         for i in positions:
             rid = record_id(ids[i], meta["id_kind"])
-            values = [y[i], *(X.iloc[i].tolist() if frame else X[i].tolist())]
+            values = [y[i], *([c[i] for c in cells] if frame else X[i].tolist())]
             weight = () if w is None else (float(w[i]),)
             row = []
             for name, value, to_db in zip(names, values, convert, strict=True):
@@ -463,7 +469,12 @@ class RecordStore(RequestsMixin):
             # Each column from its own values, with no inference across rows
             # (an object column of 1 and None would become 1.0 and NaN); NULL
             # comes back as None, which astype turns into NaN for floats.
-            column = pd.Series([r[k] for r in values], index=index, dtype=object)
+            cells = [r[k] for r in values]
+            if spec["dtype"] == "object":
+                # A missing text cell was NaN in the frame written (None would
+                # be an unknown category to a fitted one-hot encoder).
+                cells = [np.nan if v is None else v for v in cells]
+            column = pd.Series(cells, index=index, dtype=object)
             columns[spec["name"]] = column.astype(spec["dtype"])
         X = pd.DataFrame(columns, index=index)
         y = pd.Series(y, index=X.index, name=meta["target_name"])
@@ -591,11 +602,10 @@ class RecordStore(RequestsMixin):
                 # the commit, so two services cannot both serve the same version.
                 con.begin_write()
                 self._refuse_deleted_earlier(con, delete=delete, replace=replace)
-                # New IDs of the store's kind, before any pass over the rows.
-                new_ids = insert_ids if insert_ids is not None else getattr(
-                    X_insert, "index", None) if _is_frame(X_insert) else None
-                if new_ids is not None and len(new_ids):
-                    self._check_ids(list(new_ids))
+                # New IDs of the store's kind, before any pass over the rows
+                # (those read from X_insert's index are checked as written).
+                if insert_ids is not None and len(insert_ids):
+                    self._check_ids(list(insert_ids))
                 served = self._serve(con, dict(
                     delete=delete, replace=replace, X_replace=X_replace,
                     y_replace=y_replace, X_insert=X_insert, y_insert=y_insert,
@@ -708,6 +718,6 @@ def forget(store, ids):
     """
     if not isinstance(store, RecordStore):
         store = RecordStore(store)
-    if np.ndim(ids) == 0:   # one ID, a numpy scalar included
-        ids = [ids]
+    if isinstance(ids, str) or not hasattr(ids, "__iter__"):
+        ids = [ids]         # one ID, a numpy scalar included
     return store.forget(list(ids))
