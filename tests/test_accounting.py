@@ -581,3 +581,16 @@ def test_batched_fit_runs_one_relaxation_time_of_the_regulariser():
                            n_features=20, data_norm=1.0, n_batches="auto")
     assert sq.n_batches > 1 and 1.0 / (sq.n_batches * sq.learning_rate * sq.lam) >= 10
     assert sq.fit_epochs < 10
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.1, 1.0, 3.0, 8.0])
+@pytest.mark.parametrize("delta", [0.0, 1e-5, 0.01])
+def test_the_dp_advantage_bound_is_the_largest_gap_of_the_dp_region(epsilon, delta):
+    # Oracle: the largest TPR - FPR over a fine grid of FPR, with TPR the
+    # largest the two (epsilon, delta) inequalities allow.
+    fpr = np.linspace(0.0, 1.0, 200001)
+    a = math.exp(epsilon)
+    tpr = np.minimum.reduce([np.ones_like(fpr), a * fpr + delta,
+                             1.0 - ((1.0 - fpr) - delta) / a])
+    assert acc.advantage_bound_dp(epsilon=epsilon, delta=delta) == pytest.approx(
+        float(np.max(tpr - fpr)), abs=1e-5)

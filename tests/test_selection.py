@@ -365,6 +365,17 @@ def test_deletion_through_the_search(cancer):
         .selected_by_search
     assert (g.epsilon, g.delta) == (selected.privacy_guarantee_.epsilon,
                                     selected.privacy_guarantee_.delta)
+    # Every figure it reports is the search's: its rho is one run's (about
+    # half the search), so neither the advantage nor mu may be read from it,
+    # and a ledger records the search, not the run (an audit's finding: the
+    # advantage read 0.069 for a search whose figure gives 0.124).
+    from skforget import PrivacyLedger
+
+    assert g.advantage == acc.advantage_bound_dp(epsilon=g.epsilon, delta=g.delta)
+    assert g.advantage > acc.advantage_bound(rho=g.rho) and g.mu is None
+    with pytest.raises(ValueError, match="Record the search instead"):
+        PrivacyLedger(epsilon=10.0, delta=1e-5).record("model",
+                                                       selected.best_estimator_)
     assert "refuses edits" in str(g) and "will certify" not in str(g)
     before = selected.best_estimator_.coef_.copy()
     with pytest.raises(UnlearningError, match="selected with the records present"):

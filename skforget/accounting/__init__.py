@@ -14,6 +14,7 @@ from skforget.accounting._calibration import (
 )
 from skforget.accounting._conversions import (
     advantage_bound,
+    advantage_bound_dp,
     epsilon_at_order,
     epsilon_to_rho,
     gaussian_epsilon,
@@ -164,6 +165,7 @@ __all__ = [
     "Segment",
     "TrainingPlan",
     "advantage_bound",
+    "advantage_bound_dp",
     "approximate_zcdp_epsilon",
     "check_learning_rate",
     "compose_pipeline_guarantee",

@@ -369,6 +369,41 @@ def gdp_mu(*, rho):
     return math.sqrt(2.0 * check_nonnegative(rho, "rho"))
 
 
+def advantage_bound_dp(*, epsilon, delta):
+    """Bound on the advantage (TPR - FPR) of any membership test against an
+    ``(epsilon, delta)``-DP release: ``(e^epsilon - 1 + 2 delta) /
+    (e^epsilon + 1)``, capped at 1.
+
+    The test's rates satisfy ``TPR <= e^epsilon FPR + delta`` and ``1 - FPR
+    <= e^epsilon (1 - TPR) + delta`` (Kairouz, Oh & Viswanath 2015, Theorem
+    2.1); the largest ``TPR - FPR`` has both equalities, at ``FPR = (1 -
+    delta) / (e^epsilon + 1)``. For a figure that is a Rényi curve with no
+    finite rho-coefficient (a private search, Section 17), where
+    :func:`advantage_bound` does not apply.
+
+    Parameters
+    ----------
+    epsilon : float
+    delta : float
+
+    Returns
+    -------
+    advantage : float
+        At most 1.
+
+    Examples
+    --------
+    >>> from skforget.accounting import advantage_bound_dp
+    >>> round(advantage_bound_dp(epsilon=1.0, delta=0.0), 4)
+    0.4621
+    """
+    epsilon = check_nonnegative(epsilon, "epsilon")
+    delta = check_nonnegative(delta, "delta")
+    if math.isinf(epsilon):
+        return 1.0
+    return min(1.0, (math.expm1(epsilon) + 2.0 * delta) / (math.exp(epsilon) + 1.0))
+
+
 def advantage_bound(*, rho):
     """Bound on the advantage (TPR - FPR) of any membership test.
 

@@ -408,13 +408,19 @@ class PrivacyGuarantee:
         imply it."""
         from skforget.accounting._conversions import gdp_mu
 
+        if self.selected_by_search:   # the search's figure: a Rényi curve
+            return None
         return gdp_mu(rho=self.rho) if self.conversion == "gaussian" else None
 
     @property
     def advantage(self):
         """Bound on TPR - FPR of any membership test on a present record."""
-        from skforget.accounting._conversions import advantage_bound
+        from skforget.accounting._conversions import advantage_bound, advantage_bound_dp
 
+        if self.selected_by_search:
+            # ``rho`` is one run's; the model's figure is the search's
+            # (epsilon, delta), whose curve has no rho-coefficient (17.4).
+            return advantage_bound_dp(epsilon=self.epsilon, delta=self.delta)
         return advantage_bound(rho=self.rho)
 
     @property

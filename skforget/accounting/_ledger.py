@@ -727,6 +727,11 @@ class PrivacyLedger:
         ledger at its whole figure (``privacy_guarantee_``), not the last
         edit's term, which holds only beside the releases before it (20.1)."""
         g = model.privacy_guarantee_
+        if getattr(g, "selected_by_search", False):
+            raise ValueError(
+                f"{label}: this model is the run a PrivateSearchCV selected; its "
+                "rho is one run's, and the release is the search's. Record the "
+                "search instead: ledger.record(label, search).")
         if hasattr(g, "run_rho"):  # a SearchBudget
             self.spend(label, curve=search_curve(g), relation=g.relation,
                        group_size=g.group_size)
