@@ -849,3 +849,13 @@ def test_a_database_waits_for_workers_registering():
             timer.join()
         assert db.shape == (10, 2)
         db.close()
+
+
+def test_a_private_search_refuses_a_sharded_database_by_name(sharded):
+    from skforget.model_selection import PrivateSearchCV
+
+    X, y = _data()
+    search = PrivateSearchCV(NoisyGDClassifier(classes=[0, 1]), {"C": [0.1, 1.0]})
+    with pytest.raises(ValueError, match="does not take a ShardedDatabase"):
+        search.fit(sharded(X, y))
+    assert not hasattr(search, "best_estimator_")

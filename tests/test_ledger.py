@@ -1239,3 +1239,17 @@ def test_a_shared_ledger_keeps_the_noise_names(tmp_path):
                                      reopened.entries[0].to_dict().items()
                                      if k != "noise"})
     assert old.noise == ()
+
+
+def test_a_ledger_says_when_selections_exhaust_its_delta():
+    """Each private category selection spends a delta; their sum reaching
+    the ledger's left no statement, and the refusal said epsilon 'inf' and
+    '94.5 remaining' without naming delta."""
+    ledger = PrivacyLedger(epsilon=100.0, delta=1e-5)
+    for i in range(3):
+        ledger.spend(f"pipeline {i}", rho=0.01, delta=3e-6)
+    with pytest.raises(PrivacyBudgetExceeded, match=r"excluded events to 1.2e-05, "
+                       r"at or above the ledger's delta 1e-05.*selection_share"):
+        ledger.spend("pipeline 3", rho=0.01, delta=3e-6)
+    assert len(ledger.entries) == 3
+    ledger.spend("a model without selections", rho=0.01)   # delta 0: fits

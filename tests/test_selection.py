@@ -639,3 +639,24 @@ def test_a_pipeline_with_private_preprocessing_is_refused_before_any_run():
         search.fit(X, target)
     assert not hasattr(search, "best_estimator_")
     assert not hasattr(pipe.named_steps["preprocess"], "numeric_columns_")
+
+
+def test_a_search_on_a_database_serves_its_requests_and_ends_a_pipeline(cancer):
+    """Two findings of a sweep: a search fitted on a Database dropped its
+    version, so its refitted model refused every request built on it; and a
+    ForgetPipeline ending in a search raised a TypeError for its guarantee."""
+    from sklearn.preprocessing import FunctionTransformer
+
+    from skforget import Database
+    from skforget.pipeline import ForgetPipeline
+
+    X, y = cancer
+    db = Database(X, y)
+    s = _search(validation_fraction=0.2, n_candidates=2).fit(db)
+    assert s.best_estimator_.database_version_ == db.version
+    with pytest.warns(PrivacyBudgetWarning):
+        s.partial_unlearn(EditRequest(db, delete=[0]))
+    pipe = ForgetPipeline([("id", FunctionTransformer()),
+                           ("search", _search(validation_fraction=0.2,
+                                              n_candidates=2))]).fit(X, y)
+    assert pipe.privacy_guarantee_ is pipe[-1].privacy_guarantee_

@@ -526,6 +526,17 @@ class PrivacyLedger:
                         "(privacy-accounting.md, 10.3, 20.4). Use "
                         "random_state=None, or a seed no recorded release used.")
         after = self._total(entries + [entry])
+        excluded = math.fsum(e.delta for e in entries) + entry.delta
+        if math.isinf(after.epsilon) and entry.delta > 0 and excluded >= self.delta:
+            # Each private category selection spends a delta (Prop. 19.3):
+            # their sum reaching the ledger's delta leaves no statement.
+            return (f"{entry.label}'s category selections would take the "
+                    f"probability of the releases' excluded events to "
+                    f"{excluded:.3g}, at or above the ledger's delta "
+                    f"{self.delta:.3g}: no (epsilon, delta) statement is then left "
+                    "(privacy-accounting.md, 19.1, 20.2). Give the ledger a larger "
+                    "delta, or each release a smaller one (make_private_pipeline's "
+                    "selection_share).")
         if after.epsilon > self.epsilon:
             before = self._total(entries)
             alone = entry.epsilon(self.delta)

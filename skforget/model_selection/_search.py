@@ -435,7 +435,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             if X.sample_weight is not None:
                 raise ValueError("PrivateSearchCV does not take sample weights; "
                                  "pass a Database without them.")
-            X, y, _ = unwrap_database(X, y)
+            X, y, version = unwrap_database(X, y)
+        else:
+            version = None
+        if hasattr(X, "_row_source") and not isinstance(X, Database):
+            raise ValueError("PrivateSearchCV does not take a ShardedDatabase: "
+                             "its runs read the rows in memory.")
         if y is None:
             raise ValueError("PrivateSearchCV.fit needs y (or a Database, which "
                              "carries its targets).")
@@ -499,6 +504,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             self._search(X, y, X_train, y_train, X_val, y_val, n, n_val, budget,
                          delta, held_out, refits, seeded, k, draw_rng, noise, seeds,
                          group, base)
+            if refits and version is not None:
+                # The refit read every row of the Database: its edits are
+                # checked against that version, as a model fitted on it.
+                self.best_estimator_.database_version_ = version
             if ledger is not None and "ledger" in self.best_estimator_.get_params(
                     deep=False):
                 # Its later edits are releases too (ledger is not frozen), at

@@ -376,6 +376,10 @@ class ForgetPipeline(Pipeline):
         check_is_fitted(self, "public_preprocessing_")
         private = getattr(self, "private_preprocessing_", ())
         if not private:
+            # A search's figure (a SearchBudget) has no field for public
+            # steps, which cost nothing.
+            if "preprocessing" not in {f.name for f in dataclasses.fields(guarantee)}:
+                return guarantee
             return dataclasses.replace(guarantee,
                                        preprocessing=self.public_preprocessing_)
         parts, replace = [], []
