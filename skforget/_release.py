@@ -41,12 +41,13 @@ from skforget._utils import no_interrupts, restore_on_error
 from skforget._validation import (
     ENCLOSING_PIPELINE_CHECKS,
     ENCLOSING_PREPROCESSING,
+    UNNAMED_NOISE,
     enclosing_pipeline,
     model_selection_fits,
     sklearn_caller,
     user_stacklevel,
 )
-from skforget.accounting import LedgerUnreachableError
+from skforget.accounting import LedgerUnreachableError, PrivacyBudgetExceeded
 from skforget.accounting._ledger import Spent
 from skforget.exceptions import PrivacyBudgetWarning
 
@@ -169,6 +170,12 @@ def release_spending(ledger, label, **figure):
     if ledger is None:
         yield Spent()
         return
+    if UNNAMED_NOISE in figure.get("noise", ()):
+        raise PrivacyBudgetExceeded(
+            f"{label} draws its noise from a RandomState, whose draws a ledger "
+            "cannot name before they happen, so a second release of the same "
+            "noise could not be refused (privacy-accounting.md, 20.4). With a "
+            "ledger, give random_state=None or an integer seed.")
     pending = _CURRENT.get()
     if pending is None:
         with ledger.spending(label, **figure) as final:

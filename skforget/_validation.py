@@ -302,42 +302,61 @@ PREPROCESSING_STREAM = 2
 TARGET_STREAM = 3
 
 
-def noise_key(random_state, segment, stream=0):
-    """A public name of the noise :func:`segment_rng` draws for these
-    arguments, or None for fresh entropy (``random_state=None``).
+#: What :func:`noise_key` calls a RandomState: its draws cannot be named
+#: before they happen (a release may draw from it several times, and a later
+#: state may equal another release's), so a ledger refuses it.
+UNNAMED_NOISE = "noise from a RandomState"
 
-    Two releases with one name drew the same noise: releases on overlapping
+
+def noise_key(random_state, segment, stream=0):
+    """A name of the noise :func:`segment_rng` draws for these arguments, or
+    None for fresh entropy (``random_state=None``).
+
+    Two releases with one name draw the same noise: releases on overlapping
     rows can then be compared to cancel it, and no composition covers them
     together (privacy-accounting.md, 10.3, 20.4), so a ledger refuses the
-    second. A ``RandomState`` is named by its current state, which a clone
-    copies and a draw moves on; an integer by itself.
+    second. An integer seed is named by a hash, not written as it is (though
+    all 2**32 seeds can be tried: a ledger holding seeded releases is as
+    secret as the seed); a ``RandomState`` is :data:`UNNAMED_NOISE`.
     """
     if random_state is None:
         return None
     if isinstance(random_state, np.random.RandomState):
-        kind, keys, pos, has_gauss, cached = random_state.get_state()
-        seed = np.asarray(keys).tobytes() + repr(
-            (kind, int(pos), int(has_gauss), float(cached))).encode()
-    else:
-        seed = f"int {int(random_state)}".encode()
-    # A hash, not the seed: the ledger is kept and shown, and a seeded
-    # guarantee holds only while the seed is secret. (A small integer seed is
-    # found again by trying them all: a ledger of seeded releases is to be
-    # kept like the seed, Section 20.4.)
-    digest = hashlib.sha256(seed).hexdigest()[:16]
+        return UNNAMED_NOISE
+    digest = hashlib.sha256(f"int {int(random_state)}".encode()).hexdigest()[:16]
     return f"seeded noise {digest}, segment {segment}, stream {stream}"
 
 
-def pipeline_noise(seeds, private, final, target):
+def pipeline_noise(seeds, private, final, target, segment=0):
     """The names (:func:`noise_key`) of the seeded noise one release of a
     pipeline draws: each private step's stream, the final step's, and the
     targets' (the first private step's seed, Section 19.6) when it releases
-    them; ``seeds`` maps step names to their random_state for the release."""
-    keys = [noise_key(seeds[name], 0, PREPROCESSING_STREAM) for name in private]
-    keys.append(noise_key(seeds[final], 0))
+    them; ``seeds`` maps step names to the user's random_state, ``segment``
+    is 0 at fit and ``"pipeline edit i"`` at the i-th edit, whose streams
+    derive from the user's seeds and ``i`` (``_utils.edit_seed``)."""
+    keys = [noise_key(seeds[name], segment, PREPROCESSING_STREAM)
+            for name in private]
+    keys.append(noise_key(seeds[final], segment))
     if target and private:
-        keys.append(noise_key(seeds[private[0]], 0, TARGET_STREAM))
+        keys.append(noise_key(seeds[private[0]], segment, TARGET_STREAM))
     return tuple(k for k in keys if k is not None)
+
+
+def check_distinct_seeds(steps):
+    """Refuse private steps given one integer seed or one RandomState: their
+    statistics would carry the same noise, which no composition covers
+    (privacy-accounting.md, 10.3). ``steps``: ``(name, step)`` pairs."""
+    seen = {}
+    for name, step in steps:
+        seed = step.get_params().get("random_state")
+        key = None if seed is None else (
+            id(seed) if isinstance(seed, np.random.RandomState) else int(seed))
+        if key is not None and key in seen:
+            raise ValueError(
+                f"The private steps {seen[key]!r} and {name!r} are given the same "
+                "random_state: their statistics would draw the same noise, which "
+                "no figure covers. Give each its own seed, or random_state=None.")
+        seen[key] = name
 
 
 def segment_rng(random_state, segment, stream=0):
@@ -351,8 +370,8 @@ def segment_rng(random_state, segment, stream=0):
     releases of one segment (0: the noisy steps; 1: the noisy class counts,
     Section 18.3; :data:`PREPROCESSING_STREAM`: a private preprocessing
     step's releases, Section 19; :data:`TARGET_STREAM`: a pipeline's target
-    release, 19.6), so no two of them share noise, even when a
-    pipeline's steps are given the same integer seed.
+    release, 19.6), so a pipeline's estimator and its private step may share
+    an integer seed; two private steps may not (:func:`check_distinct_seeds`).
     """
     if random_state is None:
         return np.random.default_rng()

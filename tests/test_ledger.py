@@ -297,9 +297,10 @@ def test_an_edit_records_its_own_term_only_beside_the_release_before_it(binary_d
         model.partial_unlearn(EditRequest(*edit.apply(), delete=[0]))
         g2 = model.privacy_guarantee_
         assert late.entries[-1].rho == acc.release_rho(g2, model._plan) < g2.rho
-        # record(): the whole figure, also after a deletion without a pass.
+        # record(): the whole figure, also after a deletion without a pass
+        # (fresh noise: a seeded model's cannot be named after the fact).
         for lazy in (0, "auto"):
-            made = _model(random_state=0, max_lazy_records=lazy).fit(X, y)
+            made = _model(random_state=None, max_lazy_records=lazy).fit(X, y)
             made.partial_unlearn(edit)
             kept = PrivacyLedger(epsilon=10.0, delta=DELTA)
             kept.record("made elsewhere", made)
@@ -694,11 +695,19 @@ def test_a_private_pipeline_records_one_release_with_its_selections():
     assert [e.label for e in ledger.entries] == ["PrivatePipeline.fit",
                                                  "PrivatePipeline.partial_unlearn"]
     assert ledger.entries[1].delta == pipe.privacy_guarantee_.delta_selection
-    # record() of a pipeline fitted without the ledger spends its delta too.
+    # record() of a pipeline fitted without the ledger spends its delta too
+    # (fresh noise: a seeded pipeline's cannot be named after the fact).
     other = PrivacyLedger(epsilon=3.0, delta=DELTA)
-    other.record("pipeline", pipe)
-    assert other.total.epsilon == pytest.approx(pipe.privacy_guarantee_.epsilon,
+    fresh = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0,
+                                  delta=DELTA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fresh.fit(X, y)
+    other.record("pipeline", fresh)
+    assert other.total.epsilon == pytest.approx(fresh.privacy_guarantee_.epsilon,
                                                 rel=1e-12)
+    with pytest.raises(ValueError, match="cannot be named after the fact"):
+        other.record("seeded pipeline", pipe)
 
 
 def test_a_pipeline_past_the_budget_is_refused_before_any_statistic():
@@ -1158,7 +1167,7 @@ def test_a_ledger_refuses_a_second_release_of_the_same_seeded_noise(cls):
     assert len(ledger.entries) == 2
     second = clone(first)
     with pytest.raises(PrivacyBudgetExceeded, match=r"would draw the same noise as "
-                       rf"{cls.__name__}\.fit \(seeded noise \w{{16}}, segment 0"):
+                       rf"{cls.__name__}\.fit \(the same seed, segment 0, stream 0"):
         second.fit(X[1:], y[1:])
     assert not hasattr(second, "coef_") and len(ledger.entries) == 2
     # Another seed, or fresh entropy, is recorded.
@@ -1168,19 +1177,19 @@ def test_a_ledger_refuses_a_second_release_of_the_same_seeded_noise(cls):
     assert len(ledger.entries) == 5
 
 
-def test_a_cloned_random_state_is_the_same_noise_a_drawn_one_is_not():
+def test_a_random_state_with_a_ledger_is_refused_and_grid_clones_are_caught():
+    """A RandomState's draws cannot be named before they happen (a release
+    may draw from it several times; a clone copies its state): with a ledger
+    it is refused before any pass. GridSearchCV clones an integer-seeded
+    estimator into fits of the same noise: the first is recorded, the others
+    refused before their pass."""
     X, y = _unit_rows()
     ledger = PrivacyLedger(epsilon=50.0, delta=DELTA)
-    state = np.random.RandomState(0)
-    model = NoisyGDClassifier(classes=[0, 1], random_state=state, ledger=ledger)
-    twin = clone(model)               # copies the state: the same noise
-    model.fit(X, y)
-    model.fit(X, y)                   # the same object, drawn from since: new noise
-    assert len(ledger.entries) == 2
-    with pytest.raises(PrivacyBudgetExceeded, match="same noise"):
-        twin.fit(X, y)
-    # GridSearchCV clones a seeded estimator into fits of the same noise: the
-    # ledger lets the first through and refuses the others before their pass.
+    model = NoisyGDClassifier(classes=[0, 1], random_state=np.random.RandomState(0),
+                              ledger=ledger)
+    with pytest.raises(PrivacyBudgetExceeded, match="from a RandomState"):
+        model.fit(X, y)
+    assert not hasattr(model, "coef_") and ledger.entries == ()
     grid = PrivacyLedger(epsilon=50.0, delta=DELTA)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -1190,6 +1199,40 @@ def test_a_cloned_random_state_is_the_same_noise_a_drawn_one_is_not():
                               refit=False).fit(X, y)
     assert np.isfinite(search.cv_results_["split0_test_score"]).sum() == 1
     assert len(grid.entries) == 1
+    # A model recorded after the fact cannot name its seeded noise.
+    seeded = NoisyGDClassifier(classes=[0, 1], random_state=3).fit(X, y)
+    with pytest.raises(ValueError, match="cannot be named after the fact"):
+        grid.record("later", seeded)
+    # Names given by hand are checked like an estimator's.
+    from skforget._validation import noise_key
+
+    name = grid.entries[0].noise
+    assert grid.would_exceed(rho=0.001, noise=name)
+    with pytest.raises(PrivacyBudgetExceeded, match="same noise"):
+        grid.check(rho=0.001, noise=name)
+    grid.spend("by hand", rho=0.001, noise=(noise_key(99, 0),))
+    with pytest.raises(PrivacyBudgetExceeded, match="same noise"):
+        grid.spend("again", rho=0.001, noise=(noise_key(99, 0),))
+
+
+def test_private_steps_given_one_seed_are_refused_with_or_without_a_ledger():
+    pd = pytest.importorskip("pandas")
+    from skforget.pipeline import ForgetPipeline
+    from skforget.preprocessing import PrivateStandardScaler
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
+    y = (X["a"] > 0).astype(int)
+    steps = [("one", PrivateStandardScaler(rho=0.01, random_state=4)),
+             ("two", PrivateStandardScaler(rho=0.01, random_state=4)),
+             ("model", NoisyGDClassifier(classes=[0, 1]))]
+    with pytest.raises(ValueError, match="'one' and 'two' are given the same "
+                       "random_state"):
+        ForgetPipeline(steps).fit(X, y)
+    steps[1][1].set_params(random_state=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ForgetPipeline(steps).fit(X, y)
 
 
 def test_seeded_pipelines_and_searches_name_their_noise():

@@ -42,7 +42,7 @@ from skforget.accounting._conversions import (
     optimal_order,
     rho_to_epsilon,
 )
-from skforget.accounting._releases import search_curve
+from skforget.accounting._releases import noise_refusal, search_curve
 from skforget.accounting._selection import (
     _ORDERS,
     _target_within,
@@ -517,14 +517,9 @@ class PrivacyLedger:
             return (f"{entry.label} is accounted for units of {entry.group_size} "
                     f"record(s), the ledger for units of {group}: the figures do "
                     "not add as one statement (privacy-accounting.md, 20.4).")
-        for earlier in entries:
-            shared = sorted(set(entry.noise) & set(earlier.noise))
-            if shared:
-                return (f"{entry.label} would draw the same noise as {earlier.label} "
-                        f"({shared[0]}): two releases with equal noise can be "
-                        "compared to cancel it, and no figure covers them together "
-                        "(privacy-accounting.md, 10.3, 20.4). Use "
-                        "random_state=None, or a seed no recorded release used.")
+        reason = noise_refusal(entries, entry)
+        if reason is not None:
+            return reason
         after = self._total(entries + [entry])
         excluded = math.fsum(e.delta for e in entries) + entry.delta
         if math.isinf(after.epsilon) and entry.delta > 0 and excluded >= self.delta:
@@ -576,7 +571,7 @@ class PrivacyLedger:
                                method="gaussian"), None, False, 0.0)
 
     def would_exceed(self, plan=None, *, rho=None, curve=None, relation=None,
-                     group_size=None, gaussian=False, delta=0.0):
+                     group_size=None, gaussian=False, delta=0.0, noise=()):
         """Whether a release with this figure would be refused now.
 
         Parameters
@@ -598,6 +593,8 @@ class PrivacyLedger:
         delta : float, default=0.0
             Probability of the release's excluded events (approximate zCDP,
             such as a private category selection, Proposition 19.3).
+        noise : tuple of str, default=()
+            Names of the seeded noise it draws (Section 20.4).
 
         Returns
         -------
@@ -606,18 +603,19 @@ class PrivacyLedger:
         rho, curve, from_plan, plan_delta = self._figure(plan, rho, curve)
         entry = self._new_entry("the release", rho, curve, relation, group_size,
                                 False, gaussian if from_plan is None else from_plan,
-                                delta if plan_delta is None else plan_delta)
+                                delta if plan_delta is None else plan_delta, noise)
         return self._transact(
             lambda e: (self._refusal(e, self._resolve(e, entry)) is not None, None))
 
     def check(self, plan=None, *, rho=None, curve=None, relation=None,
-              group_size=None, label="the release", gaussian=False, delta=0.0):
+              group_size=None, label="the release", gaussian=False, delta=0.0,
+              noise=()):
         """Raise :class:`~skforget.accounting.PrivacyBudgetExceeded` if a
         release with this figure would be refused (see :meth:`would_exceed`)."""
         rho, curve, from_plan, plan_delta = self._figure(plan, rho, curve)
         entry = self._new_entry(label, rho, curve, relation, group_size, False,
                                 gaussian if from_plan is None else from_plan,
-                                delta if plan_delta is None else plan_delta)
+                                delta if plan_delta is None else plan_delta, noise)
         reason = self._transact(
             lambda e: (self._refusal(e, self._resolve(e, entry)), None))
         if reason is not None:
@@ -719,15 +717,15 @@ class PrivacyLedger:
         self.settle(entry_id, **final)
 
     def spend(self, label, *, rho=None, curve=None, relation=None, group_size=None,
-              gaussian=False, delta=0.0):
+              gaussian=False, delta=0.0, noise=()):
         """Check and record a release made elsewhere (a mechanism skforget
         does not run). Raises :class:`PrivacyBudgetExceeded` if it would not
         fit, and records nothing then. ``delta``: the probability of its
         excluded events, if its figure holds only outside some (approximate
-        zCDP)."""
+        zCDP); ``noise``: names of the seeded noise it drew (Section 20.4)."""
         self.settle(self.reserve(label, rho=rho, curve=curve, relation=relation,
                                  group_size=group_size, gaussian=gaussian,
-                                 delta=delta))
+                                 delta=delta, noise=noise))
 
     def holds(self, entry_id):
         """Whether an entry of this id is recorded or reserved here."""
@@ -743,6 +741,12 @@ class PrivacyLedger:
                 f"{label}: this model is the run a PrivateSearchCV selected; its "
                 "rho is one run's, and the release is the search's. Record the "
                 "search instead: ledger.record(label, search).")
+        if getattr(g, "noise_seeded", getattr(g, "seeded", False)):
+            raise ValueError(
+                f"{label}: this model's noise came from a given random_state, which "
+                "cannot be named after the fact, so a later release of the same "
+                "noise could not be refused (Section 20.4). Fit it with ledger=, "
+                "or with random_state=None.")
         if hasattr(g, "run_rho"):  # a SearchBudget
             self.spend(label, curve=search_curve(g), relation=g.relation,
                        group_size=g.group_size)

@@ -48,3 +48,31 @@ def release_rho(guarantee, plan=None):
     # The one-segment figure never exceeds the figure of the whole history
     # since the last (re)training, which contains that segment.
     return min(rho, guarantee.rho)
+
+
+def _shown(name):
+    """A noise name as a message shows it: its segment and stream, not the
+    hash of the seed (Section 20.4)."""
+    return name.split(", ", 1)[-1]
+
+
+def noise_refusal(entries, entry):
+    """Why ``entry`` may not join ``entries`` for the seeded noise it draws
+    (Section 20.4), or None: two of its own parts, or it and a recorded
+    release, would draw the same noise, which no composition covers."""
+    names = list(entry.noise)
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        return (f"{entry.label}: two of its parts would draw the same noise (the "
+                f"same seed, {_shown(twice[0])}), which no figure covers "
+                "(privacy-accounting.md, 10.3, 20.4). Give each step its own seed, "
+                "or random_state=None.")
+    for earlier in entries:
+        shared = sorted(set(names) & set(earlier.noise))
+        if shared:
+            return (f"{entry.label} would draw the same noise as {earlier.label} "
+                    f"(the same seed, {_shown(shared[0])}): two releases with equal "
+                    "noise can be compared to cancel it, and no figure covers them "
+                    "together (privacy-accounting.md, 10.3, 20.4). Use "
+                    "random_state=None, or a seed no recorded release used.")
+    return None

@@ -468,11 +468,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # output only, and the number of runs or the winner's position would
         # reveal more (each run's score then counts as if composed).
         seeded = self.random_state is not None
-        # Named before a RandomState is drawn from: a ledger refuses a second
-        # search with the same seed (its runs would draw the same noise).
-        drawn = (noise_key(self.random_state, "search"),)
         entropy = (int(check_random_state(self.random_state).randint(2**31))
                    if seeded else None)
+        # Named by the entropy every draw of the search derives from: a ledger
+        # refuses a second search of the same noise (Section 20.4).
+        drawn = (noise_key(entropy, "search"),)
         split_rng, count_rng, draw_rng, noise, seeds = (
             np.random.default_rng(s)
             for s in np.random.SeedSequence(entropy).spawn(5))

@@ -25,6 +25,7 @@ from skforget._release import mark_committed, release_spending, releasing
 from skforget._utils import atomic_tree, edit_seed
 from skforget._validation import (
     ENCLOSING_PREPROCESSING,
+    check_distinct_seeds,
     check_labels_present,
     fixed_errstate,
     pipeline_noise,
@@ -75,7 +76,7 @@ def _preprocessing_release(pipeline, estimator):
 
 
 @contextmanager
-def _pipeline_ledger(pipeline, label, private, n_samples, seeds):
+def _pipeline_ledger(pipeline, label, private, n_samples, seeds, segment=0):
     """Record a release with private preprocessing as **one** ledger entry.
 
     The ledger is the final estimator's ``ledger`` parameter. The whole release
@@ -105,8 +106,8 @@ def _pipeline_ledger(pipeline, label, private, n_samples, seeds):
                 relation=unit.get("relation", "replace"),
                 group_size=unit.get("group_size", 1), noise=pipeline_noise(
                     seeds, private, pipeline.steps[-1][0],
-                    bool(pipeline.__dict__.get("_target_release", (0.0,))[0]))) \
-                as final:
+                    bool(pipeline.__dict__.get("_target_release", (0.0,))[0]),
+                    segment)) as final:
             yield
             g = pipeline.privacy_guarantee_
             final.update(rho=g.rho, delta=g.delta_selection)
@@ -241,9 +242,11 @@ class ForgetPipeline(Pipeline):
         return self
 
     def _check_private_units(self, private):
-        """Private steps must use the estimator's relation and group size."""
+        """Private steps must use the estimator's relation and group size,
+        and draw their own noise."""
         if not private:
             return
+        check_distinct_seeds([(name, self.named_steps[name]) for name in private])
         est = self._final_estimator.get_params(deep=False)
         if "param_distributions" in est:
             # A search's figure is a Rényi curve of its own (Section 17), not
@@ -560,15 +563,13 @@ class ForgetPipeline(Pipeline):
         # a step took as numbers must not follow the edited records' dtypes.
         kinds = {name: getattr(self.named_steps[name], "numeric_columns_", None)
                  for name in private}
-        seeds = {name: edit_seed(state, index)
-                 for name, state in self.random_states_.items()}
         with atomic_tree(self), _pipeline_ledger(
                 self, f"{type(self).__name__}.partial_unlearn", private,
-                _num_samples(X_new), seeds):
+                _num_samples(X_new), self.random_states_, f"pipeline edit {index}"):
             # The edit's streams are passed for this fit only: afterwards each
             # step holds the user's own random_state again, never a derived one.
-            for name, seed in seeds.items():
-                self.named_steps[name].set_params(random_state=seed)
+            for name, state in self.random_states_.items():
+                self.named_steps[name].set_params(random_state=edit_seed(state, index))
             final = self.steps[-1][1]
             if hasattr(final, "classes_"):   # kept, as the estimators' edits do
                 final._refit_label_set = final.classes_
