@@ -160,3 +160,10 @@ def fill_doc(obj, **blocks):
             doc = doc.replace(f"{{{name}}}", textwrap.dedent(block).strip("\n"))
         obj.__doc__ = doc
     return obj
+
+
+def named_few(names, k=5):
+    """``names`` for a message: the first ``k``, and how many more."""
+    names = list(names)
+    more = f" and {len(names) - k} more" if len(names) > k else ""
+    return ", ".join(names[:k]) + more

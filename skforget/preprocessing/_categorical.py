@@ -12,6 +12,7 @@ import hashlib
 import numpy as np
 
 from skforget._release import warn_about_release
+from skforget._utils import named_few
 
 
 def _column_rngs(rng, n):
@@ -46,11 +47,9 @@ def warn_if_no_category_kept(step, names, categories, threshold):
              if len(cats) == 0]
     if not empty:
         return
-    listed = ", ".join(repr(n) for n in empty[:5])
-    more = f" and {len(empty) - 5} more" if len(empty) > 5 else ""
     warn_about_release(
         f"{step}: no category of {len(empty)} column(s) was held by enough records "
-        f"to be kept ({listed}{more}); each becomes one constant "
+        f"to be kept ({named_few(map(repr, empty))}); each becomes one constant "
         f"'infrequent' column and tells the model nothing. At this budget a "
         f"category needs about {threshold:.0f} records. A column of numbers "
         "stored as text is read as categories: give it a numeric dtype (the "

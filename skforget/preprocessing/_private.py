@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from skforget import accounting
 from skforget._release import release_spending, releasing_atomically, warn_about_release
 from skforget._rows import project_rows
+from skforget._utils import named_few
 from skforget._validation import (
     PREPROCESSING_STREAM,
     PRIVACY_CONSTRAINTS,
@@ -296,13 +297,12 @@ class PrivateStandardScaler(_NumericStep):
             why = beyond_resolution(*octaves[j])
             return text if why is None else f"{text} ({why})"
 
-        listed = ", ".join(entry(j) for j in coarse[:5])
-        more = f" and {len(coarse) - 5} more" if len(coarse) > 5 else ""
         warn_about_release(
             f"{type(self).__name__}: the private range of {len(coarse)} of "
             f"{len(names)} column(s) is a single bin of the log histogram, or "
             f"reaches its outer bin: "
-            f"{listed}{more}. Values outside it are clipped to its ends: unless "
+            f"{named_few(map(entry, coarse))}. Values outside it are clipped to its "
+            "ends: unless "
             "a column's values do lie within that factor of two (or at 0), it "
             f"keeps little more than its sign or octave. At this budget a bin "
             f"needs about {need:.0f} records to be kept; give the "
