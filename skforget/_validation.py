@@ -350,7 +350,8 @@ def check_distinct_seeds(steps):
     for name, step in steps:
         seed = step.get_params().get("random_state")
         key = None if seed is None else (
-            id(seed) if isinstance(seed, np.random.RandomState) else int(seed))
+            ("state", id(seed)) if isinstance(seed, np.random.RandomState)
+            else ("int", int(seed)))
         if key is not None and key in seen:
             raise ValueError(
                 f"The private steps {seen[key]!r} and {name!r} are given the same "
