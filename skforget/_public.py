@@ -394,8 +394,8 @@ def _warn_if_steps_not_public(pipeline, estimator):
             unrecorded = (
                 f" Its ledger records this fit only, not the statistics the "
                 f"private step(s) {', '.join(map(repr, private))} released: "
-                "give each the ledger (ledger=...) or record it with "
-                "ledger.record(name, step).")
+                "give each the ledger (ledger=...) or, if it drew fresh noise, "
+                "record it with ledger.record(name, step).")
         warnings.warn(
             f"{type(estimator).__name__} is fitted as the last step of a "
             "scikit-learn Pipeline whose preprocessing is outside its guarantee: "

@@ -342,22 +342,27 @@ def pipeline_noise(seeds, private, final, target, segment=0):
     return tuple(k for k in keys if k is not None)
 
 
-def check_distinct_seeds(steps):
-    """Refuse private steps given one integer seed or one RandomState: their
-    statistics would carry the same noise, which no composition covers
-    (privacy-accounting.md, 10.3). ``steps``: ``(name, step)`` pairs."""
+def check_distinct_seeds(seeds):
+    """Refuse private steps whose seeds draw the same noise: one integer, or
+    two RandomStates in one state (a clone of one). One RandomState object
+    shared by two steps is drawn from in turn, so its noise differs.
+    ``seeds``: ``(name, random_state)`` pairs (privacy-accounting.md, 10.3)."""
     seen = {}
-    for name, step in steps:
-        seed = step.get_params().get("random_state")
-        key = None if seed is None else (
-            ("state", id(seed)) if isinstance(seed, np.random.RandomState)
-            else ("int", int(seed)))
-        if key is not None and key in seen:
+    for name, seed in seeds:
+        if seed is None:
+            continue
+        if isinstance(seed, np.random.RandomState):
+            kind, keys, pos, has_gauss, cached = seed.get_state()
+            key = ("state", np.asarray(keys).tobytes(), pos, has_gauss, cached)
+        else:
+            key = ("int", int(seed))
+        earlier = seen.get(key)
+        if earlier is not None and (key[0] == "int" or earlier[1] is not seed):
             raise ValueError(
-                f"The private steps {seen[key]!r} and {name!r} are given the same "
+                f"The private steps {earlier[0]!r} and {name!r} are given the same "
                 "random_state: their statistics would draw the same noise, which "
                 "no figure covers. Give each its own seed, or random_state=None.")
-        seen[key] = name
+        seen[key] = (name, seed)
 
 
 def segment_rng(random_state, segment, stream=0):

@@ -1059,7 +1059,8 @@ def test_private_steps_in_a_plain_pipeline_say_the_ledger_misses_them(binary_dat
 
     X, y = binary_data
     ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
-    pipe = make_pipeline(PrivateStandardScaler(rho=0.05, random_state=0),
+    # The step draws fresh noise: a seeded one cannot be recorded by hand.
+    pipe = make_pipeline(PrivateStandardScaler(rho=0.05),
                          _model(ledger=ledger, random_state=0))
     with pytest.warns(PrivacyLeakWarning, match="record it with ledger.record"):
         pipe.fit(X, y)
@@ -1296,3 +1297,58 @@ def test_a_ledger_says_when_selections_exhaust_its_delta():
         ledger.spend("pipeline 3", rho=0.01, delta=3e-6)
     assert len(ledger.entries) == 3
     ledger.spend("a model without selections", rho=0.01)   # delta 0: fits
+
+
+def _two_scaler_pipeline(a, b):
+    from skforget.pipeline import ForgetPipeline
+    from skforget.preprocessing import PrivateStandardScaler
+
+    return ForgetPipeline([("one", PrivateStandardScaler(rho=0.01, random_state=a)),
+                           ("two", PrivateStandardScaler(rho=0.01, random_state=b)),
+                           ("model", NoisyGDClassifier(classes=[0, 1]))])
+
+
+def _two_columns():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
+    return X, (X["a"] > 0).astype(int)
+
+
+def test_a_seeded_private_step_is_not_recorded_by_hand():
+    from skforget.preprocessing import PrivateStandardScaler
+
+    X, _ = _two_columns()
+    ledger = PrivacyLedger(epsilon=50.0, delta=DELTA)
+    with pytest.raises(ValueError, match="cannot be named after the fact"):
+        ledger.record("step", PrivateStandardScaler(rho=0.01, random_state=3).fit(X))
+
+
+def test_random_states_of_private_steps_are_told_apart_by_state():
+    X, y = _two_columns()
+    shared = np.random.RandomState(1)       # one object, drawn from in turn
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _two_scaler_pipeline(shared, shared).fit(X, y)
+        with pytest.raises(ValueError, match="same random_state"):
+            _two_scaler_pipeline(np.random.RandomState(1),
+                                 np.random.RandomState(1)).fit(X, y)
+
+
+def test_a_private_steps_ledger_records_the_pipelines_releases():
+    """The steps' ledger gets the whole release, fit and edits (an edit's
+    derived seeds used to be refused there as RandomStates), and an edit
+    checks the seeds of fit, whatever set_params says now."""
+    X, y = _two_columns()
+    own = PrivacyLedger(epsilon=50.0, delta=DELTA)
+    fitted = _two_scaler_pipeline(1, 2)
+    fitted.set_params(one__ledger=own)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted.fit(X, y)
+        fitted.partial_unlearn(EditRequest(X, y, delete=[0]))
+        assert [e.label for e in own.entries] == ["ForgetPipeline.fit",
+                                                  "ForgetPipeline.partial_unlearn"]
+        fitted.set_params(two__random_state=1)
+        fitted.partial_unlearn(EditRequest(X.iloc[1:], y.iloc[1:], delete=[0]))
+    assert len(own.entries) == 3

@@ -110,8 +110,10 @@ class LedgerEntry:
         (approximate zCDP, Bun & Steinke 2016, Definition 8.1; a private
         category selection, Proposition 19.3). 0 for an exact figure.
     noise : tuple of str
-        Public names of the seeded noise the release drew
-        (``skforget._validation.noise_key``); empty for fresh entropy.
+        Names of the seeded noise the release drew (a hash of the seed, its
+        segment and stream: ``skforget._validation.noise_key``); empty for
+        fresh entropy. All 2**32 integer seeds can be tried against a hash:
+        a ledger holding seeded releases is as secret as the seed.
     """
 
     label: str
@@ -741,7 +743,10 @@ class PrivacyLedger:
                 f"{label}: this model is the run a PrivateSearchCV selected; its "
                 "rho is one run's, and the release is the search's. Record the "
                 "search instead: ledger.record(label, search).")
-        if getattr(g, "noise_seeded", getattr(g, "seeded", False)):
+        params = model.get_params() if hasattr(model, "get_params") else {}
+        if getattr(g, "noise_seeded", getattr(g, "seeded", False)) or any(
+                v is not None for k, v in params.items()
+                if k.rsplit("__", 1)[-1] == "random_state"):
             raise ValueError(
                 f"{label}: this model's noise came from a given random_state, which "
                 "cannot be named after the fact, so a later release of the same "

@@ -79,7 +79,7 @@ def _preprocessing_release(pipeline, estimator):
 def _pipeline_ledger(pipeline, label, private, n_samples, seeds, segment=0):
     """Record a release with private preprocessing as **one** ledger entry.
 
-    The ledger is the final estimator's ``ledger`` parameter. The whole release
+    The ledger is the final estimator's (else a private step's). The whole release
     (every private statistic and the model, Theorem 19.5) is checked and
     reserved before the first data pass, from public numbers; the estimator's
     and the private steps' own recording is switched off meanwhile (each
@@ -87,7 +87,10 @@ def _pipeline_ledger(pipeline, label, private, n_samples, seeds, segment=0):
     figure, on failure it is cancelled (Section 20.3)."""
     est = pipeline._final_estimator
     unit = est.get_params(deep=False)
-    ledger = unit.get("ledger") if private else None
+    parts = [est, *(pipeline.named_steps[n] for n in private)]
+    kept = [p.get_params(deep=False).get("ledger") for p in parts]
+    # The estimator's ledger, else a private step's: the release is one.
+    ledger = next((own for own in kept if own is not None), None) if private else None
     if ledger is None:
         yield
         return
@@ -95,8 +98,6 @@ def _pipeline_ledger(pipeline, label, private, n_samples, seeds, segment=0):
     # Approximately GDP when the estimator's figures are GDP (Corollary 21.9).
     gaussian = accounting.pipeline_conversion(
         getattr(est, "_dp_conversion", lambda: "improved")()) == "gaussian"
-    parts = [est, *(pipeline.named_steps[n] for n in private)]
-    kept = [p.get_params(deep=False).get("ledger") for p in parts]
     for part in (p for p, own in zip(parts, kept, strict=True) if own is not None):
         part.set_params(ledger=None)
     pipeline._recording_ledger = ledger
@@ -241,12 +242,13 @@ class ForgetPipeline(Pipeline):
             mark_committed()
         return self
 
-    def _check_private_units(self, private):
+    def _check_private_units(self, private, seeds=None):
         """Private steps must use the estimator's relation and group size,
-        and draw their own noise."""
+        and draw their own noise (from ``seeds``: at an edit, those of fit)."""
         if not private:
             return
-        check_distinct_seeds([(name, self.named_steps[name]) for name in private])
+        check_distinct_seeds((name, self.named_steps[name].get_params()["random_state"]
+                              if seeds is None else seeds[name]) for name in private)
         est = self._final_estimator.get_params(deep=False)
         if "param_distributions" in est:
             # A search's figure is a Rényi curve of its own (Section 17), not
@@ -494,7 +496,7 @@ class ForgetPipeline(Pipeline):
         records (privacy-accounting.md, Theorem 19.6)."""
         if private != self.private_preprocessing_:
             raise UnlearningError("The private steps changed since fit; fit again.")
-        self._check_private_units(private)
+        self._check_private_units(private, self.random_states_)
         self._check_units_since_fit()
         # The estimator is refitted on every edit's records, so its guarantee
         # counts the pipeline's current database.
