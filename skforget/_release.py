@@ -36,6 +36,8 @@ import math
 import warnings
 from contextlib import contextmanager
 
+import numpy as np
+
 from skforget import accounting
 from skforget._utils import no_interrupts, restore_on_error
 from skforget._validation import (
@@ -49,6 +51,7 @@ from skforget._validation import (
 )
 from skforget.accounting import LedgerUnreachableError, PrivacyBudgetExceeded
 from skforget.accounting._ledger import Spent
+from skforget.accounting._selection import rdp_curve_epsilon
 from skforget.exceptions import PrivacyBudgetWarning
 
 _CURRENT = contextvars.ContextVar("skforget_release", default=None)
@@ -261,15 +264,17 @@ def _varies_the_figure(search):
     return False
 
 
-def warn_about_callers(estimator, rho, delta):
+def warn_about_callers(estimator, rho, delta, curve=None):
     """Warn about what the scikit-learn code running ``estimator``'s fit does
     to the guarantee, read from the call stack (public): a plain ``Pipeline``
     gets the pipelines layer's checks (steps fitted on the rows);
     ``GridSearchCV`` and ``cross_val_score`` fit many models on shared rows
     and compare exact validation scores, and ``CalibratedClassifierCV`` fits
     a calibrator on exact scores, none of which the per-model figure covers.
-    ``rho`` is the fit's planned rho-coefficient (public)."""
-    pipeline = enclosing_pipeline()
+    ``rho`` is the fit's planned rho-coefficient (public); a private search
+    gives its whole Rényi ``curve`` on ``LEDGER_ORDERS`` instead (its runs'
+    own warnings are not shown, Section 17.2)."""
+    pipeline = enclosing_pipeline() if curve is None else None
     if pipeline is not None:
         for check in ENCLOSING_PIPELINE_CHECKS:
             check(pipeline, estimator)
@@ -277,8 +282,8 @@ def warn_about_callers(estimator, rho, delta):
     if caller is None:
         return
     # The fit's own conversion (Section 21: GDP composes as rho adds, so ten
-    # fits are 10 rho under it too).
-    method = estimator._dp_conversion()
+    # fits are 10 rho under it too); a search's curve is a Rényi one.
+    method = "improved" if curve is not None else estimator._dp_conversion()
     name, excluded = type(estimator).__name__, 0.0
     ledger = getattr(estimator, "ledger", None)
     # Inside a pipeline with private preprocessing, one fit releases the
@@ -293,16 +298,21 @@ def warn_about_callers(estimator, rho, delta):
             rho, method = rho + rho_pre, accounting.pipeline_conversion(method)
             break
 
-    def reading(r, d):
-        """``(epsilon, delta)`` of ``r`` outside excluded events of total
-        probability ``d`` (Proposition 19.4, Lemma 21.7); no statement
-        (infinite) once ``d`` reaches 1."""
-        if d >= 1.0:
+    def reading(m):
+        """``(epsilon, delta)`` of ``m`` such fits: ``m rho`` outside excluded
+        events of total probability ``m excluded`` (Proposition 19.4, Lemma
+        21.7; no statement, infinite, once that reaches 1), or ``m`` curves
+        added order by order (Section 20.2)."""
+        if curve is not None:
+            return rdp_curve_epsilon(orders=accounting.LEDGER_ORDERS,
+                                     rdp=m * np.asarray(curve), delta=delta)[0], delta
+        if m * excluded >= 1.0:
             return math.inf, 1.0
         return accounting.approximate_zcdp_epsilon(
-            rho=r, delta_conversion=delta, delta_selection=d, method=method)
+            rho=m * rho, delta_conversion=delta, delta_selection=m * excluded,
+            method=method)
 
-    one, one_delta = reading(rho, excluded)
+    one, one_delta = reading(1)
     if caller == "calibration":
         warnings.warn(
             f"{name}.fit runs inside CalibratedClassifierCV, which fits a "
@@ -331,7 +341,7 @@ def warn_about_callers(estimator, rho, delta):
                 + (" and a refit on all rows" if refit else "") + f", {many} fits"
                 + (" at this fit's figure" if varies else ""))
         at_least = "at least " if iteration or varies else ""
-    total, total_delta = reading(many * rho, many * excluded)
+    total, total_delta = reading(many)
     recorded = ("The ledger given records each fit's figure as it runs, not "
                 "the choice made from exact scores. " if ledger is not None
                 else "Pass ledger=skforget.PrivacyLedger(epsilon, delta) "

@@ -660,3 +660,28 @@ def test_a_search_on_a_database_serves_its_requests_and_ends_a_pipeline(cancer):
                            ("search", _search(validation_fraction=0.2,
                                               n_candidates=2))]).fit(X, y)
     assert pipe.privacy_guarantee_ is pipe[-1].privacy_guarantee_
+
+
+def test_a_search_in_sklearn_model_selection_warns_with_its_own_figure(cancer):
+    """Inside cross_val_score the only warning was the released run's, with a
+    run's figure (0.487 per fit, 0.888 in all where the searches spent 2.47):
+    the search now says its own, and its runs' stay hidden."""
+    from sklearn.model_selection import cross_val_score
+
+    X, y = cancer
+    search = _search(random_state=None, n_candidates=2)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        cross_val_score(search, X, y, cv=3)
+    said = [str(w.message) for w in rec if issubclass(w.category, PrivacyBudgetWarning)]
+    assert said and all(m.startswith("PrivateSearchCV.fit runs inside") for m in said)
+    from skforget.model_selection._search import SCORE_SHARE
+
+    # As the search plans it: no validation part, so no refit, and the score
+    # on the run's own rows taking its share.
+    budget = acc.plan_search(epsilon=1.0, delta=1e-5, mean=2.0, refit_share=0.0,
+                             score_share=SCORE_SHARE)
+    total = acc._selection.rdp_curve_epsilon(
+        orders=acc.LEDGER_ORDERS, rdp=3 * acc.search_curve(budget), delta=1e-5)[0]
+    assert "Each fit is (1, 1e-05)-DP alone" in said[0]
+    assert f"3 fits: epsilon {total:.3g} at delta 1e-05" in said[0]

@@ -58,6 +58,7 @@ from skforget._release import (
     mark_committed,
     release_spending,
     releasing,
+    warn_about_callers,
     warn_about_release,
 )
 from skforget._rows import project_rows
@@ -136,6 +137,8 @@ def _show(said):
         if issubclass(w.category, UserWarning) and str(w.message).startswith(
                 "At epsilon="):
             continue
+        if "runs inside scikit-learn's model selection" in str(w.message):
+            continue   # a run's figure; the search says its own (17.2)
         warn_about_release(w.message, w.category)
 
 
@@ -467,6 +470,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # and the runs' noise are secret: Theorem 17.2 covers the best run's
         # output only, and the number of runs or the winner's position would
         # reveal more (each run's score then counts as if composed).
+        # Inside GridSearchCV or cross_val_score: the search's own figure, from
+        # public numbers, before any run (Section 20.3).
+        warn_about_callers(self, 0.0, delta, curve=accounting.search_curve(budget))
         seeded = self.random_state is not None
         entropy = (int(check_random_state(self.random_state).randint(2**31))
                    if seeded else None)
