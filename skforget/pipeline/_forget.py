@@ -222,8 +222,10 @@ class ForgetPipeline(Pipeline):
         if y is not None and is_classifier(self._final_estimator):
             # Before any private step draws: a label no record may lack.
             check_labels_present(y)
-        seeds = {name: step.get_params().get("random_state")
-                 for name, step in self.steps if name in (*private, self.steps[-1][0])}
+        # The seeds of this fit: its ledger entry names their noise, and its
+        # edits derive theirs from them (random_states_).
+        seeds = {name: self.named_steps[name].get_params().get("random_state")
+                 for name in (*private, self.steps[-1][0])}
         with releasing(), atomic_tree(self), fixed_errstate(), _pipeline_ledger(
                 self, f"{type(self).__name__}.fit", private, _num_samples(X), seeds):
             self._fit_steps(X, y, **params)
@@ -232,10 +234,7 @@ class ForgetPipeline(Pipeline):
             self.database_version_ = version
             self.pipeline_edits_ = ()
             if private:
-                names = (*private, self.steps[-1][0])
-                self.random_states_ = {
-                    name: self.named_steps[name].get_params().get("random_state")
-                    for name in names}
+                self.random_states_ = seeds
                 guarantee = self.privacy_guarantee_
                 self._releases = ((guarantee.rho, guarantee.delta_selection,
                                    guarantee.rho_replace),)
