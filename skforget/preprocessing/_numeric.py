@@ -73,11 +73,14 @@ def _bin_edges(b):
     return (low, high) if b > n_mag else (-high, -low)
 
 
+def _zero_bin(lo, hi):
+    """Whether ``[lo, hi]`` is the edges of the zero bin of :func:`_bins`."""
+    return lo == -(2.0**K_MIN) and hi == 2.0**K_MIN
+
+
 def _single_bin(lo, hi):
     """Whether ``[lo, hi]`` is the edges of one bin of :func:`_bins`."""
-    if lo == -(2.0**K_MIN) and hi == 2.0**K_MIN:
-        return True
-    return (lo > 0 and hi == 2 * lo) or (hi < 0 and lo == 2 * hi)
+    return _zero_bin(lo, hi) or (lo > 0 and hi == 2 * lo) or (hi < 0 and lo == 2 * hi)
 
 
 def beyond_resolution(lo, hi):
@@ -85,7 +88,7 @@ def beyond_resolution(lo, hi):
     edges), or None: it is the zero bin (every |value| below 2**K_MIN looks
     alike), or it reaches an outer bin (values beyond 2**(K_MAX + 1) in size
     are clipped to it)."""
-    if lo == -(2.0**K_MIN) and hi == 2.0**K_MIN:
+    if _zero_bin(lo, hi):
         return (f"the histogram's zero bin: zeros and values within +-2**{K_MIN} "
                 "look alike; if the values are that small, multiply the column "
                 "by a public unit")
