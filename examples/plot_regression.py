@@ -7,16 +7,18 @@ Private regression on a public scale
 with one thing to know: its loss is the squared error with each record's
 gradient clipped, i.e. a Huber loss whose threshold on the residual is about
 ``clip_norm / ||[x, 1]||``. Targets far beyond that are fitted badly. The fix
-is a **public** change of units, ``target_scale``: divide the targets by a
-constant known without looking at them (here the diabetes progression score
-runs from 25 to 346 by its definition, so ``target_scale=100``), never by a
+is a **public** change of units: ``target_offset`` and ``target_scale``, the
+centre and half-width of the quantity's known range, so that most targets lie
+within ``[-1, 1]`` after the change (here the diabetes progression score runs
+from 25 to 346 by its definition: centre 185.5, half-width 160.5), never a
 statistic of the training targets.
 
 We compare, on the UCI diabetes table (442 patients, 10 standardised
 features) at ``epsilon`` from 1 to 8:
 
 * ``Ridge`` (not private);
-* ``NoisyGDRegressor(target_scale=100)``;
+* ``NoisyGDRegressor(target_offset=185.5, target_scale=160.5)``, every other
+  parameter at its default;
 * ``NoisyGDRegressor()`` on the raw scores, which warns that most targets
   lie far outside what clipping fits.
 """
@@ -48,8 +50,7 @@ print(f"Ridge R^2 on held-out patients: {ridge:.3f}")
 # says that one bit was read from them).
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    raw = NoisyGDRegressor(alpha=3.0, epsilon=4.0, random_state=0).fit(X_train,
-                                                                        y_train)
+    raw = NoisyGDRegressor(epsilon=4.0, random_state=0).fit(X_train, y_train)
 print([str(w.message)[:80] + "..." for w in caught
        if issubclass(w.category, PrivacyLeakWarning)])
 print(f"raw scale, epsilon=4: R^2 {raw.score(X_test, y_test):.3f}")
@@ -57,21 +58,26 @@ print(f"raw scale, epsilon=4: R^2 {raw.score(X_test, y_test):.3f}")
 # %%
 # R^2 against the privacy level
 # -----------------------------
-# Five noise draws per point; ``alpha`` chosen once, at ``epsilon = 4``.
+# Twenty noise draws per point, every other parameter at its default (the
+# regularisation too: ``alpha="auto"`` is chosen from public numbers, Section
+# 8.5 of the accounting spec, not tuned on these rows).
 epsilons = [1.0, 2.0, 4.0, 8.0]
-results = {"target_scale=100": [], "raw scale": []}
+units = {"public centre and half-width": {"target_offset": 185.5,
+                                          "target_scale": 160.5},
+         "raw scale": {"target_scale": None}}
+results = {label: [] for label in units}
 for eps in epsilons:
-    for label, scale in (("target_scale=100", 100.0), ("raw scale", None)):
+    for label, kwargs in units.items():
         scores = []
-        for seed in range(5):
+        for seed in range(20):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PrivacyLeakWarning)
-                model = NoisyGDRegressor(alpha=3.0, epsilon=eps, target_scale=scale,
-                                         random_state=seed).fit(X_train, y_train)
+                model = NoisyGDRegressor(epsilon=eps, random_state=seed,
+                                         **kwargs).fit(X_train, y_train)
             scores.append(model.score(X_test, y_test))
         results[label].append(np.mean(scores))
-    scaled, raw_r2 = results["target_scale=100"][-1], results["raw scale"][-1]
-    print(f"epsilon={eps:<4} target_scale=100: R^2 {scaled:.3f}   raw: {raw_r2:.3f}")
+    public, raw_r2 = (results[label][-1] for label in units)
+    print(f"epsilon={eps:<4} public units: R^2 {public:.3f}   raw: {raw_r2:.3f}")
 
 fig, ax = plt.subplots(figsize=(6, 3.5))
 ax.axhline(ridge, color="k", ls="--", label="Ridge (not private)")
@@ -80,16 +86,20 @@ for label, values in results.items():
 ax.set_xscale("log")
 ax.set_ylim(-1, 0.6)
 ax.set_xlabel("epsilon")
-ax.set_ylabel("held-out R^2 (mean of 5 runs)")
+ax.set_ylabel("held-out R^2 (mean of 20 runs)")
 ax.legend(loc="lower right")
 fig.tight_layout()
 
 # %%
-# With the public scale the private model comes within 2 points of Ridge's
-# R² at ``epsilon = 2`` (0.359 against 0.371) and within 1 point from
-# ``epsilon = 4``; on the raw scale no privacy level helps. Below
-# ``epsilon = 1`` the 331 training rows are too few (R² 0.27 at 0.9, below 0
-# at 0.5); the estimator warns once the privacy noise alone exceeds its
-# utility target, here at ``epsilon = 0.5`` and below.
+# With the public centre and half-width, at every default, the private model
+# reaches R² 0.16 at ``epsilon = 1``, 0.30 at ``epsilon = 4`` and 0.34 at
+# ``epsilon = 8``, against 0.37 for ``Ridge`` (means of twenty noise draws);
+# on the raw scale no privacy level helps. On 331 training rows the noise
+# costs most of the fit below ``epsilon = 1`` (0.11 at 0.5, about 0 at 0.25).
+# The default regularisation is chosen from public numbers for tables in
+# general; on this table a smaller ``alpha`` would do better at ``epsilon``
+# 2 to 4, but choosing it by looking at held-out scores spends privacy that
+# no figure here covers (tune with
+# :class:`~skforget.model_selection.PrivateSearchCV` instead).
 # ``coef_``, ``intercept_`` and ``predict`` are in the original units either
 # way.

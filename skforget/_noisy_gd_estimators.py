@@ -490,9 +490,11 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         Public constant the targets are divided by before fitting (predictions,
         ``coef_`` and ``intercept_`` are in the original units). The clipped
         squared loss fits residuals up to about ``clip_norm / ||[x, s_b]||``
-        unclipped, so targets should be of order 1 after scaling: use the
-        known range of the quantity (100 for a score between 0 and 350), never
-        a statistic of the training targets. With None the targets are used as
+        unclipped, so targets should lie within about ``[-1, 1]`` after the
+        change of units: give the half-width of the quantity's known range
+        here and its centre as ``target_offset`` (160 and 185 for a score
+        known to run from 25 to 345), never a statistic of the training
+        targets. With None the targets are used as
         they are, and the estimator checks whether most of them lie more than
         ten times beyond that reach: if so it warns (``PrivacyLeakWarning``),
         and either way the guarantee notes that the targets were read for this
