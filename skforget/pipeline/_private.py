@@ -220,7 +220,7 @@ class PrivatePipeline(ForgetPipeline):
         rng = segment_rng(first.get_params().get("random_state"), 0, TARGET_STREAM)
         _, _, centre, spread, octave, cleared = private_column(
             values, rho, unit.get("relation", "replace"), unit.get("group_size", 1),
-            rng)
+            rng, target=True)
         why = beyond_resolution(*octave) if cleared else None
         if why is not None:
             # Targets of 1e17, or all below 1e-3, in one edge bin: the released

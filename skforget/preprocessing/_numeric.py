@@ -38,6 +38,12 @@ REFINE_SHARE = 1 / 12
 REFINE_BINS = 32
 REFINE_MIN_COUNT = 4
 REFINE_TAIL = 0.05
+# A regressor's target (Section 19.6): when no bin clears the threshold above,
+# a second, lower one of this false-bin probability; and the refinement of a
+# range far from 0 always tried. Either failure of the target's range is worse
+# than a column's: the targets then fit as they are, or about a centre off by
+# many spreads.
+TARGET_FALSE_BIN = 0.05
 
 
 def bounds_threshold(rho, relation, group_size, n_bins=N_BINS):
@@ -190,7 +196,7 @@ def _narrowed(noisy, sigma, threshold, lo, hi):
     return lo + a * step, lo + (b + 1) * step
 
 
-def _private_range(values, rho_col, relation, group_size, rng):
+def _private_range(values, rho_col, relation, group_size, rng, target=False):
     """``lo, hi`` of a column, the share of ``rho_col`` they spent, the log
     histogram's own range (which :func:`_single_bin` tests), and whether a bin
     cleared the threshold (else the range is the largest noisy bin's).
@@ -201,18 +207,25 @@ def _private_range(values, rho_col, relation, group_size, rng):
     histogram's kept bins hold ``REFINE_MIN_COUNT`` times the count a sub-bin
     must clear. Both tests read released counts and public numbers only, and
     either way the moments get the rest of ``rho_col``: the column's figure is
-    the same whichever path its releases took (Section 19.2 (i')).
+    the same whichever path its releases took (Section 19.2 (i')). For a
+    regressor's ``target`` the bins' threshold falls back to
+    ``TARGET_FALSE_BIN`` when no bin clears it, and the refinement is always
+    tried (Section 19.6): post-processing of the same releases, so the
+    figure is unchanged.
     """
     sigma, threshold = bounds_threshold(rho_col * BOUNDS_SHARE, relation,
                                         group_size)
     noisy = _noisy_histogram(values, sigma, rng)
+    if target and not np.any(noisy > threshold):
+        threshold = sigma * float(norm.isf(TARGET_FALSE_BIN / N_BINS))
     lo, hi = _bounds_from_histogram(noisy, sigma, threshold)
     cleared = bool(np.any(noisy > threshold))
     if not _far_from_zero(lo, hi):
         return lo, hi, BOUNDS_SHARE, (lo, hi), cleared
     sigma_r, threshold_r = bounds_threshold(rho_col * REFINE_SHARE, relation,
                                             group_size, REFINE_BINS)
-    if math.fsum(noisy[noisy > threshold]) < REFINE_MIN_COUNT * threshold_r:
+    if not target and (math.fsum(noisy[noisy > threshold])
+                       < REFINE_MIN_COUNT * threshold_r):
         return lo, hi, BOUNDS_SHARE, (lo, hi), cleared
     sub = _noisy_sub_histogram(values, lo, hi, sigma_r, rng)
     return (*_narrowed(sub, sigma_r, threshold_r, lo, hi),
@@ -236,13 +249,13 @@ def _private_moments(values, lo, hi, rho, relation, group_size, rng):
     return lo + (hi - lo) * mean, (hi - lo) * math.sqrt(min(var, 0.25))
 
 
-def private_column(values, rho_col, relation, group_size, rng):
+def private_column(values, rho_col, relation, group_size, rng, target=False):
     """A column's released ``(lo, hi, centre, scale, octave, cleared)`` at
     ``rho_col``: :func:`_private_range`, then :func:`_private_moments` with the
     rest of ``rho_col`` (Section 19.2; a scaler's column, a regressor's
-    target, 19.6)."""
+    ``target``, 19.6)."""
     lo, hi, spent, octave, cleared = _private_range(values, rho_col, relation,
-                                                    group_size, rng)
+                                                    group_size, rng, target)
     c, s = _private_moments(values, lo, hi, rho_col * (1 - spent), relation,
                             group_size, rng)
     return lo, hi, c, s, octave, cleared
