@@ -13,6 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
+from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 
 from skforget import Database, EditRequest, NoisyGDClassifier, NoisyGDRegressor
@@ -1232,3 +1233,16 @@ def test_a_refit_keeps_a_label_set_read_at_fit():
     np.testing.assert_array_equal(pipe.classes_, [0, 1])
     assert not pipe[-1].privacy_guarantee_.label_set_public
     assert "_refit_label_set" not in vars(pipe[-1])
+
+
+def test_make_private_pipeline_says_it_replaces_the_estimators_budget():
+    # A user who asked the estimator for epsilon=0.1 inside a pipeline at 8
+    # got about 6.7 for the model without a word, and their object changed.
+    with pytest.warns(UserWarning, match=r"epsilon=0.1, delta=1e-08 will be "
+                                         r"replaced at fit"):
+        make_private_pipeline(NoisyGDRegressor(epsilon=0.1, delta=1e-8), epsilon=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=8)
+    with pytest.raises(TypeError, match="needs a skforget estimator.*Ridge"):
+        make_private_pipeline(Ridge())

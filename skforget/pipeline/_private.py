@@ -3,6 +3,7 @@
 """PrivatePipeline and make_private_pipeline: one total budget for private
 preprocessing and the estimator (privacy-accounting.md, Section 19)."""
 
+import inspect
 import warnings
 from numbers import Real
 
@@ -320,7 +321,8 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta="auto",
     Parameters
     ----------
     estimator : skforget estimator
-        Its ``epsilon`` and ``delta`` are set by the split at ``fit``; its
+        Its ``epsilon`` and ``delta`` are set by the split at ``fit`` (values
+        given to it are replaced, with a warning); its
         ``relation``, ``group_size`` and ``data_norm`` are passed to the
         preprocessing.
     epsilon : float, default=1.0
@@ -361,6 +363,23 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta="auto",
     0.0
     """
     params = estimator.get_params()
+    if "epsilon" not in params:
+        raise TypeError("make_private_pipeline needs a skforget estimator, whose "
+                        "epsilon and delta the pipeline sets from its total "
+                        f"budget; got {type(estimator).__name__}.")
+    defaults = inspect.signature(type(estimator).__init__).parameters
+    given = {name: params[name] for name in ("epsilon", "delta")
+             if name in defaults and params[name] != defaults[name].default}
+    if given:
+        # The user's number would otherwise be replaced without a word (the
+        # pipeline's total is what it spends, Section 19.3).
+        text = ", ".join(f"{name}={value!r}" for name, value in given.items())
+        warnings.warn(
+            f"make_private_pipeline: the estimator's {text} will be replaced at "
+            f"fit by its part of the pipeline's total (epsilon={epsilon!r}, "
+            f"delta={delta!r}), which covers the preprocessing and the model "
+            "together. Give the total budget to make_private_pipeline.",
+            UserWarning, stacklevel=2)
     encoder = PrivateTableEncoder(
         relation=params.get("relation", "replace"),
         group_size=params.get("group_size", 1),
