@@ -158,6 +158,33 @@ def _bounds_from_histogram(noisy, sigma, threshold):
     return lo, hi
 
 
+def _second_threshold(noisy, sigma, n):
+    """A target's range when no bin cleared the threshold (post-processing,
+    Section 19.6): ``(lo, hi, cleared)``.
+
+    The bins above a lower threshold (``TARGET_FALSE_BIN``) are looked at only
+    when the ``n`` records could fill one of them, and only the run of
+    adjacent ones that holds the largest noisy bin is kept: with fewer records
+    a bin above it is mostly noise (40 targets: three releases kept in four
+    held no target), and a far bin apart from the run is likelier noise than
+    a second group of targets. Otherwise the largest noisy bin's range, not
+    cleared.
+    """
+    top = int(np.argmax(noisy))
+    lower = sigma * float(norm.isf(TARGET_FALSE_BIN / N_BINS))
+    if n < lower or noisy[top] <= lower:
+        return (*_bounds_from_histogram(noisy, sigma, math.inf), False)
+    first = last = top
+    while first > 0 and noisy[first - 1] > lower:
+        first -= 1
+    while last < len(noisy) - 1 and noisy[last + 1] > lower:
+        last += 1
+    lo, hi = _bin_edges(first)[0], _bin_edges(last)[1]
+    if noisy[ZERO_BIN] > sigma * float(norm.isf(ZERO_ANCHOR)):
+        lo, hi = min(lo, -(2.0**K_MIN)), max(hi, 2.0**K_MIN)
+    return lo, hi, True
+
+
 def _far_from_zero(lo, hi):
     """Whether ``[lo, hi]`` lies within a factor of 4 on one side of 0: a range
     of one or two octaves, where a column's spread can be a sliver of the
@@ -216,16 +243,21 @@ def _private_range(values, rho_col, relation, group_size, rng, target=False):
     sigma, threshold = bounds_threshold(rho_col * BOUNDS_SHARE, relation,
                                         group_size)
     noisy = _noisy_histogram(values, sigma, rng)
-    if target and not np.any(noisy > threshold):
-        threshold = sigma * float(norm.isf(TARGET_FALSE_BIN / N_BINS))
-    lo, hi = _bounds_from_histogram(noisy, sigma, threshold)
     cleared = bool(np.any(noisy > threshold))
+    if cleared or not target:
+        lo, hi = _bounds_from_histogram(noisy, sigma, threshold)
+    else:
+        lo, hi, cleared = _second_threshold(noisy, sigma, len(values))
     if not _far_from_zero(lo, hi):
         return lo, hi, BOUNDS_SHARE, (lo, hi), cleared
     sigma_r, threshold_r = bounds_threshold(rho_col * REFINE_SHARE, relation,
                                             group_size, REFINE_BINS)
-    if not target and (math.fsum(noisy[noisy > threshold])
-                       < REFINE_MIN_COUNT * threshold_r):
+    # A target's refinement is tried whenever its records could clear a
+    # sub-bin (their number is public under both relations): below that a
+    # lone sub-bin above the threshold is noise, and the range would narrow
+    # onto it.
+    if (len(values) < threshold_r if target else
+            math.fsum(noisy[noisy > threshold]) < REFINE_MIN_COUNT * threshold_r):
         return lo, hi, BOUNDS_SHARE, (lo, hi), cleared
     sub = _noisy_sub_histogram(values, lo, hi, sigma_r, rng)
     return (*_narrowed(sub, sigma_r, threshold_r, lo, hi),
