@@ -971,6 +971,22 @@ def test_a_range_of_one_bin_warns_naming_the_column():
                                 X[["age"]])
 
 
+def test_a_range_no_bin_cleared_is_called_noise():
+    """A new user saw 'indus' [2.7e8, 5.4e8] for a column of values 0-28: no
+    bin cleared its threshold, so the range is where the noise peaked. The
+    warning says so for such a column (a function of the release: whether a
+    noisy count cleared a public threshold), and not for one that cleared."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"few": rng.uniform(0, 28, 60)})
+    scaler = PrivateStandardScaler(rho=0.0005, random_state=0)
+    message = str(_coarse_warnings(scaler, X)[0].message)
+    assert "'few'" in message and "no bin stood out from its noise" in message
+    ample = PrivateStandardScaler(rho=0.0005, random_state=0)
+    flag = pd.DataFrame({"flag": np.ones(20000)})
+    message = str(_coarse_warnings(ample, flag)[0].message)
+    assert "'flag' [1, 2]" in message and "stood out" not in message
+
+
 def test_a_table_without_string_column_names_names_columns_by_position():
     """A DataFrame whose column labels are not strings has no feature names:
     the table encoder's sub-steps then name a column by its position in the

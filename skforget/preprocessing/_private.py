@@ -132,18 +132,20 @@ class _NumericStep(_PrivateStep):
 
     def _fit_columns(self, X, rng):
         """Release each column's range, centre and scale; returns the centres,
-        the scales and the log histogram's range of each column (released
-        numbers: what the coarse-range warning reads)."""
+        the scales, the log histogram's range of each column and whether a bin
+        of it cleared the threshold (released numbers: what the coarse-range
+        warning reads)."""
         X = _check_input(self, X, reset=True)
         names = _input_names(self)
         columns = [_as_float(_column(X, j), names[j]) for j in range(X.shape[1])]
         rho_col = self.rho / len(columns)
         rngs = _column_rngs(rng, len(columns))
-        bounds, centre, scale, octaves = [], [], [], []
+        bounds, centre, scale, octaves, cleared = [], [], [], [], []
         for values, rng in zip(columns, rngs, strict=True):
-            lo, hi, c, s, octave, _ = private_column(values, rho_col, self.relation,
-                                                     self.group_size, rng)
+            lo, hi, c, s, octave, kept = private_column(values, rho_col, self.relation,
+                                                        self.group_size, rng)
             octaves.append(octave)
+            cleared.append(kept)
             bounds.append((lo, hi))
             centre.append(c)
             scale.append(s)
@@ -152,7 +154,8 @@ class _NumericStep(_PrivateStep):
         # (Theorem 19.6): the figure takes the path that gave them the most.
         self.privacy_guarantee_ = self._guarantee([(n, rho_col, 0.0) for n in names],
                                                   BOUNDS_SHARE + REFINE_SHARE)
-        return np.array(centre, dtype=float), np.array(scale, dtype=float), octaves
+        return (np.array(centre, dtype=float), np.array(scale, dtype=float), octaves,
+                cleared)
 
     def _read(self, X):
         check_is_fitted(self, "privacy_guarantee_")
@@ -270,11 +273,11 @@ class PrivateStandardScaler(_NumericStep):
         return self._fit(X, segment_rng(self.random_state, 0, PREPROCESSING_STREAM))
 
     def _fit(self, X, rng):
-        self.center_, self.scale_, octaves = self._fit_columns(X, rng)
-        self._warn_if_coarse(octaves)
+        self.center_, self.scale_, octaves, cleared = self._fit_columns(X, rng)
+        self._warn_if_coarse(octaves, cleared)
         return self
 
-    def _warn_if_coarse(self, octaves):
+    def _warn_if_coarse(self, octaves, cleared):
         """Name the columns whose log histogram kept one bin, or its outer one.
 
         Read from the released histograms' ranges and public numbers only (the
@@ -294,6 +297,10 @@ class PrivateStandardScaler(_NumericStep):
             lo, hi = self.bounds_[j]
             if (lo, hi) != tuple(octaves[j]):
                 text += f" (narrowed within it to [{lo:.6g}, {hi:.6g}])"
+            if not cleared[j]:
+                # The range of no bin that stood out: where noise peaked.
+                return (f"{text} (no bin stood out from its noise: the largest "
+                        "noisy bin's, which need not hold a value)")
             why = beyond_resolution(*octaves[j])
             return text if why is None else f"{text} ({why})"
 
@@ -387,7 +394,7 @@ class PrivateSimpleImputer(_NumericStep):
         self : PrivateSimpleImputer
         """
         rng = segment_rng(self.random_state, 0, PREPROCESSING_STREAM)
-        self.statistics_, _, _ = self._fit_columns(X, rng)
+        self.statistics_, *_ = self._fit_columns(X, rng)
         return self
 
     def transform(self, X):
