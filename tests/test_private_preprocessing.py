@@ -980,11 +980,11 @@ def test_a_range_no_bin_cleared_is_called_noise():
     X = pd.DataFrame({"few": rng.uniform(0, 28, 60)})
     scaler = PrivateStandardScaler(rho=0.0005, random_state=0)
     message = str(_coarse_warnings(scaler, X)[0].message)
-    assert "'few'" in message and "no bin stood out from its noise" in message
+    assert "'few'" in message and "no bin cleared its noise threshold" in message
     ample = PrivateStandardScaler(rho=0.0005, random_state=0)
     flag = pd.DataFrame({"flag": np.ones(20000)})
     message = str(_coarse_warnings(ample, flag)[0].message)
-    assert "'flag' [1, 2]" in message and "stood out" not in message
+    assert "'flag' [1, 2]" in message and "noise threshold" not in message
 
 
 def test_a_table_without_string_column_names_names_columns_by_position():

@@ -299,8 +299,8 @@ class PrivateStandardScaler(_NumericStep):
                 text += f" (narrowed within it to [{lo:.6g}, {hi:.6g}])"
             if not cleared[j]:
                 # The range of no bin that stood out: where noise peaked.
-                return (f"{text} (no bin stood out from its noise: the largest "
-                        "noisy bin's, which need not hold a value)")
+                return (f"{text} (no bin cleared its noise threshold: the "
+                        "largest noisy bin's, which need not hold a value)")
             why = beyond_resolution(*octaves[j])
             return text if why is None else f"{text} ({why})"
 
