@@ -685,3 +685,31 @@ def test_a_search_in_sklearn_model_selection_warns_with_its_own_figure(cancer):
         orders=acc.LEDGER_ORDERS, rdp=3 * acc.search_curve(budget), delta=1e-5)[0]
     assert "Each fit is (1, 1e-05)-DP alone" in said[0]
     assert f"3 fits: epsilon {total:.3g} at delta 1e-05" in said[0]
+
+
+def test_the_released_score_carries_the_noise_lemma_17_1b_prices(cancer):
+    # An audit replaced score_rho by run_rho in the score's noise (a score 20
+    # times the accounted rho) and every test of this file still passed. With
+    # one candidate (no selection) the released run is the model, so the
+    # released score minus the model's own mean utility is the noise drawn:
+    # its spread must be search_score_noise's, g / (N sqrt(2 s rho_run)).
+    X, y = cancer
+    X, y = X[:200], y[:200]
+    noise = []
+    for seed in range(150):
+        s = PrivateSearchCV(NoisyGDClassifier(classes=[0, 1]), {"C": [0.1]},
+                            epsilon=1.0, n_candidates=1, random_state=seed).fit(X, y)
+        noise.append(s.best_score_ - np.mean(s._utilities(s.best_estimator_, X, y)))
+    g = s.privacy_guarantee_
+    budget = acc.plan_search(epsilon=1.0, delta=g.delta, mean=1.0, refit_share=0.0,
+                             score_share=g.score_rho / g.run_rho)
+    sigma = acc.search_score_noise(budget=budget, n_scored=200)
+    assert sigma == pytest.approx(1 / (200 * math.sqrt(2 * g.score_rho)), rel=1e-9)
+    assert g.score_rho == pytest.approx(0.05 * g.run_rho)
+    # 150 draws: the sample deviation is within 15 % of sigma with probability
+    # above 0.99 (chi-square), and the noise centred.
+    assert 0.85 * sigma < np.std(noise) < 1.15 * sigma, (np.std(noise), sigma)
+    assert abs(np.mean(noise)) < 4 * sigma / math.sqrt(150)
+    held = acc.search_score_noise(budget=budget, n_scored=40, group_size=2,
+                                  held_out=True)
+    assert held == pytest.approx(2 / (40 * math.sqrt(2 * budget.run_rho)), rel=1e-9)

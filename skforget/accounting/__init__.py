@@ -142,6 +142,7 @@ from skforget.accounting._selection import (
     plan_search,
     repetition_gamma,
     sample_repetitions,
+    search_score_noise,
     selection_rdp,
 )
 
@@ -220,6 +221,7 @@ __all__ = [
     "pipeline_edit_certificate",
     "plan_output_perturbation",
     "plan_search",
+    "search_score_noise",
     "plan_training",
     "plan_unlearning",
     "prevalence_budget",

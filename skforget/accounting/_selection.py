@@ -25,6 +25,7 @@ from skforget.accounting._conversions import (
     epsilon_to_rho,
     rho_to_epsilon,
 )
+from skforget.accounting._preprocessing import gaussian_noise_for_rho
 
 #: Orders at which selection curves are evaluated: a log grid from 1 + 1e-4 to
 #: 1e6, dense enough that the minimum over the grid is within 1e-4 relative of
@@ -291,6 +292,46 @@ def _target_within(rho, delta):
 def _total_rdp(run_rho, refit_rho, mean, shape):
     return (selection_rdp(orders=_ORDERS, rho=run_rho, mean=mean, shape=shape)
             + _ORDERS * refit_rho)
+
+
+def search_score_noise(*, budget, n_scored, group_size=1, held_out=False):
+    """Noise of a candidate run's released score (Lemmas 17.1 and 17.1b).
+
+    The score is the mean over ``n_scored`` records of a utility in
+    ``[0, 1]``, so one privacy unit of ``group_size`` records moves it by at
+    most ``group_size / n_scored``; it is released at the run's whole
+    ``run_rho`` when the records are a held-out part (Lemma 17.1: they are not
+    in the fit) and at ``score_rho`` when they are the fit's own (Lemma 17.1b:
+    the score's share of the run). The noise is the Gaussian mechanism's
+    :func:`gaussian_noise_for_rho` at that sensitivity and rho.
+
+    Parameters
+    ----------
+    budget : SearchBudget
+        The search's plan (:func:`plan_search`).
+    n_scored : int
+        Records the score averages over: the held-out part, or all of them.
+    group_size : int, default=1
+        Records per privacy unit.
+    held_out : bool, default=False
+        Whether the scored records are a held-out part.
+
+    Returns
+    -------
+    sigma : float
+
+    Examples
+    --------
+    >>> from skforget.accounting import plan_search, search_score_noise
+    >>> b = plan_search(epsilon=1.0, delta=1e-5, refit_share=0.0,
+    ...                 score_share=0.05)
+    >>> sigma = search_score_noise(budget=b, n_scored=1000)
+    >>> round(sigma * 1000 * (2 * b.score_rho) ** 0.5, 12)
+    1.0
+    """
+    n_scored = check_positive(n_scored, "n_scored")
+    rho = budget.run_rho if held_out else budget.score_rho
+    return gaussian_noise_for_rho(rho=rho, sensitivity=group_size / n_scored)
 
 
 def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5,

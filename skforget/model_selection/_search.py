@@ -533,8 +533,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         quiet = {"ledger": None} if "ledger" in base else {}
         # Lemma 17.1: held-out rows are scored at the run's rho at no extra
         # cost; Lemma 17.1b: the fit's own rows at the score's share of it.
-        sigma_score = group / ((n_val if held_out else n) * math.sqrt(
-            2.0 * (budget.run_rho if held_out else budget.score_rho)))
+        sigma_score = accounting.search_score_noise(
+            budget=budget, n_scored=n_val if held_out else n, group_size=group,
+            held_out=held_out)
         # A run's printed plan and its warnings are outputs of the run: shown
         # for every candidate they would count the runs and describe models
         # that are never released (a constant model's margin, a class count),
