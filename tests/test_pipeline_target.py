@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import r2_score
 
+import skforget.pipeline._private as private_pipeline
+import skforget.preprocessing._numeric as numeric
 from skforget import (
     EditRequest,
     NoisyGDClassifier,
@@ -271,3 +273,47 @@ def test_the_second_threshold_keeps_no_range_of_noise_alone():
     # The first threshold alone lets about 1 in 700 through (1e-3 over the
     # bins, per fit); the rescue must not add to it.
     assert astray <= 6, astray
+
+
+@pytest.mark.parametrize("relation, group_size", [("replace", 1), ("zero_out", 1),
+                                                  ("replace", 2)])
+@pytest.mark.parametrize("offset", [0.0, 1980.0])
+def test_the_target_release_costs_its_part_of_the_figure(relation, group_size,
+                                                         offset, monkeypatch):
+    # An audit of the tests found the target's figure checked as a split of
+    # the budget only, never against the noise its releases draw. Every noisy
+    # release of the target (log histogram, refinement when tried, sums) is
+    # recorded with its noise; their rho-coefficients, Delta^2 / (2 sigma^2)
+    # at the unit's sensitivities, must add to the part the guarantee lists,
+    # whether the refinement runs (targets near 1980) or not (near 0).
+    drawn = []
+
+    def recording(name, release):
+        def wrapped(*args):
+            drawn.append((name, args[-2]))   # (..., sigma, rng)
+            return release(*args)
+        return wrapped
+
+    def target_release(*args, **kwargs):
+        with monkeypatch.context() as m:
+            for name in ("_noisy_histogram", "_noisy_sub_histogram", "_noisy_sums"):
+                m.setattr(numeric, name, recording(name, getattr(numeric, name)))
+            return private_column(*args, **kwargs)
+
+    monkeypatch.setattr(private_pipeline, "private_column", target_release)
+    X, y = _years(2000, 0)
+    pipe = make_private_pipeline(
+        NoisyGDRegressor(random_state=0, relation=relation, group_size=group_size),
+        epsilon=1.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X, y - 1980.0 + offset)
+    hist = accounting.histogram_sensitivity(relation=relation, group_size=group_size)
+    sums = accounting.moments_sensitivity(relation=relation, group_size=group_size)
+    cost = sum((sums if name == "_noisy_sums" else hist) ** 2 / (2 * sigma ** 2)
+               for name, sigma in drawn)
+    names = [name for name, _ in drawn]
+    assert names.count("_noisy_histogram") == 1 and names.count("_noisy_sums") == 1
+    assert ("_noisy_sub_histogram" in names) == (offset > 0)
+    parts = {name: rho for name, rho, _ in pipe.privacy_guarantee_.parts}
+    assert cost == pytest.approx(parts["target"], rel=1e-12)
