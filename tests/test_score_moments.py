@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from _counterfactual import same_noise_counterfactual
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,7 +25,7 @@ from sklearn.metrics import balanced_accuracy_score
 
 from skforget import EditRequest, NoisyGDClassifier, OutputPerturbationClassifier
 from skforget import accounting as acc
-from skforget._rows import class_sums, project_rows, score_squares
+from skforget._rows import class_sums, make_design, project_rows, score_squares
 from skforget._validation import segment_rng
 from skforget.accounting import counterfactual_moments, direction_change_bound
 from skforget.certify import interval_certify
@@ -112,6 +113,47 @@ def test_lemma_18_16_bound_holds_for_every_direction(seed, g, relation, d, scale
     gap = np.linalg.norm(_moments(X, y, u) - _moments(X2, y2, u, present=present))
     bound = acc.class_moments_sensitivity(relation=relation, group_size=g)
     assert gap <= bound * (1 + 1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), g=st.integers(1, 3),
+       relation=st.sampled_from(["replace", "zero_out"]), d=st.integers(1, 5),
+       log_scale=st.floats(-3.0, 12.0), layout=st.sampled_from(
+           ["float64", "float32", "csr"]), data_norm=st.sampled_from([0.5, 1.0, 3.0]))
+def test_lemma_18_16_holds_for_the_librarys_own_statistics(seed, g, relation, d,
+                                                           log_scale, layout,
+                                                           data_norm):
+    """The bound above checks a copy of Definition 18.15; this one reads the
+    statistics the estimators release, through make_design and
+    Design.class_moments (rows of any norm, float32, CSR; a unit replaced, or
+    zeroed out, i.e. absent from the neighbour's design)."""
+    rng = np.random.default_rng(seed)
+    n = 12
+    X = rng.normal(size=(n, d)) * 10.0 ** log_scale
+    X[rng.random(n) < 0.2] = 0.0
+    y = rng.integers(0, 2, n)
+    unit = rng.choice(n, g, replace=False)
+    if relation == "replace":
+        X2, y2 = X.copy(), y.copy()
+        X2[unit] = rng.normal(size=(g, d)) * 10.0 ** rng.uniform(-3, 12)
+        y2[unit] = rng.integers(0, 2, g)
+    else:
+        keep = np.setdiff1d(np.arange(n), unit)
+        X2, y2 = X[keep], y[keep]
+    u = _unit(rng, d)
+
+    def released(rows, labels):
+        rows = {"float64": rows, "float32": rows.astype(np.float32),
+                "csr": sp.csr_matrix(rows)}[layout]
+        design = make_design(rows, labels, loss="logistic", data_norm=data_norm,
+                             intercept_scaling=1.0, gradient_bound=1.0)
+        sums, square = design.class_moments(2, u)
+        return np.concatenate([design.class_counts(2), sums.ravel() / data_norm,
+                               [square / data_norm**2]])
+
+    gap = np.linalg.norm(released(X, y) - released(X2, y2))
+    bound = acc.class_moments_sensitivity(relation=relation, group_size=g)
+    assert gap <= bound * (1 + 1e-6)
 
 
 def test_lemma_18_16_is_attained():
