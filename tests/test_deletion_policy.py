@@ -17,6 +17,7 @@ from skforget import EditRequest, NoisyGDClassifier, NoisyGDRegressor
 from skforget import accounting as acc
 from skforget._solver import initial_draw, run_noisy_gd
 from skforget.accounting._calibration import lazy_records_limit
+from skforget.accounting._cyclic import shift_bound
 from skforget.exceptions import UnlearningError
 
 
@@ -148,6 +149,36 @@ def test_same_noise_coupling_stays_within_the_deletion_sensitivity_drift():
         * (1 - c**plan.fit_steps) / (1 - c)
     dist = np.linalg.norm(outs[0] - outs[1])
     assert 0 < dist <= bound * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("batch_size", [None, 40, 7])
+def test_same_noise_coupling_of_a_removed_record_through_the_estimator(batch_size):
+    # The bound above through the estimator's own path, mini-batches too (an
+    # audit found the coupling of Section 12.9 tested in full batch only):
+    # the fit holding the record and the fit holding the null record in its
+    # slot, with the same seed, end within the shift bound at S_del = G, the
+    # record's position in its batch being any.
+    X, y = _data(300, 4, seed=3)
+    # A record whose gradient stays at its clip: a unit row along the data's
+    # direction, labelled against it.
+    w = X.T @ (2.0 * y - 1.0)
+    X[7], y[7] = w / np.linalg.norm(w), 0
+    kw = dict(classes=[0, 1], batch_size=batch_size, fit_intercept=False,
+              clip_norm=0.5, max_iter=60, random_state=0)
+    X0 = X.copy()
+    X0[7] = 0.0
+    a = NoisyGDClassifier(**kw).fit(X, y)
+    b = NoisyGDClassifier(**kw).fit(X0, y)
+    plan = a._plan
+    assert plan == b._plan
+    bound = shift_bound([plan.fit_segment()], lam=plan.lam, beta=plan.beta,
+                        sensitivity=plan.gradient_bound, normaliser=plan.normaliser)
+    dist = np.linalg.norm(a.coef_ - b.coef_)
+    # Within the bound, and near enough to it that a drift three times the
+    # accounted one would not pass.
+    assert 0.3 * bound < dist <= bound * (1 + 1e-9), dist / bound
+    # Half the replace-one drift the plan's sensitivity prices.
+    assert plan.sensitivity == pytest.approx(2 * plan.gradient_bound)
 
 
 def test_a_stronger_target_costs_passes_and_is_met(data):
