@@ -205,8 +205,8 @@ def test_mixed_entries_compose_order_free_and_monotone(entries):
     Rényi entries only, where the estimators record Gaussian ones, pipelines
     entries with excluded events, and searches curves. With all four kinds:
     the total does not depend on the order, never falls when an entry is
-    added, is at least every entry's own figure and at most their sum, and
-    excluded events are converted as Proposition 19.4 says."""
+    added, is at least every entry's own figure (and, for one kind, at most
+    their sum), and excluded events are converted as Proposition 19.4 says."""
     totals = []
     ledger = PrivacyLedger(epsilon=1e6, delta=DELTA)
     for i, entry in enumerate(entries):
@@ -234,7 +234,11 @@ def test_mixed_entries_compose_order_free_and_monotone(entries):
         _spend(single, 0, kind, rho, d)
         alone.append(single.total.epsilon)
     assert total.epsilon >= max(alone) * (1 - 1e-9)
-    assert total.epsilon <= sum(alone) * (1 + 1e-9)
+    if len({kind for kind, _, _ in entries}) == 1 and entries[0][0] != "excluded":
+        # One kind: never above adding the entries' own figures. (Mixed, a
+        # Gaussian entry read by the Rényi conversion can end above that
+        # sum, which holds at a delta per entry, not at the ledger's one.)
+        assert total.epsilon <= sum(alone) * (1 + 1e-9)
 
 
 def test_concurrent_reservations_never_pass_the_budget():
