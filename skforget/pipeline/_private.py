@@ -34,7 +34,6 @@ from skforget.preprocessing import PrivateTableEncoder
 from skforget.preprocessing._columns import _first_bad, _n_rows_cols
 from skforget.preprocessing._numeric import (
     BOUNDS_SHARE,
-    REFINE_SHARE,
     beyond_resolution,
     bounds_threshold,
     private_column,
@@ -160,10 +159,10 @@ class PrivatePipeline(ForgetPipeline):
         # relation of the fit.
         rho_target = (budget.rho_preprocessing * TARGET_COLUMNS
                       / (n_columns + TARGET_COLUMNS)) if _scales_target(est) else 0.0
-        hist = rho_target * (BOUNDS_SHARE + REFINE_SHARE)  # the most a path spends
-        release = (rho_target, accounting.replacement_rho(
-            histogram_rho=hist, moments_rho=rho_target - hist,
-            relation=unit.get("relation", "replace")))
+        # Its replace figure counts the histograms at the most a path spends
+        # on them: all of rho_target when the first finds no range (19.6).
+        release = (rho_target, _pooled_replace_rho(rho_target,
+                                                   unit.get("relation", "replace")))
         # From public numbers, before any statistic: a filter raising it as an
         # error stops the fit before anything is spent (Section 20.3).
         self._warn_if_noise_dominates(n, n_columns, budget.rho_preprocessing
@@ -219,9 +218,15 @@ class PrivatePipeline(ForgetPipeline):
         check_finite_targets(values)
         first = self.named_steps[private_step_names(self)[0]]
         rng = segment_rng(first.get_params().get("random_state"), 0, TARGET_STREAM)
+        # A pipeline pickled before the pooled path fixed a replace figure
+        # for histograms at 5/12 of rho: under zero-out it does not cover a
+        # second histogram, which its edits then do not draw.
+        relation = unit.get("relation", "replace")
+        pooled = (self.__dict__["_target_release"][1]
+                  >= _pooled_replace_rho(rho, relation) * (1 - 1e-12))
         _, _, centre, spread, octave, cleared = private_column(
-            values, rho, unit.get("relation", "replace"), unit.get("group_size", 1),
-            rng, target=True)
+            values, rho, relation, unit.get("group_size", 1), rng, target=True,
+            pooled=pooled)
         why = beyond_resolution(*octave) if cleared else None
         if why is not None:
             # Targets of 1e17, or all below 1e-3, in one edge bin: the released
@@ -287,6 +292,13 @@ class PrivatePipeline(ForgetPipeline):
 
 
 register_pipeline_class(PrivatePipeline)
+
+
+def _pooled_replace_rho(rho, relation):
+    """The target part's rho against a replaced unit: its histograms at the
+    most a path spends on them, all of ``rho`` (Section 19.6)."""
+    return accounting.replacement_rho(histogram_rho=rho, moments_rho=0.0,
+                                      relation=relation)
 
 
 def _scales_target(est):
