@@ -17,6 +17,7 @@ from skforget.__main__ import main
 from skforget.pipeline import ForgetPipeline
 from skforget.preprocessing import PublicScaler
 from skforget.store import RecordStore, forget
+from skforget.store._backends import redact
 
 pd = pytest.importorskip("pandas")
 
@@ -372,3 +373,17 @@ def test_an_integer_id_typed_on_the_command_line_is_digits_only(tmp_path):
         store.forget(["7"])
     store.forget(np.int64(7))                 # one ID as a numpy scalar
     assert len(store.log()) == 1
+
+
+def test_a_password_given_as_a_parameter_is_not_shown():
+    # A new user's trial: libpq's ?password= form was shown in repr,
+    # location, `show` and the connection error (user:pw@ was hidden).
+    url = "postgresql://alice@127.0.0.1:1/db?sslmode=disable&password=s3cr%2Bt"
+    assert redact(url) == ("postgresql://alice@127.0.0.1:1/db"
+                           "?sslmode=disable&password=***")
+    assert redact("postgresql://alice:pw@h/db?password=x").count("***") == 2
+    assert redact("postgresql://h/db?passfile=/p") == "postgresql://h/db?passfile=/p"
+    pytest.importorskip("psycopg")
+    with pytest.raises(ConnectionError) as caught:
+        RecordStore(url)
+    assert "s3cr" not in str(caught.value) and "***" in str(caught.value)

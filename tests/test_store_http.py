@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 from _stores import small_store
 
-from skforget.store import http_app
+from skforget.store import UnknownRequestError, http_app
 
 uvicorn = pytest.importorskip("uvicorn")
 
@@ -126,6 +126,49 @@ def test_a_busy_store_answers_503_with_retry_after(tmp_path, monkeypatch):
     start, reply = sent
     assert start["status"] == 503 and (b"retry-after", b"5") in start["headers"]
     assert "busy" in json.loads(reply["body"])["error"]
+
+
+def _post(app, body):
+    import asyncio
+
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": json.dumps(body).encode(),
+                "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(app({"type": "http", "method": "POST", "path": "/requests",
+                     "headers": []}, receive, send))
+    start, reply = sent
+    return start["status"], dict(start["headers"]), json.loads(reply["body"])
+
+
+def test_a_submission_behind_an_edit_waits_at_most_its_lock_timeout(store_location):
+    """A new user's trial: on PostgreSQL a submission waited without limit
+    while another process held the write lock (as process() does for a whole
+    edit), and waiting submissions took every server thread, reads too. It
+    now waits at most lock_timeout on both backends, then gets 503 with
+    Retry-After, and nothing is written."""
+    store = small_store(store_location)
+    app = http_app(store, lock_timeout=0.3)
+    holder = store._backend.connect()
+    holder.begin_write()   # another writer, mid-edit
+    try:
+        start = time.monotonic()
+        code, headers, body = _post(app, {"request_id": "DSR-1", "ids": ["p1"]})
+        assert code == 503 and headers[b"retry-after"] == b"5", body
+        assert "busy" in body["error"] and time.monotonic() - start < 10
+    finally:
+        holder.rollback()
+        holder.close()
+    with pytest.raises(UnknownRequestError):
+        store.status("DSR-1")   # nothing was queued
+    assert _post(app, {"request_id": "DSR-1", "ids": ["p1"]})[0] == 202
+    # The user's store keeps its own timeout: the server waits on a copy.
+    assert store._backend.lock_timeout == 60.0
 
 
 def test_serve_command_refuses_a_public_host_without_token(tmp_path, capsys,

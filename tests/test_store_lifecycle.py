@@ -13,12 +13,14 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
+from _stores import small_store
 
 from skforget import Database, NoisyGDClassifier
 from skforget.accounting import rho_to_epsilon
 from skforget.store import (
     RecordStore,
     RequestConflictError,
+    StoreBusyError,
     UnknownIDError,
     UnknownRequestError,
 )
@@ -94,6 +96,23 @@ def test_reopened_by_location_without_showing_a_password(frame_store,
     assert reopened.database().version == db.version
     with pytest.raises(FileExistsError):
         RecordStore.create(store_location, db, reopened.model())
+
+
+def test_a_writer_waits_at_most_its_lock_timeout(store_location):
+    store = small_store(store_location)
+    other = RecordStore(store_location)
+    other._backend.lock_timeout = 0.2
+    holder = store._backend.connect()
+    holder.begin_write()
+    try:
+        with pytest.raises(StoreBusyError, match="locked by another writer"):
+            other.submit(["p1"], request_id="r1")
+    finally:
+        holder.rollback()
+        holder.close()
+    with pytest.raises(UnknownRequestError):
+        other.status("r1")
+    assert other.submit(["p1"], request_id="r1").status == "pending"
 
 
 def test_integer_ids_and_weights(store_location):

@@ -19,6 +19,7 @@ secure_delete``), not left in free pages.
 The model is stored with :mod:`pickle`: open only stores you trust.
 """
 
+from skforget.store._backends import StoreBusyError
 from skforget.store._http import http_app
 from skforget.store._ledger import SharedLedger
 from skforget.store._requests import (
@@ -34,6 +35,7 @@ __all__ = [
     "RequestConflictError",
     "RequestStatus",
     "SharedLedger",
+    "StoreBusyError",
     "UnknownIDError",
     "UnknownRequestError",
     "forget",

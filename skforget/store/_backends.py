@@ -16,7 +16,7 @@ is written once, in portable SQL with ``?`` placeholders, against the small
 
 import sqlite3
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
@@ -28,14 +28,31 @@ def is_url(location):
     return isinstance(location, str) and location.startswith(_URL_SCHEMES)
 
 
+#: Seconds a writer waits for another's write lock before giving up
+#: (:class:`StoreBusyError`); the HTTP entry point waits less.
+LOCK_TIMEOUT = 60.0
+
+
+class StoreBusyError(TimeoutError):
+    """Another process held the store's write lock longer than this one would
+    wait. Nothing was written; the call may be retried (every write of the
+    store is idempotent or checked)."""
+
+
 def redact(url):
-    """A URL without its password, for messages and ``repr``."""
+    """A URL without its password, for messages and ``repr``: the one after
+    the user (``user:pw@host``) and libpq's ``password=`` parameter."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = netloc[0].split(":", 1)[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[1]}"))
+    if parts.password is not None:
+        netloc = parts.netloc.rsplit("@", 1)
+        user = netloc[0].split(":", 1)[0]
+        parts = parts._replace(netloc=f"{user}:***@{netloc[1]}")
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if any(key == "password" for key, _ in query):
+        parts = parts._replace(query=urlencode(
+            [(key, "***" if key == "password" else value) for key, value in query],
+            safe="*"))
+    return urlunsplit(parts)
 
 
 class Connection:
@@ -94,12 +111,14 @@ class SQLite:
     def __init__(self, path):
         self.path = Path(path)
         self.display = str(self.path)
+        self.lock_timeout = LOCK_TIMEOUT
 
     def exists(self):
         return self.path.is_file()
 
     def connect(self, create=False):
-        raw = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
+        raw = sqlite3.connect(self.path, isolation_level=None,
+                              timeout=self.lock_timeout)
         # Overwrite deleted records instead of leaving them in free pages, and
         # keep the rollback journal (a WAL would hold old pages after commit).
         raw.execute("PRAGMA secure_delete = ON")
@@ -120,7 +139,14 @@ class SQLite:
 
     @staticmethod
     def begin_write(con, locked):
-        con.execute("BEGIN IMMEDIATE")
+        try:
+            con.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise StoreBusyError(
+                    f"{con.dialect.display} is locked by another writer; nothing "
+                    "was written, retry later.") from None
+            raise
 
     @staticmethod
     def begin_read(con):
@@ -180,6 +206,7 @@ class PostgreSQL:
         self.database_error = psycopg.DatabaseError
         self.url = url
         self.display = redact(url)
+        self.lock_timeout = LOCK_TIMEOUT
 
     def connect(self, create=False):
         try:
@@ -210,12 +237,22 @@ class PostgreSQL:
         with raw.cursor() as cur:
             cur.executemany(sql.replace("?", "%s"), [tuple(r) for r in rows])
 
-    @staticmethod
-    def begin_write(con, locked):
+    def begin_write(self, con, locked):
         con.execute("BEGIN")
-        if locked:
-            # Self-conflicting: one writer at a time; plain reads go on.
+        if not locked:
+            return
+        # Self-conflicting: one writer at a time; plain reads go on. A writer
+        # waits at most lock_timeout for it, as SQLite's does (without one an
+        # HTTP submission waited for as long as an edit held it).
+        milliseconds = max(1, round(1000 * self.lock_timeout))
+        con.execute(f"SET LOCAL lock_timeout = {milliseconds}")
+        try:
             con.execute("LOCK TABLE meta IN SHARE ROW EXCLUSIVE MODE")
+        except self._psycopg.errors.LockNotAvailable:
+            con.execute("ROLLBACK")
+            raise StoreBusyError(
+                f"{self.display} is locked by another writer; nothing was "
+                "written, retry later.") from None
 
     @staticmethod
     def begin_read(con):

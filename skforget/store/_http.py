@@ -21,11 +21,13 @@ over ``max_body`` bytes are refused (413). No dependency beyond a server:
 """
 
 import asyncio
+import copy
 import hmac
 import json
 import logging
 import sqlite3
 
+from skforget.store._backends import StoreBusyError
 from skforget.store._requests import (
     RequestConflictError,
     UnknownIDError,
@@ -66,9 +68,21 @@ async def _read_body(receive, max_body):
 
 
 def _busy(exc):
-    """SQLite's "database is locked" (or busy): transient, worth a retry."""
-    return isinstance(exc, sqlite3.OperationalError) and (
-        "locked" in str(exc) or "busy" in str(exc))
+    """The write lock not taken in time, or SQLite's "database is locked" at a
+    commit: transient, worth a retry."""
+    return isinstance(exc, StoreBusyError) or (
+        isinstance(exc, sqlite3.OperationalError)
+        and ("locked" in str(exc) or "busy" in str(exc)))
+
+
+def _waiting_at_most(store, seconds):
+    """The store as the server uses it: a writer waits at most ``seconds`` for
+    another's write lock, then the client gets 503 (the server's threads would
+    otherwise all wait behind one edit, reads included)."""
+    view = copy.copy(store)
+    view._backend = copy.copy(store._backend)
+    view._backend.lock_timeout = float(seconds)
+    return view
 
 
 def _submit(store, body):
@@ -114,7 +128,7 @@ def _get(store, path):
         raise _HTTPError(404, exc.args[0]) from None
 
 
-def http_app(store, *, token=None, max_body=65536):
+def http_app(store, *, token=None, max_body=65536, lock_timeout=5.0):
     """An ASGI application serving a store's request queue over HTTP.
 
     Parameters
@@ -125,6 +139,10 @@ def http_app(store, *, token=None, max_body=65536):
         (for a server reachable from loopback only).
     max_body : int, default=65536
         Largest request body accepted, in bytes.
+    lock_timeout : float, default=5.0
+        Seconds a submission waits for the store's write lock, which an edit
+        (``process``) holds while it runs; then the client gets 503 with
+        ``Retry-After`` and nothing is written.
 
     Returns
     -------
@@ -135,6 +153,7 @@ def http_app(store, *, token=None, max_body=65536):
     # the key could answer no submission: a server misconfiguration, refused
     # here rather than answered to clients as their error.
     store._tombstone_key()
+    store = _waiting_at_most(store, lock_timeout)
 
     async def app(scope, receive, send):
         if scope["type"] == "lifespan":
