@@ -121,6 +121,11 @@ def test_a_pipeline_store_logs_its_edits_and_audits_what_is_not_covered(
     assert after["label_set_public"] is False and after["seeded"] is True
     assert len(after["caveats"]) == 2
     assert any("random_state" in c for c in after["caveats"])
+    # The statement was cut at "... Parts:" (a new user's trial): it ends as
+    # a sentence, and the parts are listed beside it.
+    assert after["statement"].endswith(").") and "Parts" not in after["statement"]
+    assert [p["name"] for p in after["parts"]][-1] == "estimator"
+    assert sum(p["rho"] for p in after["parts"]) == pytest.approx(after["rho"])
 
 
 def test_request_fields_that_break_the_listing_are_refused(store_location):

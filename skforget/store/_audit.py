@@ -108,7 +108,12 @@ def _guarantee_section(guarantee):
             "conversion": guarantee.conversion,
             "conversion_note": getattr(guarantee, "conversion_note", ""),
             "group_size": guarantee.group_size,
-            "statement": str(guarantee).split("\n", 1)[0],
+            # Its first line; a pipeline's ends by introducing its parts,
+            # which the record lists instead.
+            "statement": str(guarantee).split("\n", 1)[0].removesuffix(" Parts:"),
+            **({"parts": [{"name": name, "rho": rho, "delta_selection": d}
+                          for name, rho, d in guarantee.parts]}
+               if hasattr(guarantee, "parts") else {}),
             # What the figures above do not cover, as the guarantee says it
             # (the statement keeps its first line only): a pipeline's are its
             # estimator's and its seeds' (read through the guarantee, never
