@@ -252,8 +252,9 @@ def _pooled_range(values, first, rho_col, relation, group_size, rng):
     the rest of ``rho_col`` buys a second one instead of the moments; their
     inverse-variance mean is a log histogram released at all of ``rho_col``
     (the Gaussian mechanism's precisions add), read by the column's
-    threshold. Without moments, the centre and spread are the range's: its midpoint and
-    a quarter of its width (the target scale is then its half-width).
+    threshold. Without moments, the centre and spread are the range's: its
+    midpoint and a quarter of its width (the target scale is then its
+    half-width).
     """
     sigma_1, _ = bounds_threshold(rho_col * BOUNDS_SHARE, relation, group_size)
     sigma_2, _ = bounds_threshold(rho_col * (1.0 - BOUNDS_SHARE), relation,
