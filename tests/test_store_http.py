@@ -169,6 +169,9 @@ def test_a_submission_behind_an_edit_waits_at_most_its_lock_timeout(store_locati
     assert _post(app, {"request_id": "DSR-1", "ids": ["p1"]})[0] == 202
     # The user's store keeps its own timeout: the server waits on a copy.
     assert store._backend.lock_timeout == 60.0
+    for bad in (0, -1.0, float("nan"), "5"):
+        with pytest.raises(ValueError, match="lock_timeout"):
+            http_app(store, lock_timeout=bad)
 
 
 def test_serve_command_refuses_a_public_host_without_token(tmp_path, capsys,

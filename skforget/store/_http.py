@@ -153,6 +153,9 @@ def http_app(store, *, token=None, max_body=65536, lock_timeout=5.0):
     # the key could answer no submission: a server misconfiguration, refused
     # here rather than answered to clients as their error.
     store._tombstone_key()
+    if not (isinstance(lock_timeout, (int, float)) and 0 < lock_timeout < 1e6):
+        raise ValueError(f"lock_timeout={lock_timeout!r} must be a positive number "
+                         "of seconds (below 1e6).")
     store = _waiting_at_most(store, lock_timeout)
 
     async def app(scope, receive, send):
