@@ -17,8 +17,9 @@ On one 75/25 split per round, side by side (same split and noise seeds):
 
 * "as a column": the target's centre and scale released by a feature
   column's rule (what the library did until 2026-11-27);
-* "the library": the target's own rule (a second threshold before the
-  fallback, the refinement of a range far from 0 always tried);
+* "the library": the target's own rule (Section 19.6: a second histogram,
+  pooled with the first, when the first finds no range, and the refinement
+  of a range far from 0 tried whenever the records could fill a sub-bin);
 * ``SimpleImputer`` + ``StandardScaler`` + ``OneHotEncoder`` + ``Ridge()``
   fitted on the training rows (no privacy).
 
@@ -76,8 +77,9 @@ def _arm(arm, fell_back):
     """The arm's target rule, recording whether the release fell back."""
     release = private_pipeline.private_column
 
-    def spy(*args, target=False):
-        out = release(*args, target=arm == ARMS[1])
+    def spy(*args, **kwargs):
+        # "as a column": a feature column's rule; the library: its own.
+        out = release(*args, **(kwargs if arm == ARMS[1] else {}))
         fell_back.append(not out[-1])
         return out
 
