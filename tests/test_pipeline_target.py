@@ -77,8 +77,18 @@ def test_a_regressor_gets_a_private_centre_and_scale():
     g = pipe.privacy_guarantee_
     parts = {name: rho for name, rho, _ in g.parts}
     rho_pre = pipe.budget_.rho_preprocessing
+    # Three columns: the least weight, TARGET_COLUMNS; from four columns on,
+    # half the share.
     k = TARGET_COLUMNS
     assert parts["target"] == pytest.approx(rho_pre * k / (X.shape[1] + k))
+    wide = X.assign(d=X["a"] * 2, e=X["b"] - 1.0)
+    five = make_private_pipeline(NoisyGDRegressor(random_state=0), epsilon=1.0,
+                                 random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        five.fit(wide[:2250], y_tr)
+    assert dict((n, r) for n, r, _ in five.privacy_guarantee_.parts)["target"] \
+        == pytest.approx(five.budget_.rho_preprocessing / 2)
     pre = sum(r for n, r in parts.items() if n != "estimator")
     assert pre == pytest.approx(rho_pre, rel=1e-12)
     assert g.epsilon <= 1.0
@@ -268,7 +278,7 @@ def test_the_pooled_histograms_keep_no_range_of_noise_alone(spread, n):
     # concentrated targets in 172 fits of 4000, at 120 spread-out ones in 4 %.
     # The second histogram is read at the column's threshold only.
     budget = accounting.split_private_pipeline(epsilon=1.0, delta=1e-5)
-    rho_t = budget.rho_preprocessing * TARGET_COLUMNS / (8 + TARGET_COLUMNS)
+    rho_t = budget.rho_preprocessing / 2   # eight columns: half the share
     rng = np.random.default_rng(n)
     y = (np.clip(45 + 4 * rng.standard_normal(n), 33, 63) if spread == "one octave"
          else np.exp(4 + rng.standard_normal(n)))
