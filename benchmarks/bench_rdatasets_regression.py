@@ -16,7 +16,8 @@ figures are a census of what the pipeline does on data in general.
 On one 75/25 split per round, side by side (same split and noise seeds):
 
 * "as a column": the target's centre and scale released by a feature
-  column's rule (what the library did until 2026-11-27);
+  column's rule, at the same share (the rule the library used until
+  2026-11-27);
 * "the library": the target's own rule (Section 19.6: a second histogram,
   pooled with the first, when the first finds no range, and the refinement
   of a range far from 0 tried whenever the records could fill a sub-bin);
@@ -41,7 +42,7 @@ import numpy as np
 import pandas as pd
 from _common import RESULTS, machine_info, md_table, write_json
 from bench_private_regression import _ridge
-from bench_rdatasets_sweep import machine_line
+from bench_rdatasets_sweep import machine_line, raised
 from bench_rdatasets_sweep import tables as rdatasets_tables
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
@@ -163,10 +164,7 @@ def markdown(results, machine, argv, rounds, epsilon, errors):
                   for d, k in (changes[:5] + changes[-5:] if len(changes) > 10
                                else changes)]),
     ]
-    if errors:
-        text += ["\n## Raised\n", md_table(["table:target", "error"],
-                                           [[k, e] for k, e in errors.items()])]
-    return "\n".join(text)
+    return "\n".join(text + raised(errors))
 
 
 def main(argv=None):

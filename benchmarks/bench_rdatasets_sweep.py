@@ -169,10 +169,15 @@ def markdown(results, machine, argv, rounds, errors):
                  [[k, v["n_rows"], v["n_columns"], v["n_classes"],
                    f"{v['private']:.3f}", f"{v['reference']:.3f}"] for k, v in large]),
     ]
-    if errors:
-        text += ["\n## Raised\n", md_table(["table:target", "error"],
-                                           [[k, e] for k, e in errors.items()])]
-    return "\n".join(text)
+    return "\n".join(text + raised(errors))
+
+
+def raised(errors):
+    """The report's section of tables that raised (none: no section)."""
+    if not errors:
+        return []
+    return ["\n## Raised\n", md_table(["table:target", "error"],
+                                      [[k, e] for k, e in errors.items()])]
 
 
 def main(argv=None):
