@@ -6,6 +6,7 @@ and a closed pipe."""
 import hashlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 
@@ -112,3 +113,27 @@ def test_process_with_nothing_to_serve_says_so(tmp_path, capsys):
     out = capsys.readouterr()
     assert "no request finished by this run" in out.out
     assert "no request queued" in out.err
+
+
+def test_a_locked_store_is_an_error_line_not_a_traceback(tmp_path, capsys,
+                                                         monkeypatch):
+    # A new user's trial: SQLite's "database is locked" printed a traceback.
+    store = small_store(str(tmp_path / "s.sqlite"))
+    holder = RecordStore(store.path)._backend.connect()
+    holder.begin_write()
+    monkeypatch.setattr("skforget.store._backends.LOCK_TIMEOUT", 0.2)
+    try:
+        assert main(["submit", "--store", str(store.path), "--request-id", "r1",
+                     "--id", "p1"]) == 1
+    finally:
+        holder.rollback()
+        holder.close()
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "locked by another writer" in err
+
+    def locked(*args, **kwargs):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(RecordStore, "process", locked)
+    assert main(["process", "--store", str(store.path)]) == 1
+    assert capsys.readouterr().err == "error: database is locked\n"

@@ -6,6 +6,7 @@ progress and errors to stderr."""
 
 import json
 import os
+import sqlite3
 import sys
 import time
 
@@ -160,9 +161,15 @@ def run_command(args):
     try:
         store = RecordStore(args.store)
         return COMMANDS[args.command](store, args) or 0
-    except (OSError, ValueError, TypeError, ImportError, UnknownRequestError) as exc:
-        if isinstance(exc, BrokenPipeError):
+    except (OSError, ValueError, TypeError, ImportError, UnknownRequestError,
+            sqlite3.OperationalError) as exc:
+        if isinstance(exc, BrokenPipeError) or (
+                isinstance(exc, sqlite3.OperationalError)
+                and "locked" not in str(exc) and "busy" not in str(exc)):
             raise
+        # sqlite3's "database is locked" met at a commit (a reader held the
+        # file past the timeout): retryable, said in one line (the write lock
+        # itself is a StoreBusyError, an OSError).
         # UnlearningError is a ValueError: an unknown ID, a refused edit.
         message = exc.args[0] if isinstance(exc, UnknownRequestError) else exc
         print(f"error: {message}", file=sys.stderr)
