@@ -137,3 +137,16 @@ def test_a_locked_store_is_an_error_line_not_a_traceback(tmp_path, capsys,
     monkeypatch.setattr(RecordStore, "process", locked)
     assert main(["process", "--store", str(store.path)]) == 1
     assert capsys.readouterr().err == "error: database is locked\n"
+
+
+def test_the_listing_marks_a_request_served_after_its_date():
+    from skforget.store._cli import _status_line
+    from skforget.store._requests import RequestStatus
+
+    late = RequestStatus("DSR-1", "done", 2, "2026-01-01T00:00:00Z",
+                         "2026-02-01T00:00:00Z", finished_at="2026-02-03T00:00:00Z")
+    on_time = RequestStatus("DSR-2", "done", 2, "2026-01-01T00:00:00Z",
+                            "2026-02-01T00:00:00Z",
+                            finished_at="2026-01-15T00:00:00Z")
+    assert "LATE (due 2026-02-01T00:00:00Z)" in _status_line(late)
+    assert "LATE" not in _status_line(on_time)

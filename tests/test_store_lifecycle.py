@@ -446,6 +446,13 @@ def test_due_dates_sort_as_times_and_name_their_field(frame_store):
     assert status.due_at == "0226-12-01T00:00:00Z" and status.overdue
     store.submit(["cust00002"], request_id="later", due_at="2030-01-01T00:00:00Z")
     assert [s.request_id for s in store.process(limit=1)] == ["typo"]
+    # Served after its date: no longer overdue, but late, in the status as in
+    # the audit record (a new user's trial saw it only in the latter).
+    served = store.status("typo")
+    assert served.status == "done" and not served.overdue and served.late
+    assert served.to_dict()["late"] is True
+    assert store.audit_record("typo")["served_before_due"] is False
+    assert not store.status("later").late
     with pytest.raises(ValueError, match=r"due_at='soon' is not an ISO 8601"):
         store.submit(["cust00003"], request_id="bad", due_at="soon")
     for limit in (0, -1, 1.5, True):

@@ -71,7 +71,8 @@ def _emit(args, data, text):
 
 
 def _status_line(s):
-    due = "OVERDUE" if s.overdue else f"due {s.due_at}"
+    due = ("OVERDUE" if s.overdue else f"LATE (due {s.due_at})" if s.late
+           else f"due {s.due_at}")
     extra = f" edit {s.edit}" if s.edit is not None else ""
     reason = f" ({s.reason})" if s.reason else ""
     return f"{s.request_id}\t{s.status}\t{s.n_ids} ID(s)\t{due}{extra}{reason}"

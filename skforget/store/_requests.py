@@ -171,9 +171,17 @@ class RequestStatus:
         """Not done or failed, and past its due date."""
         return self.status in ("pending", "running") and iso(_now()) > self.due_at
 
+    @property
+    def late(self):
+        """Done or failed after its due date (a missed deadline stays visible
+        once the request is finished, not only in its audit record)."""
+        return self.finished_at is not None and self.finished_at > self.due_at
+
     def to_dict(self):
-        """Plain ``dict`` of the fields and ``overdue`` (JSON-serialisable)."""
-        return {**dataclasses.asdict(self), "overdue": self.overdue}
+        """Plain ``dict`` of the fields, ``overdue`` and ``late``
+        (JSON-serialisable)."""
+        return {**dataclasses.asdict(self), "overdue": self.overdue,
+                "late": self.late}
 
 
 _COLUMNS = ("request_id", "ids", "status", "reason", "submitted_at", "due_at",
