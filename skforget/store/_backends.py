@@ -39,6 +39,15 @@ class StoreBusyError(TimeoutError):
     store is idempotent or checked)."""
 
 
+def is_busy(exc):
+    """Whether ``exc`` says another writer held the store: the write lock not
+    taken in time, or SQLite's "database is locked" (or busy), also met at a
+    commit. Transient: the call may be retried."""
+    return isinstance(exc, StoreBusyError) or (
+        isinstance(exc, sqlite3.OperationalError)
+        and ("locked" in str(exc) or "busy" in str(exc)))
+
+
 def redact(url):
     """A URL without its password, for messages and ``repr``: the one after
     the user (``user:pw@host``) and libpq's ``password=`` parameter."""
@@ -142,7 +151,7 @@ class SQLite:
         try:
             con.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
+            if is_busy(exc):
                 raise StoreBusyError(
                     f"{con.dialect.display} is locked by another writer; nothing "
                     "was written, retry later.") from None

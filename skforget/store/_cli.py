@@ -10,6 +10,7 @@ import sqlite3
 import sys
 import time
 
+from skforget.store._backends import is_busy
 from skforget.store._requests import UnknownRequestError
 from skforget.store._store import RecordStore
 
@@ -165,8 +166,7 @@ def run_command(args):
     except (OSError, ValueError, TypeError, ImportError, UnknownRequestError,
             sqlite3.OperationalError) as exc:
         if isinstance(exc, BrokenPipeError) or (
-                isinstance(exc, sqlite3.OperationalError)
-                and "locked" not in str(exc) and "busy" not in str(exc)):
+                isinstance(exc, sqlite3.OperationalError) and not is_busy(exc)):
             raise
         # sqlite3's "database is locked" met at a commit (a reader held the
         # file past the timeout): retryable, said in one line (the write lock

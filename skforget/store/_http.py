@@ -25,9 +25,8 @@ import copy
 import hmac
 import json
 import logging
-import sqlite3
 
-from skforget.store._backends import StoreBusyError
+from skforget.store._backends import is_busy
 from skforget.store._requests import (
     RequestConflictError,
     UnknownIDError,
@@ -65,14 +64,6 @@ async def _read_body(receive, max_body):
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
-
-
-def _busy(exc):
-    """The write lock not taken in time, or SQLite's "database is locked" at a
-    commit: transient, worth a retry."""
-    return isinstance(exc, StoreBusyError) or (
-        isinstance(exc, sqlite3.OperationalError)
-        and ("locked" in str(exc) or "busy" in str(exc)))
 
 
 def _waiting_at_most(store, seconds):
@@ -188,7 +179,7 @@ def http_app(store, *, token=None, max_body=65536, lock_timeout=5.0):
         except _HTTPError as exc:
             status, result = exc.code, exc.body
         except Exception as exc:
-            if _busy(exc):
+            if is_busy(exc):
                 # Another process held the store's write lock past the timeout:
                 # calls are idempotent and may be retried (service guide).
                 status, result = 503, {"error": "the store is busy (locked by "
