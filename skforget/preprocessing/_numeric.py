@@ -256,17 +256,16 @@ def _pooled_range(values, first, rho_col, relation, group_size, rng):
     midpoint and a quarter of its width (the target scale is then its
     half-width).
     """
-    sigma_1, _ = bounds_threshold(rho_col * BOUNDS_SHARE, relation, group_size)
     sigma_2, _ = bounds_threshold(rho_col * (1.0 - BOUNDS_SHARE), relation,
                                   group_size)
     second = _noisy_histogram(values, sigma_2, rng)
-    w_1, w_2 = sigma_1**-2, sigma_2**-2
-    noisy = (w_1 * first + w_2 * second) / (w_1 + w_2)
-    sigma = (w_1 + w_2) ** -0.5
-    # The column's threshold: an empty bin passes it with probability 1e-3.
-    # A lower one (a false bin at 0.05) kept ranges holding no target in 4 %
-    # of fits on 120 to 200 spread-out targets, a second reader measured.
-    threshold = sigma * float(norm.isf(BOUNDS_FALSE_BIN / N_BINS))
+    # Precisions are 2 rho / Delta^2, so the inverse-variance weights are the
+    # rho shares, and the mean is a histogram at all of rho_col, read at the
+    # column's threshold there (an empty bin passes with probability 1e-3: a
+    # lower one, a false bin at 0.05, kept ranges holding no target in 4 % of
+    # fits on 120 to 200 spread-out targets, a second reader measured).
+    noisy = BOUNDS_SHARE * first + (1.0 - BOUNDS_SHARE) * second
+    sigma, threshold = bounds_threshold(rho_col, relation, group_size)
     cleared = bool(np.any(noisy > threshold))
     lo, hi = _bounds_from_histogram(noisy, sigma, threshold)
     return lo, hi, (lo + hi) / 2.0, (hi - lo) / 4.0, (lo, hi), cleared
