@@ -38,6 +38,10 @@ class StoreBusyError(TimeoutError):
     wait. Nothing was written; the call may be retried (every write of the
     store is idempotent or checked)."""
 
+    def __init__(self, location):
+        super().__init__(f"{location} is locked by another writer; nothing was "
+                         "written, retry later.")
+
 
 def is_busy(exc):
     """Whether ``exc`` says another writer held the store: the write lock not
@@ -152,9 +156,7 @@ class SQLite:
             con.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             if is_busy(exc):
-                raise StoreBusyError(
-                    f"{con.dialect.display} is locked by another writer; nothing "
-                    "was written, retry later.") from None
+                raise StoreBusyError(con.dialect.display) from None
             raise
 
     @staticmethod
@@ -259,9 +261,7 @@ class PostgreSQL:
             con.execute("LOCK TABLE meta IN SHARE ROW EXCLUSIVE MODE")
         except self._psycopg.errors.LockNotAvailable:
             con.execute("ROLLBACK")
-            raise StoreBusyError(
-                f"{self.display} is locked by another writer; nothing was "
-                "written, retry later.") from None
+            raise StoreBusyError(self.display) from None
 
     @staticmethod
     def begin_read(con):
