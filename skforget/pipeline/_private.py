@@ -135,6 +135,19 @@ class PrivatePipeline(ForgetPipeline):
         self : PrivatePipeline
         """
         self._validate_params()
+        split = self._plan_split(X, y)
+        with releasing(), atomic_tree(self):
+            self._set_split(*split)
+            super().fit(X, y, **params)
+            self.budget_ = split[0]
+            self.target_epsilon_ = float(self.epsilon)
+            mark_committed()
+        return self
+
+    def _plan_split(self, X, y):
+        """Check the table and split the total from public numbers, before
+        anything is set or drawn (Sections 19.3, 19.6): ``(budget, private,
+        release, updates)``, what :meth:`_set_split` applies."""
         _, private = split_preprocessing(self)
         if not private:
             raise ValueError("A PrivatePipeline needs at least one private step "
@@ -169,29 +182,34 @@ class PrivatePipeline(ForgetPipeline):
         # error stops the fit before anything is spent (Section 20.3).
         self._warn_if_noise_dominates(n, n_columns, budget.rho_preprocessing
                                       - rho_target, len(private), unit)
-        with releasing(), atomic_tree(self):
-            self._target_release = release
-            self.__dict__.pop("target_scale_", None)
-            self.__dict__.pop("target_offset_", None)
-            est.set_params(epsilon=budget.estimator_epsilon,
-                           delta=budget.delta_conversion)
-            selecting = [name for name in private
-                         if "delta" in self.named_steps[name].get_params()]
-            for name in private:
-                step = self.named_steps[name]
-                keys = step.get_params()
-                update = {"rho": (budget.rho_preprocessing - rho_target) / len(private),
-                          **{k: v for k, v in unit.items() if k in keys}}
-                if name in selecting:
-                    update["delta"] = budget.delta_selection / len(selecting)
-                if "data_norm" in keys and "data_norm" in est.get_params():
-                    update["data_norm"] = est.get_params()["data_norm"]
-                step.set_params(**update)
-            super().fit(X, y, **params)
-            self.budget_ = budget
-            self.target_epsilon_ = float(self.epsilon)
-            mark_committed()
-        return self
+        selecting = [name for name in private
+                     if "delta" in self.named_steps[name].get_params()]
+        updates = {}
+        for name in private:
+            keys = self.named_steps[name].get_params()
+            update = {"rho": (budget.rho_preprocessing - rho_target) / len(private),
+                      **{k: v for k, v in unit.items() if k in keys}}
+            if name in selecting:
+                update["delta"] = budget.delta_selection / len(selecting)
+            if "data_norm" in keys and "data_norm" in est.get_params():
+                update["data_norm"] = est.get_params()["data_norm"]
+            updates[name] = update
+        return budget, private, release, updates
+
+    def _set_split(self, budget, private, release, updates):
+        """Give the estimator and the private steps their parts of the split
+        (the values of :meth:`_plan_split`)."""
+        self._target_release = release
+        self.__dict__.pop("target_scale_", None)
+        self.__dict__.pop("target_offset_", None)
+        self._final_estimator.set_params(epsilon=budget.estimator_epsilon,
+                                         delta=budget.delta_conversion)
+        for name in private:
+            self.named_steps[name].set_params(**updates[name])
+
+    def _releases_target(self):
+        """Whether a fit releases the regressor's target centre and scale."""
+        return _scales_target(self._final_estimator)
 
     def _own_releases(self):
         rho, rho_replace = self.__dict__.get("_target_release", (0.0, 0.0))
@@ -201,11 +219,27 @@ class PrivatePipeline(ForgetPipeline):
         """Release the target's centre and scale (Section 19.6), then fit every
         step with them as the regressor's ``target_offset`` and
         ``target_scale``."""
-        rho = self.__dict__.get("_target_release", (0.0, 0.0))[0]
-        if not rho:
+        target = self._release_target(X, y)
+        if target is None:
             return super()._fit_steps(X, y, **params)
         est = self._final_estimator
         unit = est.get_params()
+        est.set_params(target_offset=target[0], target_scale=target[1])
+        try:
+            super()._fit_steps(X, y, **params)
+        finally:
+            est.set_params(target_scale=unit["target_scale"],
+                           target_offset=unit["target_offset"])
+        self.target_offset_, self.target_scale_ = target
+        return self
+
+    def _release_target(self, X, y):
+        """The regressor's private ``(target_offset, target_scale)``
+        (Section 19.6), or None when the pipeline releases none."""
+        rho = self.__dict__.get("_target_release", (0.0, 0.0))[0]
+        if not rho:
+            return None
+        unit = self._final_estimator.get_params()
         # Refused before anything is drawn: targets that no bound covers.
         if y is None:
             raise ValueError("A regressor needs its targets y.")
@@ -257,15 +291,7 @@ class PrivatePipeline(ForgetPipeline):
             centre, scale = 0.0, TARGET_SPREADS * max(spread, abs(centre))
         else:
             scale = TARGET_SPREADS * spread
-        centre, scale = float(centre), float(scale)
-        est.set_params(target_scale=scale, target_offset=centre)
-        try:
-            super()._fit_steps(X, y, **params)
-        finally:
-            est.set_params(target_scale=unit["target_scale"],
-                           target_offset=unit["target_offset"])
-        self.target_offset_, self.target_scale_ = centre, scale
-        return self
+        return float(centre), float(scale)
 
     def _warn_if_noise_dominates(self, n, n_columns, rho_steps, n_private, unit):
         """Warn when, from public numbers alone (rows, columns, the split), each
