@@ -51,7 +51,6 @@ from skforget._validation import (
 )
 from skforget.accounting import LedgerUnreachableError, PrivacyBudgetExceeded
 from skforget.accounting._ledger import Spent
-from skforget.accounting._selection import rdp_curve_epsilon
 from skforget.exceptions import PrivacyBudgetWarning
 
 _CURRENT = contextvars.ContextVar("skforget_release", default=None)
@@ -264,7 +263,7 @@ def _varies_the_figure(search):
     return False
 
 
-def warn_about_callers(estimator, rho, delta, curve=None):
+def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
     """Warn about what the scikit-learn code running ``estimator``'s fit does
     to the guarantee, read from the call stack (public): a plain ``Pipeline``
     gets the pipelines layer's checks (steps fitted on the rows);
@@ -273,7 +272,8 @@ def warn_about_callers(estimator, rho, delta, curve=None):
     a calibrator on exact scores, none of which the per-model figure covers.
     ``rho`` is the fit's planned rho-coefficient (public); a private search
     gives its whole Rényi ``curve`` on ``LEDGER_ORDERS`` instead (its runs'
-    own warnings are not shown, Section 17.2)."""
+    own warnings are not shown, Section 17.2), plus ``q rho`` and events of
+    probability ``excluded`` for a pipeline's statistics (Theorem 17.5)."""
     pipeline = enclosing_pipeline() if curve is None else None
     if pipeline is not None:
         for check in ENCLOSING_PIPELINE_CHECKS:
@@ -284,7 +284,7 @@ def warn_about_callers(estimator, rho, delta, curve=None):
     # The fit's own conversion (Section 21: GDP composes as rho adds, so ten
     # fits are 10 rho under it too); a search's curve is a Rényi one.
     method = "improved" if curve is not None else estimator._dp_conversion()
-    name, excluded = type(estimator).__name__, 0.0
+    name = type(estimator).__name__
     ledger = getattr(estimator, "ledger", None)
     # Inside a pipeline with private preprocessing, one fit releases the
     # statistics too: the figure is the pipeline's (Theorem 19.5), read by its
@@ -303,11 +303,13 @@ def warn_about_callers(estimator, rho, delta, curve=None):
         events of total probability ``m excluded`` (Proposition 19.4, Lemma
         21.7; no statement, infinite, once that reaches 1), or ``m`` curves
         added order by order (Section 20.2)."""
-        if curve is not None:
-            return rdp_curve_epsilon(orders=accounting.LEDGER_ORDERS,
-                                     rdp=m * np.asarray(curve), delta=delta)[0], delta
         if m * excluded >= 1.0:
             return math.inf, 1.0
+        if curve is not None:
+            return accounting.approximate_curve_epsilon(
+                rdp=m * (np.asarray(curve) + accounting.LEDGER_ORDERS * rho),
+                delta=delta + m * excluded, delta_excluded=m * excluded)[0], \
+                delta + m * excluded
         return accounting.approximate_zcdp_epsilon(
             rho=m * rho, delta_conversion=delta, delta_selection=m * excluded,
             method=method)

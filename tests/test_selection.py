@@ -620,12 +620,12 @@ def test_calibrating_a_private_model_on_private_rows_warns(cancer):
         CalibratedClassifierCV(FrozenEstimator(model)).fit(X[300:], y[300:])
 
 
-def test_a_pipeline_with_private_preprocessing_is_refused_before_any_run():
-    # Its runs hold only outside their selections' events (approximate zCDP),
-    # which Theorem 17.2 does not price: refused by name, before any run (it
-    # failed at the first run's set_params(random_state=...), unexplained).
+def test_a_pipeline_with_private_preprocessing_is_tuned_on_a_clone():
+    # Refused until its statistics were released once, outside the runs
+    # (Theorem 17.5; tests/test_selection_pipeline.py): the pipeline given is
+    # left unfitted, as scikit-learn's searches leave their estimator.
     pd = pytest.importorskip("pandas")
-    from skforget.pipeline import make_private_pipeline
+    from skforget.pipeline import PrivatePipeline, make_private_pipeline
 
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"age": rng.integers(18, 90, 600).astype(float),
@@ -633,12 +633,11 @@ def test_a_pipeline_with_private_preprocessing_is_refused_before_any_run():
     target = X["age"].to_numpy() / 90.0
     pipe = make_private_pipeline(NoisyGDRegressor(target_scale=1.0), epsilon=1.0)
     search = PrivateSearchCV(pipe, {"estimator__alpha": [0.1, 1.0]},
-                             target_bound=1.0)
-    with pytest.raises(TypeError, match=r"private preprocessing \(steps "
-                                        r"\['preprocess'\]\)"):
-        search.fit(X, target)
-    assert not hasattr(search, "best_estimator_")
+                             target_bound=1.0, n_candidates=2).fit(X, target)
+    assert isinstance(search.best_estimator_, PrivatePipeline)
+    assert search.best_params_["estimator__alpha"] in (0.1, 1.0)
     assert not hasattr(pipe.named_steps["preprocess"], "numeric_columns_")
+    assert not hasattr(pipe, "budget_")
 
 
 def test_a_search_on_a_database_serves_its_requests_and_ends_a_pipeline(cancer):

@@ -550,8 +550,7 @@ class PrivacyLedger:
 
     @staticmethod
     def _figure(plan, rho, curve):
-        """``(rho, curve)`` of a public plan: a
-        :class:`~skforget.accounting.SearchBudget` (its whole curve), a
+        """``(rho, curve)`` of a public plan: a ``SearchBudget`` (its curve), a
         :class:`~skforget.accounting.PrivacyGuarantee` or a pipeline's
         ``PipelineGuarantee`` (its ``rho``, and its selections' delta), or any
         plan with an ``epsilon`` and ``delta`` target, such as the
@@ -561,8 +560,9 @@ class PrivacyLedger:
             return rho, curve, None, None
         if rho is not None or curve is not None:
             raise ValueError("Give a plan, or rho / curve, not both.")
-        if hasattr(plan, "run_rho"):
-            return None, search_curve(plan), False, 0.0
+        if hasattr(plan, "run_rho"):   # with a pipeline's statistics (17.5)
+            return (plan.preprocessing_rho, search_curve(plan), False,
+                    plan.delta_selection)
         if hasattr(plan, "rho"):
             return (plan.rho, None, getattr(plan, "conversion", "") == "gaussian",
                     float(getattr(plan, "delta_selection", 0.0)))
@@ -734,9 +734,8 @@ class PrivacyLedger:
         return entry_id is not None and any(e.id == entry_id for e in self.entries)
 
     def record(self, label, model):
-        """Record a fitted skforget model, pipeline or search made without this
-        ledger at its whole figure (``privacy_guarantee_``), not the last
-        edit's term, which holds only beside the releases before it (20.1)."""
+        """Record a fitted skforget model, pipeline or search made without this ledger
+        at its whole figure (``privacy_guarantee_``), not the last edit's (20.1)."""
         g = model.privacy_guarantee_
         if getattr(g, "selected_by_search", False):
             raise ValueError(
@@ -752,8 +751,9 @@ class PrivacyLedger:
                 "cannot be named after the fact, so a later release of the same "
                 "noise could not be refused (Section 20.4). Fit it with ledger=, "
                 "or with random_state=None.")
-        if hasattr(g, "run_rho"):  # a SearchBudget
-            self.spend(label, curve=search_curve(g), relation=g.relation,
+        if hasattr(g, "run_rho"):  # a SearchBudget (a pipeline's, 17.5)
+            self.spend(label, curve=search_curve(g), rho=g.preprocessing_rho,
+                       delta=g.delta_selection, relation=g.relation,
                        group_size=g.group_size)
             return
         # A pipeline's figure holds outside its category selections' events

@@ -250,6 +250,10 @@ class PipelineGuarantee:
         Some step or the estimator drew its noise from an integer
         ``random_state``: the figures hold only while it stays secret and is
         not used again for a fit on other data.
+    selected_by_search : bool
+        The estimator is the run a ``PrivateSearchCV`` selected over this
+        pipeline's statistics (Theorem 17.5): ``epsilon`` and ``delta`` are
+        the search's, and edits are refused (17.4).
     """
 
     epsilon: float
@@ -267,6 +271,7 @@ class PipelineGuarantee:
     rho_replace: float | None = None
     conversion: str = "improved"
     seeded: bool = False
+    selected_by_search: bool = False
 
     # Read like a PrivacyGuarantee's (the record store's audit).
     mechanism = "private_pipeline"
@@ -295,6 +300,11 @@ class PipelineGuarantee:
     @property
     def conversion_note(self):
         """Why the conversion applies (the record store's audit)."""
+        if self.selected_by_search:
+            return ("The figure of the PrivateSearchCV that selected the model over "
+                    "these statistics: a Rényi curve outside the selections' events, "
+                    "converted by Proposition 19.4 (privacy-accounting.md, Theorem "
+                    "17.5).")
         if self.conversion != "gaussian":
             return ("Rényi bound q*rho outside the selections' events, converted "
                     "by Proposition 19.4 (privacy-accounting.md, Section 19).")
@@ -319,16 +329,24 @@ class PipelineGuarantee:
         relation = {"replace": "replace-one", "zero_out": "zero-out"}[self.relation]
         unit = ("record" if self.group_size == 1
                 else f"group of {self.group_size} records")
+        how = (f"(Rényi: q*{_fmt(self.rho)} at every order q > 1, outside events "
+               f"of probability {self.delta_selection:.3g})")
+        if self.selected_by_search:
+            how = ("(the PrivateSearchCV's figure: the model is the run it "
+                   "selected over these statistics, Theorem 17.5; edits are refused)")
         lines = [f"({_fmt(self.epsilon)}, {self.delta:.3g})-DP for every {unit} "
-                 f"present, {relation}, preprocessing and model together "
-                 f"(Rényi: q*{_fmt(self.rho)} at every order q > 1, outside events "
-                 f"of probability {self.delta_selection:.3g}). Parts:"]
+                 f"present, {relation}, preprocessing and model together {how}. "
+                 "Parts:"]
         lines.extend(f"  {name}: rho={_fmt(rho)}" + (f", delta={d:.3g}" if d else "")
                      for name, rho, d in self.parts[:-1])
         lines.append(f"  estimator: rho={_fmt(self.parts[-1][1])} (its target, for "
                      f"every release above; this model: {_fmt(self.estimator.rho)})")
         cert = self.deletion
-        if cert is None:
+        if self.selected_by_search:
+            lines[-1] = lines[-1].replace(" (its target, for every release above;",
+                                          " (one candidate run's target, not the "
+                                          "model's figure;")
+        elif cert is None:
             lines.append("No records deleted yet; partial_unlearn re-estimates every "
                          "statistic with fresh noise and retrains the model, so "
                          "deleted records will have no influence on either.")
@@ -442,6 +460,11 @@ def compose_pipeline_guarantee(*, parts, estimator_guarantee, delta_conversion,
                                              "improved"))
     eps, delta = approximate_zcdp_epsilon(rho=rho, delta_conversion=delta_conversion,
                                           delta_selection=delta_s, method=conversion)
+    selected = getattr(estimator_guarantee, "selected_by_search", False)
+    if selected:
+        # The run a search selected over these statistics: no run's figure
+        # covers it, the search's does (Theorem 17.5), statistics included.
+        eps, delta = estimator_guarantee.epsilon, estimator_guarantee.delta
     return PipelineGuarantee(epsilon=eps, delta=delta, rho=rho,
                              delta_conversion=float(delta_conversion),
                              delta_selection=delta_s, parts=parts,
@@ -452,7 +475,8 @@ def compose_pipeline_guarantee(*, parts, estimator_guarantee, delta_conversion,
                              edits=tuple(edits), target_epsilon=target_epsilon,
                              rho_replace=rho_replace, conversion=conversion,
                              seeded=bool(seeded) or getattr(estimator_guarantee,
-                                                            "seeded", False))
+                                                            "seeded", False),
+                             selected_by_search=selected)
 
 
 def pipeline_edit_certificate(*, index, rho_releases, delta_selections, delta,

@@ -25,6 +25,7 @@ from skforget.accounting._conversions import (
     epsilon_to_rho,
     rho_to_epsilon,
 )
+from skforget.accounting._pipeline import split_private_pipeline
 from skforget.accounting._preprocessing import gaussian_noise_for_rho
 
 #: Orders at which selection curves are evaluated: a log grid from 1 + 1e-4 to
@@ -217,6 +218,13 @@ class SearchBudget:
         Law of the number of runs ``K`` (never released).
     order : float
         Rényi order at which the total converts best (info).
+    preprocessing_rho : float
+        Rho-coefficient of a private pipeline's statistics, released once
+        before the runs (Theorem 17.5; 0 for an estimator).
+    delta_selection : float
+        Probability of the excluded events of those statistics' category
+        selections (Theorem 17.5; 0 for an estimator): the total holds
+        outside them. A refit is planned at ``delta`` less this.
     relation : {"replace", "zero_out"}
         Neighbouring relation of the runs (the estimator's).
     group_size : int
@@ -237,6 +245,8 @@ class SearchBudget:
     gamma: float
     order: float
     score_rho: float = 0.0
+    preprocessing_rho: float = 0.0
+    delta_selection: float = 0.0
     relation: str = "replace"
     group_size: int = 1
     seeded: bool = False
@@ -248,6 +258,10 @@ class SearchBudget:
     def __str__(self):
         refit = (f"; the refit on all rows spends epsilon {self.refit_epsilon:.4g} "
                  "of it" if self.refit_rho else "")
+        if self.preprocessing_rho:
+            refit = (f"; the pipeline's private statistics (rho "
+                     f"{self.preprocessing_rho:.4g}) are released once, before the "
+                     "runs, which map the rows with them") + refit
         relation = {"replace": "replace-one", "zero_out": "zero-out"}[self.relation]
         unit = ("record" if self.group_size == 1
                 else f"group of {self.group_size} records")
@@ -294,6 +308,34 @@ def _total_rdp(run_rho, refit_rho, mean, shape):
             + _ORDERS * refit_rho)
 
 
+def approximate_curve_epsilon(*, rdp, delta, delta_excluded=0.0):
+    """``(epsilon, order)`` of a Rényi curve on the search grid that holds
+    outside events of probability ``delta_excluded``: the conversion of 6.4
+    at ``delta - delta_excluded``, minimised over the orders, plus
+    ``ln(1 / (1 - delta_excluded))`` (privacy-accounting.md, Proposition
+    19.4 for a general curve, Theorem 17.5). Infinite when nothing of
+    ``delta`` is left.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skforget.accounting import approximate_curve_epsilon
+    >>> from skforget.accounting._selection import _ORDERS
+    >>> e0, _ = approximate_curve_epsilon(rdp=_ORDERS * 0.03, delta=1e-5)
+    >>> e1, _ = approximate_curve_epsilon(rdp=_ORDERS * 0.03, delta=1e-5,
+    ...                                   delta_excluded=1e-6)
+    >>> bool(e1 > e0)
+    True
+    """
+    delta = check_probability(delta, "delta")
+    delta_excluded = check_nonnegative(delta_excluded, "delta_excluded")
+    if delta_excluded >= delta:
+        return math.inf, math.nan
+    eps, order = rdp_curve_epsilon(orders=_ORDERS, rdp=rdp,
+                                   delta=delta - delta_excluded)
+    return eps - math.log1p(-delta_excluded), order
+
+
 def search_score_noise(*, budget, n_scored, group_size=1, held_out=False):
     """Noise of a candidate run's released score (Lemmas 17.1 and 17.1b).
 
@@ -335,7 +377,7 @@ def search_score_noise(*, budget, n_scored, group_size=1, held_out=False):
 
 
 def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5,
-                score_share=0.0):
+                score_share=0.0, pipeline=None):
     """Split a total (epsilon, delta) between repeat-and-select and a refit.
 
     privacy-accounting.md, Section 17.3: the refit gets the rho-coefficient of
@@ -358,6 +400,14 @@ def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5,
     score_share : float in [0, 1), default=0
         Share of each run's rho-coefficient spent on a noisy score of the
         run's own rows (Lemma 17.1b); 0 when runs are scored on held-out rows.
+    pipeline : dict, default=None
+        For a pipeline with private preprocessing (Theorem 17.5): its
+        ``preprocessing_share``, ``selection_share`` and
+        ``estimator_conversion``, as :func:`split_private_pipeline` takes
+        them. The statistics get the rho and delta an untuned pipeline at
+        ``(epsilon, delta)`` gives them, released once; a refit is the
+        estimator's at ``refit_share * epsilon`` (at ``delta`` less the
+        selections'), and the runs get the rest.
 
     Returns
     -------
@@ -378,33 +428,45 @@ def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5,
                              low_open=False)
     score_share = check_real(score_share, "score_share", low=0.0, high=1.0,
                              low_open=False)
-    refit_rho = (epsilon_to_rho(epsilon=refit_share * epsilon, delta=delta)
-                 if refit_share > 0 else 0.0)
+    rho_pre = excluded = 0.0
+    if pipeline is not None:
+        # Theorem 17.5: the statistics as an untuned pipeline's, released once;
+        # a refit is the estimator's, on the rows mapped through them.
+        split = split_private_pipeline(epsilon=epsilon, delta=delta, **pipeline)
+        rho_pre, excluded = split.rho_preprocessing, split.delta_selection
+    if refit_share > 0:
+        refit_rho = epsilon_to_rho(epsilon=refit_share * epsilon,
+                                   delta=delta - excluded)
+        refit_epsilon = _target_within(refit_rho, delta - excluded)
+    else:
+        refit_rho = refit_epsilon = 0.0
 
-    def total(run_rho):
-        return rdp_curve_epsilon(orders=_ORDERS, rdp=_total_rdp(
-            run_rho, refit_rho, mean, shape), delta=delta)[0]
+    def total(run_rho, refit_rho=refit_rho):
+        return approximate_curve_epsilon(
+            rdp=_total_rdp(run_rho, refit_rho, mean, shape) + _ORDERS * rho_pre,
+            delta=delta, delta_excluded=excluded)
 
-    if total(1e-300) > epsilon:
+    if total(1e-300)[0] > epsilon:
         raise ValueError(
             f"epsilon={epsilon!r} is too small for a search with a mean of {mean:g} "
             f"runs and refit_share={refit_share!r}: the selection's fixed cost "
-            "(log E[K] and the law's tail) alone exceeds it. Lower the mean number "
-            "of runs or the refit's share, or raise epsilon.")
-    refit_epsilon = _target_within(refit_rho, delta) if refit_rho else 0.0
+            "(log E[K] and the law's tail)"
+            + (" with the pipeline's statistics" if pipeline is not None else "")
+            + " alone exceeds it. Lower the mean number of runs or the refit's "
+            "share, or raise epsilon.")
     hi = epsilon_to_rho(epsilon=epsilon, delta=delta)
-    run_rho = brentq(lambda r: total(r) - epsilon, 1e-300, hi, xtol=1e-300,
+    run_rho = brentq(lambda r: total(r)[0] - epsilon, 1e-300, hi, xtol=1e-300,
                      rtol=1e-12, maxiter=500)
-    while total(run_rho) > epsilon:  # never overshoot the target
+    while total(run_rho)[0] > epsilon:  # never overshoot the target
         run_rho *= 1.0 - 1e-9
-    eps_total, order = rdp_curve_epsilon(
-        orders=_ORDERS, rdp=_total_rdp(run_rho, refit_rho, mean, shape), delta=delta)
-    selection = rdp_curve_epsilon(
-        orders=_ORDERS, rdp=_total_rdp(run_rho, 0.0, mean, shape), delta=delta)[0]
+    eps_total, order = total(run_rho)
+    # What the choice alone reveals: the statistics it read and the runs.
+    selection = total(run_rho, 0.0)[0]
     return SearchBudget(
         epsilon=eps_total, delta=delta,
         run_epsilon=_target_within((1.0 - score_share) * run_rho, delta),
         run_rho=run_rho, score_rho=score_share * run_rho,
         refit_epsilon=refit_epsilon,
         refit_rho=refit_rho, selection_epsilon=selection, mean=mean, shape=shape,
-        gamma=repetition_gamma(mean=mean, shape=shape), order=order)
+        gamma=repetition_gamma(mean=mean, shape=shape), order=order,
+        preprocessing_rho=rho_pre, delta_selection=excluded)

@@ -53,7 +53,6 @@ from sklearn.utils.validation import (
 from skforget import accounting
 from skforget._database import Database, unwrap_database
 from skforget._edits import check_not_selected
-from skforget._public import private_step_names
 from skforget._release import (
     mark_committed,
     release_spending,
@@ -71,6 +70,13 @@ from skforget._validation import (
     user_stacklevel,
 )
 from skforget.exceptions import PrivacyBudgetWarning
+from skforget.model_selection._pipelines import (
+    final_step_search,
+    fit_statistics,
+    pipeline_shares,
+    private_pipeline,
+    release_pipeline,
+)
 
 #: Parameters the search sets itself (the budget and the noise), and those
 #: that change what a run's rho means or can make a run fail on the rows: they
@@ -173,7 +179,14 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     estimator : estimator
         A skforget estimator (``NoisyGDClassifier``, ``NoisyGDRegressor``, the
         output-perturbation estimators). Its ``epsilon``, ``delta`` and
-        ``random_state`` are set by the search.
+        ``random_state`` are set by the search. Or a
+        :class:`~skforget.pipeline.PrivatePipeline` (from
+        :func:`~skforget.pipeline.make_private_pipeline`) for a raw table: its
+        private statistics are released once, on all rows, at the share an
+        untuned pipeline gives them, and only its estimator's parameters
+        (``"estimator__C"``) are drawn and run on the rows mapped with them;
+        ``best_estimator_`` is then a fitted pipeline (privacy-accounting.md,
+        Theorem 17.5).
     param_distributions : dict
         Parameter names to lists (drawn uniformly, with replacement) or scipy
         distributions (``rvs``). Fixed before looking at the data: a grid chosen
@@ -254,6 +267,20 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     True
     >>> search.best_params_["C"] in (0.01, 0.1, 1.0)
     True
+
+    A raw table, its preprocessing private too, under the same total:
+
+    >>> import pandas as pd
+    >>> from skforget.pipeline import make_private_pipeline
+    >>> frame = pd.DataFrame(d.data[:, :3], columns=["a", "b", "c"])
+    >>> search = PrivateSearchCV(
+    ...     make_private_pipeline(NoisyGDClassifier(classes=[0, 1])),
+    ...     {"estimator__C": [0.1, 1.0]}, epsilon=1.0,
+    ...     random_state=0).fit(frame, d.target)
+    >>> search.privacy_guarantee_.epsilon <= 1.0
+    True
+    >>> search.best_estimator_.predict(frame).shape
+    (569,)
     """
 
     _parameter_constraints: dict = {
@@ -300,24 +327,31 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             # refit on a validation split the model is the selected run.
             _mark_selected(model, self.privacy_guarantee_)
 
-    def _check_inputs(self, n):
+    def _check_inputs(self, n, estimator, distributions, target_released=False):
         """Refuse what the search cannot price; return ``(n_val, params)``,
-        the validation part's size (0: none) and the estimator's parameters."""
-        reserved = sorted(set(self.param_distributions) & set(_RESERVED))
+        the validation part's size (0: none) and the estimator's parameters
+        (``estimator`` and ``distributions``: a pipeline's final step's, 17.5;
+        ``target_released``: its targets' scale is a released statistic)."""
+        # With the targets' centre and scale released by the pipeline, they
+        # and the intercept (which decides how they are read, 19.6) are fixed.
+        reserved = sorted(set(distributions) & set(_RESERVED + (
+            ("target_offset", "fit_intercept") if target_released else ())))
         if reserved:
             raise ValueError(
                 f"param_distributions names {reserved}: the search sets the "
                 "candidates' epsilon, delta and random_state itself (the total "
                 "is the search's epsilon), and relation, group_size, classes, "
-                "clip_rows and target_scale define what one run's figure means: "
-                "set them on the estimator.")
-        params = self.estimator.get_params()
-        unknown = sorted(set(self.param_distributions) - set(params))
+                "clip_rows and target_scale define what one run's figure means "
+                "(and, when a pipeline releases the targets' centre and scale, "
+                "target_offset and fit_intercept how they are read): set them on "
+                "the estimator.")
+        params = estimator.get_params()
+        unknown = sorted(set(distributions) - set(params))
         if unknown:
             raise ValueError(f"param_distributions names {unknown}, which "
-                             f"{type(self.estimator).__name__} does not have.")
+                             f"{type(estimator).__name__} does not have.")
         if params.get("clip_rows") is False and "data_norm" in \
-                self.param_distributions:
+                distributions:
             # The rows are checked against the estimator's data_norm before
             # any run; a drawn one could refuse a row part-way through.
             raise ValueError(
@@ -325,40 +359,26 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "clip_rows=False: a candidate with a smaller data_norm would "
                 "refuse a row part-way through the search. Keep clip_rows=True, "
                 "or fix data_norm on the estimator.")
-        for name, values in self.param_distributions.items():
+        for name, values in distributions.items():
             if not hasattr(values, "rvs") and (isinstance(values, str)
                                                 or len(values) == 0):
                 raise ValueError(f"param_distributions[{name!r}] must be a "
                                  "non-empty list or a scipy distribution.")
-        if not ("epsilon" in params and hasattr(self.estimator, "partial_unlearn")):
+        if not ("epsilon" in params and hasattr(estimator, "partial_unlearn")):
             raise TypeError("PrivateSearchCV tunes skforget's private estimators; "
-                            f"got {type(self.estimator).__name__}.")
-        private = (private_step_names(self.estimator)
-                   if hasattr(self.estimator, "steps") else ())
-        if private:
-            # Such a run holds only outside its category selections' events
-            # (approximate zCDP, Section 19): Theorem 17.2 prices runs with a
-            # Rényi curve and nothing else, and a hidden, unbounded number of
-            # runs would add their deltas without bound.
-            raise TypeError(
-                f"PrivateSearchCV cannot tune a pipeline with private "
-                f"preprocessing (steps {list(private)}): its runs' figures hold "
-                "outside events of small probability, which repeat-and-select does not "
-                "price (privacy-accounting.md, Section 17.4). Tune the estimator "
-                "on public or separately accounted preprocessing, or fit the "
-                "private pipeline at chosen hyper-parameters.")
-        if is_classifier(self.estimator) and params.get("classes") is None:
+                            f"got {type(estimator).__name__}.")
+        if is_classifier(estimator) and params.get("classes") is None:
             raise ValueError(
                 "Pass the public label set on the estimator (classes=[...]): "
                 "every candidate would otherwise read it from the rows, which no "
                 "figure of the search covers.")
-        if is_regressor(self.estimator) and params.get("target_scale",
-                                                        1.0) is None:
+        if is_regressor(estimator) and not target_released and params.get(
+                "target_scale", 1.0) is None:
             raise ValueError(
                 "Pass a public target_scale on the estimator: without one every "
                 "candidate reads the targets to decide whether to warn, which no "
                 "figure of the search covers.")
-        if is_regressor(self.estimator) and self.target_bound is None:
+        if is_regressor(estimator) and self.target_bound is None:
             raise ValueError(
                 "target_bound is required for a regressor: the public bound of the "
                 "absolute error that still counts in the validation score (each "
@@ -387,7 +407,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         scikit-learn's ``assume_finite``: a NaN target gave every run's score
         NaN on the database that held it, and a released NaN score."""
         with config_context(assume_finite=False):
-            X = check_array(X, accept_sparse="csr", dtype="numeric")
+            if X is not None:   # None: a pipeline's raw rows, mapped later
+                X = check_array(X, accept_sparse="csr", dtype="numeric")
             if is_regressor(self.estimator):
                 check_array(np.asarray(y, dtype=np.float64), ensure_2d=False,
                             input_name="y")
@@ -400,7 +421,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 raise ValueError(
                     f"y[{i}] is not one of the estimator's classes; every label "
                     f"must be ({int((~known).sum())} label(s) outside in all).")
-        if base.get("clip_rows") is False:
+        if base.get("clip_rows") is False and X is not None:
             # The runs' own refusal of a row beyond data_norm, once for all
             # rows: a run or the refit would raise it part-way through.
             project_rows(X, float(base.get("data_norm", 1.0)), clip_rows=False)
@@ -453,10 +474,20 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # could then move a score by up to 2 / n instead of 1 / n.
         y = column_or_1d(y, warn=True)
         n = len(y)
-        n_val, base = self._check_inputs(n)
+        # A pipeline with private preprocessing: its statistics are released
+        # once, and its estimator's parameters drawn (Theorem 17.5).
+        pipeline = private_pipeline(self.estimator)
+        step, estimator, distributions = (
+            final_step_search(pipeline, self.param_distributions)
+            if pipeline is not None
+            else (None, self.estimator, self.param_distributions))
+        n_val, base = self._check_inputs(
+            n, estimator, distributions,
+            target_released=pipeline is not None and pipeline._releases_target())
         # Every row and target checked once, before any run: an error that
-        # depended on the data must not stop the search part-way.
-        self._check_all_records(X, y, base)
+        # depended on the data must not stop the search part-way. A pipeline's
+        # rows are checked by its private steps, before any run.
+        self._check_all_records(None if pipeline is not None else X, y, base)
         delta = accounting.resolve_delta(self.delta, n_samples=n)
         held_out = n_val > 0
         refits = held_out and self.refit
@@ -464,7 +495,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             epsilon=float(self.epsilon), delta=delta, mean=float(self.n_candidates),
             shape=float(self.shape),
             refit_share=float(self.refit_share) if refits else 0.0,
-            score_share=0.0 if held_out else SCORE_SHARE)
+            score_share=0.0 if held_out else SCORE_SHARE,
+            pipeline=(None if pipeline is None
+                      else pipeline_shares(pipeline, estimator)))
         # The split may be public (Lemma 17.1 only needs it fixed before the
         # rows are read). The number of runs, the candidates, the score noise
         # and the runs' noise are secret: Theorem 17.2 covers the best run's
@@ -472,16 +505,22 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # reveal more (each run's score then counts as if composed).
         # Inside GridSearchCV or cross_val_score: the search's own figure, from
         # public numbers, before any run (Section 20.3).
-        warn_about_callers(self, 0.0, delta, curve=accounting.search_curve(budget))
+        warn_about_callers(self, budget.preprocessing_rho,
+                           delta - budget.delta_selection,
+                           curve=accounting.search_curve(budget),
+                           excluded=budget.delta_selection)
         seeded = self.random_state is not None
         entropy = (int(check_random_state(self.random_state).randint(2**31))
                    if seeded else None)
         # Named by the entropy every draw of the search derives from: a ledger
         # refuses a second search of the same noise (Section 20.4).
         drawn = (noise_key(entropy, "search"),)
-        split_rng, count_rng, draw_rng, noise, seeds = (
+        split_rng, count_rng, draw_rng, noise, seeds, step_seeds = (
             np.random.default_rng(s)
-            for s in np.random.SeedSequence(entropy).spawn(5))
+            for s in np.random.SeedSequence(entropy).spawn(6))
+
+        def seed_steps():   # a private step's noise (Theorem 17.5)
+            return int(step_seeds.integers(2**31)) if seeded else None
         order = split_rng.permutation(n)
         val, train = np.sort(order[:n_val]), np.sort(order[n_val:])
         k = accounting.sample_repetitions(
@@ -490,31 +529,48 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             print(f"[skforget] PrivateSearchCV: a random number of candidate runs "
                   f"(mean {self.n_candidates:g}), each planned for epsilon "
                   f"{budget.run_epsilon:.4g}; {budget}")
-        if held_out:
-            X_train, y_train = _safe_split(self.estimator, X, y, train)
-            X_val, y_val = _safe_split(self.estimator, X, y, val)
-        else:  # no copy: every run reads all rows
-            X_train = X_val = X
-            y_train = y_val = y
         group = int(base.get("group_size", 1))
         ledger = self.ledger if self.ledger is not None else base.get("ledger")
         # The whole search's curve, reserved before the first run and
         # recorded as one entry (privacy-accounting.md, Section 20.1).
         with releasing(), release_spending(
                 ledger, "PrivateSearchCV.fit", curve=accounting.search_curve(budget),
+                rho=budget.preprocessing_rho, delta=budget.delta_selection,
                 relation=base.get("relation", "replace"), group_size=group,
                 noise=drawn), \
                 restore_on_error(self):
             # A failed search (a refit interrupted, a warning raised as an
             # error) leaves the object as it was, and records nothing.
-            self._search(X, y, X_train, y_train, X_val, y_val, n, n_val, budget,
+            rows, pre, target = X, None, None
+            if pipeline is not None:
+                pre, rows, target = fit_statistics(
+                    pipeline, X, y, epsilon=float(self.epsilon), delta=delta,
+                    seeds=seed_steps)
+                if target is not None:
+                    estimator = clone(estimator).set_params(
+                        target_offset=target[0], target_scale=target[1])
+            if held_out:
+                X_train, y_train = _safe_split(estimator, rows, y, train)
+                X_val, y_val = _safe_split(estimator, rows, y, val)
+            else:  # no copy: every run reads all rows
+                X_train = X_val = rows
+                y_train = y_val = y
+            self._search(rows, y, X_train, y_train, X_val, y_val, n, n_val, budget,
                          delta, held_out, refits, seeded, k, draw_rng, noise, seeds,
-                         group, base)
+                         group, base, estimator, distributions, step)
+            if pipeline is not None:
+                self.best_estimator_ = release_pipeline(
+                    pipeline, pre, self.best_estimator_, target, version)
+                if hasattr(self.best_estimator_, "n_features_in_"):
+                    self.n_features_in_ = self.best_estimator_.n_features_in_
             if refits and version is not None:
                 # The refit read every row of the Database: its edits are
                 # checked against that version, as a model fitted on it.
                 self.best_estimator_.database_version_ = version
-            if ledger is not None and "ledger" in self.best_estimator_.get_params(
+            if ledger is not None and step is not None and refits:
+                # A refitted pipeline's edits record their own releases (19.4).
+                self.best_estimator_.set_params(**{f"{step}__ledger": ledger})
+            elif ledger is not None and "ledger" in self.best_estimator_.get_params(
                     deep=False):
                 # Its later edits are releases too (ledger is not frozen), at
                 # the refit's figure, fixed before the search: the terms of
@@ -527,8 +583,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _search(self, X, y, X_train, y_train, X_val, y_val, n, n_val, budget,
                 delta, held_out, refits, seeded, k, draw_rng, noise, seeds, group,
-                base):
-        """The runs, the selection and the refit (Sections 17.1-17.3)."""
+                base, estimator, distributions, step):
+        """The runs, the selection and the refit (Sections 17.1-17.3). A
+        pipeline's (``step``: its final step's name; Theorem 17.5): the runs
+        are its ``estimator``'s on the mapped rows, the refit a whole
+        pipeline on the raw ``X``."""
         # Candidates and the refit record nothing: the search's curve covers them.
         quiet = {"ledger": None} if "ledger" in base else {}
         # Lemma 17.1: held-out rows are scored at the run's rho at no extra
@@ -543,14 +602,14 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # released run's warnings are shown (Section 17.2).
         # Every step's ``verbose`` (a pipeline's too): each would print per run.
         loud = {name: value for name, value
-                in self.estimator.get_params(deep=True).items()
+                in estimator.get_params(deep=True).items()
                 if name.split("__")[-1] == "verbose"}
         silent = dict.fromkeys(loud, 0)
         best = None
         for _ in range(k):
             params = {name: _draw(values, draw_rng)
-                      for name, values in sorted(self.param_distributions.items())}
-            est = clone(self.estimator).set_params(
+                      for name, values in sorted(distributions.items())}
+            est = clone(estimator).set_params(
                 **params, **quiet, **silent, epsilon=budget.run_epsilon,
                 delta=delta,
                 random_state=int(seeds.integers(2**31)) if seeded else None)
@@ -567,16 +626,21 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 best = (score, params, est, said)
         score, params, model, said = best
         # Released: the best run only (its parameters, model and score).
-        self.best_params_ = params
+        named = {f"{step}__{key}" if step else key: value
+                 for key, value in params.items()}
+        self.best_params_ = named
         self.best_score_ = score
-        self.cv_results_ = {"params": [params], "mean_test_score": np.array([score]),
+        self.cv_results_ = {"params": [named], "mean_test_score": np.array([score]),
                             "rank_test_score": np.array([1], dtype=np.int32)}
         if refits:
             # Silent too: its printed plan is a function of the selection,
             # and printed before the search commits (20.3).
-            model = clone(self.estimator).set_params(
-                **self.best_params_, **quiet, **silent, epsilon=budget.refit_epsilon,
-                delta=delta,
+            # A pipeline's: the estimator on all rows mapped through the
+            # statistics the selection read (Theorem 17.5), at delta less
+            # their selections'.
+            model = clone(estimator).set_params(
+                **params, **quiet, **silent, epsilon=budget.refit_epsilon,
+                delta=delta - budget.delta_selection,
                 random_state=int(seeds.integers(2**31)) if seeded else None)
             # Its warnings depend on the selected parameters (its plan's
             # length, a constant model): shown once the search is recorded
@@ -595,7 +659,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             # its pickle) alone: the model keeps the user's own random_state,
             # from which its edits draw, in its parameters and in those it
             # froze at fit.
-            own = self.estimator.get_params().get("random_state")
+            own = estimator.get_params().get("random_state")
             model.set_params(random_state=own)
             if isinstance(getattr(model, "_fit_params", None), dict):
                 model._fit_params = {**model._fit_params, "random_state": own}
@@ -604,7 +668,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.privacy_guarantee_ = dataclasses.replace(
             budget, seeded=seeded, relation=base.get("relation", "replace"),
             group_size=group)
-        if hasattr(model, "n_features_in_"):
+        if hasattr(model, "n_features_in_") and not step:   # a pipeline's: its own
             self.n_features_in_ = model.n_features_in_
         if hasattr(model, "classes_"):
             self.classes_ = model.classes_

@@ -13,7 +13,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from skforget import accounting
 from skforget._database import Database, _describe, check_version, unwrap_database
-from skforget._edits import EditRequest, check_new_targets
+from skforget._edits import EditRequest, check_new_targets, check_not_selected
 from skforget._linear import _atomic_edit
 from skforget._public import (
     check_public_preprocessing,
@@ -258,9 +258,8 @@ class ForgetPipeline(Pipeline):
                 f"The final step {self.steps[-1][0]!r} is a private search: it "
                 f"cannot follow private preprocessing ({steps}), "
                 "whose figure composes with an estimator's (epsilon, delta) "
-                "target. Search over a skforget estimator with public "
-                "preprocessing, or fit the private pipeline at chosen "
-                "hyper-parameters.")
+                "target. Search over the whole pipeline instead: PrivateSearch"
+                "CV(make_private_pipeline(estimator), {'estimator__C': [...]}).")
         if est.get("clip_rows") is False:
             # The rows the estimator receives come out of noisy statistics, so
             # its refusal of a row beyond data_norm would depend on them and on
@@ -461,6 +460,7 @@ class ForgetPipeline(Pipeline):
             return self._partial_unlearn(edits, unlearn_params)
 
     def _partial_unlearn(self, edits, unlearn_params):
+        check_not_selected(self._final_estimator)   # before re-estimating (17.5)
         # Parameters may have been set since fit; the steps must still be public.
         _, private = split_preprocessing(self)
         check_version(edits.version, self.database_version_)

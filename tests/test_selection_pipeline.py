@@ -1,0 +1,221 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Tuning a pipeline with private preprocessing (privacy-accounting.md,
+Theorem 17.5): the statistics released once, the estimator's runs on the
+mapped rows, one figure for all of it."""
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skforget import (
+    Database,
+    EditRequest,
+    NoisyGDClassifier,
+    NoisyGDRegressor,
+    PrivacyBudgetWarning,
+)
+from skforget import accounting as acc
+from skforget.accounting import PrivacyLedger
+from skforget.accounting._selection import _ORDERS
+from skforget.exceptions import UnlearningError
+from skforget.model_selection import PrivateSearchCV
+from skforget.pipeline import PrivatePipeline, make_private_pipeline
+from skforget.preprocessing import PrivateTableEncoder
+
+dp_rdp = pytest.importorskip("dp_accounting.rdp.rdp_privacy_accountant")
+dp_event = pytest.importorskip("dp_accounting.dp_event")
+
+SHARES = {"preprocessing_share": 0.25, "selection_share": 0.1}
+
+
+@pytest.fixture(scope="module")
+def table():
+    rng = np.random.default_rng(0)
+    n = 1500
+    X = pd.DataFrame({"age": rng.integers(18, 90, n).astype(float),
+                      "job": rng.choice(["a", "b", "c", None], n),
+                      "x": rng.normal(size=n)})
+    y = ((X["age"] > 50) ^ (rng.random(n) < 0.1)).astype(int).to_numpy()
+    target = 3.0 * X["x"].to_numpy() + 0.05 * X["age"].to_numpy() + 100.0 \
+        + rng.normal(size=n)
+    return X, y, target
+
+
+def _search(estimator=None, **kw):
+    kw.setdefault("n_candidates", 3)
+    kw.setdefault("random_state", 0)
+    est = estimator if estimator is not None else NoisyGDClassifier(classes=[0, 1])
+    return PrivateSearchCV(make_private_pipeline(est),
+                           {"estimator__C": [0.1, 1.0]}, epsilon=1.0, **kw)
+
+
+@pytest.mark.parametrize("conversion", ["gaussian", "improved"])
+@pytest.mark.parametrize("refit_share,score_share", [(0.0, 0.05), (0.5, 0.0)])
+def test_the_plan_matches_dp_accounting(conversion, refit_share, score_share):
+    """Theorem 17.5's total: a Gaussian release of the statistics, repeat and
+    select, the refit, composed as Rényi curves outside the selections'
+    events (delta_S), against dp_accounting's RDP accountant."""
+    delta = 1e-5
+    shares = {**SHARES, "estimator_conversion": conversion}
+    b = acc.plan_search(epsilon=1.0, delta=delta, mean=10.0, shape=0.0,
+                        refit_share=refit_share, score_share=score_share,
+                        pipeline=shares)
+    split = acc.split_private_pipeline(epsilon=1.0, delta=delta, **shares)
+    # The statistics get what an untuned pipeline at (1, delta) gives them.
+    assert b.preprocessing_rho == split.rho_preprocessing
+    assert b.delta_selection == split.delta_selection
+    oracle = dp_rdp.RdpAccountant(orders=list(_ORDERS))
+    oracle.compose(dp_event.GaussianDpEvent(1 / math.sqrt(2 * b.preprocessing_rho)))
+    oracle.compose(dp_event.RepeatAndSelectDpEvent(
+        dp_event.GaussianDpEvent(1 / math.sqrt(2 * b.run_rho)), 10.0, 0.0))
+    if refit_share:
+        oracle.compose(dp_event.GaussianDpEvent(1 / math.sqrt(2 * b.refit_rho)))
+    d_s = b.delta_selection
+    expected = oracle.get_epsilon(delta - d_s) - math.log1p(-d_s)
+    assert b.epsilon == pytest.approx(expected, rel=1e-4)
+    assert b.epsilon <= 1.0
+    # Without the statistics' release the runs would get more: they pay it.
+    plain = acc.plan_search(epsilon=1.0, delta=delta, mean=10.0, shape=0.0,
+                            refit_share=refit_share, score_share=score_share)
+    assert b.run_rho < plain.run_rho
+    # The refit is an estimator's, at delta less the selections' (17.5).
+    if refit_share:
+        assert acc.epsilon_to_rho(epsilon=b.refit_epsilon, delta=delta - d_s,
+                                  method="gaussian") <= b.refit_rho
+    assert b.selection_epsilon <= b.epsilon
+
+
+def test_the_statistics_are_released_once_whatever_the_number_of_runs(
+        table, monkeypatch):
+    """Refitted in every run, K hidden runs would exclude K events of
+    probability delta_S, and K is unbounded (17.4): one release."""
+    X, y, _ = table
+    calls = []
+    fit = PrivateTableEncoder.fit
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(PrivateTableEncoder, "fit", counted)
+    s = _search(n_candidates=20).fit(X, y)
+    assert len(calls) == 1
+    assert isinstance(s.best_estimator_, PrivatePipeline)
+    assert set(s.best_params_) == {"estimator__C"}
+
+
+def test_the_released_pipeline_spends_what_the_plan_priced(table):
+    """The statistics inside the released pipeline cost exactly the plan's
+    preprocessing rho, their selections at most its delta; the selected run
+    at most a run's rho; the search's figure is the pipeline's."""
+    X, y, _ = table
+    s = _search().fit(X, y)
+    b = s.privacy_guarantee_
+    g = s.best_estimator_.privacy_guarantee_
+    stats = [(rho, d) for name, rho, d in g.parts if name != "estimator"]
+    assert math.fsum(r for r, _ in stats) == pytest.approx(b.preprocessing_rho,
+                                                           rel=1e-12)
+    assert math.fsum(d for _, d in stats) <= b.delta_selection * (1 + 1e-12)
+    assert s.best_estimator_[-1].privacy_guarantee_.rho <= b.run_rho - b.score_rho
+    assert (g.epsilon, g.delta) == (b.epsilon, b.delta)
+    assert g.selected_by_search and b.epsilon <= 1.0
+    assert "selected over these statistics" in str(g)
+    assert "re-estimates" not in str(g)
+    assert s.predict(X).shape == (len(y),)
+    assert s.n_features_in_ == X.shape[1]
+
+
+def test_a_selected_pipeline_refuses_edits_before_drawing(table):
+    X, y, _ = table
+    db = Database(X, y)
+    s = _search().fit(db)
+    pipe = s.best_estimator_
+    before = pipe.named_steps["preprocess"].__dict__.copy()
+    coef = pipe[-1].coef_.copy()
+    for target in (pipe, s):
+        with pytest.raises(UnlearningError, match="PrivateSearchCV selected"):
+            target.partial_unlearn(EditRequest(db, delete=[3]))
+    np.testing.assert_array_equal(pipe[-1].coef_, coef)
+    assert pipe.named_steps["preprocess"].__dict__.keys() == before.keys()
+
+
+def test_a_refitted_pipeline_serves_deletions_and_the_ledger_sees_all(table):
+    X, y, _ = table
+    db = Database(X, y)
+    ledger = PrivacyLedger(epsilon=3.0, delta=1e-5)
+    s = _search(NoisyGDClassifier(classes=[0, 1], ledger=ledger),
+                validation_fraction=0.2, random_state=None).fit(db)
+    b = s.privacy_guarantee_
+    # One entry: the statistics (rho), the search's curve, the selections'
+    # excluded events; read back, the search's own figure.
+    (entry,) = ledger.entries
+    assert entry.rho == b.preprocessing_rho and entry.delta == b.delta_selection
+    assert ledger.total.epsilon == pytest.approx(b.epsilon, rel=1e-9)
+    pipe = s.best_estimator_
+    assert not pipe.privacy_guarantee_.selected_by_search
+    with pytest.warns(PrivacyBudgetWarning, match="hyper-parameters"):
+        s.partial_unlearn(EditRequest(db, delete=[3]))
+    assert pipe.privacy_guarantee_.deletion is not None
+    assert pipe.privacy_guarantee_.deletion.n_deleted == 1
+    assert len(ledger.entries) == 2
+
+
+def test_only_the_estimators_parameters_may_be_drawn(table):
+    X, y, target = table
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]))
+    for bad, match in [({"preprocess__row_scale": [1.0]}, "draws only its estimator"),
+                       ({"epsilon": [1.0]}, "draws only its estimator"),
+                       ({"estimator__epsilon": [0.5]}, "the search sets"),
+                       ({"estimator__classes": [[0, 1]]}, "the search sets")]:
+        with pytest.raises(ValueError, match=match):
+            PrivateSearchCV(pipe, bad, epsilon=1.0).fit(X, y)
+    reg = make_private_pipeline(NoisyGDRegressor())
+    for name in ("estimator__target_offset", "estimator__fit_intercept"):
+        with pytest.raises(ValueError, match="target_offset and fit_intercept"):
+            PrivateSearchCV(reg, {name: [0.0]}, epsilon=1.0,
+                            target_bound=5.0).fit(X, target)
+
+
+def test_a_regressors_released_target_is_read_once(table):
+    X, _, target = table
+    s = PrivateSearchCV(make_private_pipeline(NoisyGDRegressor()),
+                        {"estimator__alpha": [0.01, 1.0]}, epsilon=1.0,
+                        target_bound=5.0, n_candidates=3, random_state=0)
+    s.fit(X, target)
+    pipe = s.best_estimator_
+    # The pipeline's, as after its own fit; the estimator keeps its own.
+    assert abs(pipe.target_offset_ - np.mean(target)) < 3 * np.std(target)
+    assert pipe[-1].get_params()["target_scale"] is None
+    assert s.score(X, target) > 0.3
+
+
+def test_a_seeded_search_replays_and_keeps_the_users_seeds(table):
+    X, y, _ = table
+    a = _search(random_state=5).fit(X, y)
+    b = _search(random_state=5).fit(X, y)
+    assert a.best_score_ == b.best_score_
+    np.testing.assert_array_equal(a.best_estimator_[-1].coef_,
+                                  b.best_estimator_[-1].coef_)
+    pipe = a.best_estimator_
+    # The derived seeds would replay the statistics' noise from the model.
+    assert pipe.named_steps["preprocess"].random_state is None
+    assert pipe[-1].random_state is None
+    assert set(pipe.random_states_.values()) == {None}
+
+
+def test_inside_cross_val_score_it_warns_with_the_whole_figure(table):
+    from sklearn.model_selection import cross_val_score
+
+    X, y, _ = table
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        cross_val_score(_search(random_state=None), X, y, cv=2)
+    said = [str(w.message) for w in rec
+            if issubclass(w.category, PrivacyBudgetWarning)]
+    assert said and all(m.startswith("PrivateSearchCV.fit runs inside")
+                        for m in said)
+    assert "Each fit is (1, 1e-05)-DP alone" in said[0]
