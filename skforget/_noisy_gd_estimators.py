@@ -299,6 +299,19 @@ class NoisyGDClassifier(CertifyMixin, _PrivateClassifierMixin, ClassifierMixin,
         Coefficients.
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Intercepts (including ``intercept_offset_``).
+    C_ : float
+        The ``C`` the latest fit or edit trained with, as
+        ``LogisticRegressionCV.C_`` reports its choice: ``C`` when given, else
+        what ``"auto"`` resolved to, ``1 / (N * lambda * W)`` of the public plan
+        (``N`` the fit's rows, ``lambda`` the penalty per sample,
+        ``privacy_guarantee_.regularization``, and ``W`` the public weight
+        bound, 1 without weights; privacy-accounting.md, Section 4.4).
+        ``C=C_`` refits with the same penalty, hence the same model under the
+        same ``random_state``, except that an explicit ``C`` spends no share on
+        class statistics under ``prevalence_share="auto"``. "auto" reads public
+        numbers only (sizes, the privacy target, the sensitivity; Section 8.5),
+        so ``C_`` tells nothing about the rows. Edits keep it: they run under
+        the fit's plan, whose normaliser stays ``N`` (Section 10.1).
     noisy_class_count_ : ndarray of shape (2,)
         Only for a binary model that spends ``prevalence_share``: the class
         counts of the current database plus Gaussian noise (standard deviation
@@ -543,6 +556,17 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
     ----------
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
+    alpha_ : float
+        The ``alpha`` the latest fit or edit trained with, as
+        ``RidgeCV.alpha_`` reports its choice: ``alpha`` when given, else what
+        ``"auto"`` resolved to, ``N * lambda * W`` of the public plan (``N`` the
+        fit's rows, ``lambda`` the penalty per sample,
+        ``privacy_guarantee_.regularization``, and ``W`` the public bound
+        ``max_sample_weight`` with sample weights, else 1). ``alpha=alpha_``
+        refits with the same penalty, hence the same model under the same
+        ``random_state``. "auto" reads public numbers only (privacy-accounting.md,
+        Section 8.5), so ``alpha_`` tells nothing about the rows or targets.
+        Edits keep it: they run under the fit's plan (Section 10.1).
     n_iter_ : ndarray of shape (1,)
         Passes over the data run by ``fit``.
     n_unlearn_iter_ : int

@@ -144,6 +144,14 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
         Coefficients (minimiser plus noise).
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Intercepts (including ``intercept_offset_``).
+    C_ : float
+        The ``C`` the latest fit or refit solved with: ``C`` when given, else
+        what ``"auto"`` resolved to, ``1 / (N * lambda * W)`` of the latest
+        release's public plan (``N`` its rows, ``lambda`` its penalty per
+        sample, ``W`` the public weight bound; as for
+        :class:`NoisyGDClassifier`). ``C=C_`` refits with the same penalty. A
+        function of public numbers only (privacy-accounting.md, Section 8.5);
+        a refit after an edit keeps it (Section 15.5).
     noisy_class_count_ : ndarray of shape (2,)
         Only for a binary model that spends ``prevalence_share``: the class
         counts of the current database plus Gaussian noise, redrawn at every
@@ -279,6 +287,13 @@ class OutputPerturbationRegressor(_PrivateRegressorMixin, RegressorMixin,
     ----------
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
+    alpha_ : float
+        The ``alpha`` the latest fit or refit solved with: ``alpha`` when
+        given, else what ``"auto"`` resolved to, ``N * lambda * W`` of the
+        latest release's public plan (as for :class:`NoisyGDRegressor`).
+        ``alpha=alpha_`` refits with the same penalty. A function of public
+        numbers only (privacy-accounting.md, Section 8.5); a refit after an
+        edit keeps it, as it keeps ``N * lambda`` (Sections 8.5, 15.5).
     database_version_ : DatabaseVersion or None
         Version of the :class:`~skforget.Database` the model is current with.
     privacy_guarantee_ : PrivacyGuarantee

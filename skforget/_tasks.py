@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 
 from skforget._edits import check_new_targets
@@ -92,6 +93,34 @@ def balanced_shift(noisy_counts, noise_scale):
     return CLASS_SHIFT * (log_w - log_w.mean())
 
 
+def fitted_regularization(estimator, attribute):
+    """What ``C_`` / ``alpha_`` read: ``(given, n_lambda)``, one of them None.
+
+    ``given``: ``C`` / ``alpha`` as frozen at fit, when a number (the plan was
+    built from it). Otherwise (``"auto"``, or a model pickled without a record
+    of its parameters) ``n_lambda = N lambda W`` of the public plan: its
+    normaliser ``N``, ``lambda`` per sample and weight bound ``W``, by which
+    Section 4.4 divides ``lambda`` so that ``C = 1 / (N lambda W)`` and
+    ``alpha = N lambda W`` keep scikit-learn's meaning with weights. Public:
+    Section 8.5's rule reads public numbers only, and the guarantee reports
+    ``N`` and ``lambda`` already. Edits keep it: noisy GD's run under the fit's
+    plan (Section 10.1), output perturbation's refits keep ``N lambda``
+    (Sections 8.5, 15.5).
+    """
+    plan = estimator.__dict__.get("_plan")
+    if plan is None:
+        raise NotFittedError(
+            f"This {type(estimator).__name__} instance is not fitted yet: "
+            f"{attribute} is the regularisation of its latest fit or edit.")
+    frozen = estimator.__dict__.get("_fit_params") or {}
+    value = frozen.get(estimator._regularization_name)
+    if value is not None and not isinstance(value, str):
+        return float(value), None
+    # Plans pickled before the weighting existed had none: W = 1.
+    weight_bound = getattr(plan, "weight_bound", 1.0)
+    return None, float(plan.normaliser) * float(plan.lam) * float(weight_bound)
+
+
 class _PrivateClassifierMixin:
     """Label encoding with a public label set, and the classifier's predictions.
 
@@ -144,6 +173,13 @@ class _PrivateClassifierMixin:
 
     _regularization_name = "C"
     _y_numeric = False
+
+    @property
+    def C_(self):
+        """``C`` the latest fit or edit trained with: as given, or what
+        ``"auto"`` resolved to, ``1 / (N lambda W)`` of the public plan."""
+        given, n_lambda = fitted_regularization(self, "C_")
+        return given if n_lambda is None else 1.0 / n_lambda
 
     def __setstate__(self, state):
         # Pickled before prevalence_share existed: such a model released no
@@ -601,6 +637,13 @@ class _PrivateRegressorMixin:
 
     _regularization_name = "alpha"
     _y_numeric = True
+
+    @property
+    def alpha_(self):
+        """``alpha`` the latest fit or edit trained with: as given, or what
+        ``"auto"`` resolved to, ``N lambda W`` of the public plan."""
+        given, n_lambda = fitted_regularization(self, "alpha_")
+        return given if n_lambda is None else n_lambda
 
     def __setstate__(self, state):
         # Pickled before target_offset existed: its targets were not moved.
