@@ -64,14 +64,15 @@ def _quiet_steps(pipeline, seeds):
         step.set_params(**update)
 
 
-def fit_statistics(pipeline, X, y, *, epsilon, delta, seeds):
+def fit_statistics(pipeline, X, y, *, epsilon, delta, seeds, statistics):
     """Release a pipeline's private statistics on all rows (Theorem 17.5,
-    step 1): a clone with the split of ``(epsilon, delta)`` whose steps but
-    the last are fitted. Returns ``(clone, Xt, target)``: the mapped rows and
+    step 1) at the ``(rho, delta_S)`` the search's plan gave them
+    (``statistics``): a clone at ``(epsilon, delta)`` whose steps but the
+    last are fitted. Returns ``(clone, Xt, target)``: the mapped rows and
     the regressor's released ``(target_offset, target_scale)`` or None."""
     pre = clone(pipeline).set_params(epsilon=epsilon, delta=delta)
     _quiet_steps(pre, seeds)
-    split = pre._plan_split(X, y)
+    split = pre._plan_split(X, y, statistics)
     pre._set_split(*split)
     pre.budget_ = split[0]
     target = pre._release_target(X, y)

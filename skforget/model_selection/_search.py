@@ -545,7 +545,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             if pipeline is not None:
                 pre, rows, target = fit_statistics(
                     pipeline, X, y, epsilon=float(self.epsilon), delta=delta,
-                    seeds=seed_steps)
+                    seeds=seed_steps, statistics=(budget.preprocessing_rho,
+                                                  budget.delta_selection))
                 if target is not None:
                     estimator = clone(estimator).set_params(
                         target_offset=target[0], target_scale=target[1])

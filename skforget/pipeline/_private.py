@@ -3,6 +3,7 @@
 """PrivatePipeline and make_private_pipeline: one total budget for private
 preprocessing and the estimator (privacy-accounting.md, Section 19)."""
 
+import dataclasses
 import inspect
 import warnings
 from numbers import Real
@@ -144,10 +145,11 @@ class PrivatePipeline(ForgetPipeline):
             mark_committed()
         return self
 
-    def _plan_split(self, X, y):
+    def _plan_split(self, X, y, statistics=None):
         """Check the table and split the total from public numbers, before
         anything is set or drawn (Sections 19.3, 19.6): ``(budget, private,
-        release, updates)``, what :meth:`_set_split` applies."""
+        release, updates)``, what :meth:`_set_split` applies. ``statistics``:
+        the ``(rho, delta_S)`` a search planned for them (Theorem 17.5)."""
         _, private = split_preprocessing(self)
         if not private:
             raise ValueError("A PrivatePipeline needs at least one private step "
@@ -165,6 +167,9 @@ class PrivatePipeline(ForgetPipeline):
             epsilon=self.epsilon, delta=delta,
             preprocessing_share=self.preprocessing_share,
             selection_share=self.selection_share, estimator_conversion=conversion)
+        if statistics is not None:   # a search's (Theorem 17.5): (rho, delta_S)
+            budget = dataclasses.replace(budget, rho_preprocessing=statistics[0],
+                                         delta_selection=statistics[1])
         unit = {k: v for k, v in est.get_params().items()
                 if k in ("relation", "group_size")}
         # A regressor given neither target_offset nor target_scale gets a
