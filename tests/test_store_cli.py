@@ -150,3 +150,44 @@ def test_the_listing_marks_a_request_served_after_its_date():
                             finished_at="2026-01-15T00:00:00Z")
     assert "LATE (due 2026-02-01T00:00:00Z)" in _status_line(late)
     assert "LATE" not in _status_line(on_time)
+
+
+def test_audit_records_export_in_order_within_a_window(location, capsys,
+                                                       monkeypatch):
+    """The bulk export a privacy team files monthly: every finished request's
+    record, in the order they were finished, within a window, as JSON Lines
+    on the command line; pending requests have none."""
+    from datetime import datetime, timezone
+
+    import skforget.store._requests as requests
+
+    def at(day):
+        moment = datetime(2026, 11, day, 12, tzinfo=timezone.utc)
+        monkeypatch.setattr(requests, "_now", lambda: moment)
+
+    store = RecordStore(location)
+    for day, (request_id, ids) in zip((1, 2, 3), [("A", ["p1"]), ("B", ["p2"]),
+                                                  ("C", ["p1"])], strict=True):
+        at(day)
+        store.submit(ids, request_id=request_id)   # C: p1 deleted already
+        store.process()
+    at(4)
+    store.submit(["p3"], request_id="pending")
+    every = store.audit_records()
+    assert [r["request_id"] for r in every] == ["A", "B", "C"]
+    assert every[0] == store.audit_record("A")
+    since = store.audit_records(since="2026-11-02T00:00:00+00:00")
+    assert [r["request_id"] for r in since] == ["B", "C"]
+    window = store.audit_records(since=datetime(2026, 11, 1, tzinfo=timezone.utc),
+                                 until="2026-11-02T12:00:00Z")
+    assert [r["request_id"] for r in window] == ["A"]
+    with pytest.raises(ValueError, match="since must carry its time zone"):
+        store.audit_records(since=datetime(2026, 11, 1))
+    s = ["--store", location]
+    assert main(["audit", *s, "--since", "2026-11-02T00:00:00Z"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(line) for line in lines] == since
+    assert main(["audit", *s, "A", "--since", "2026-11-02T00:00:00Z"]) == 1
+    assert "name no request" in capsys.readouterr().err
+    assert main(["audit", *s, "--until", "yesterday"]) == 1
+    assert "until='yesterday' is not an ISO 8601 time" in capsys.readouterr().err

@@ -55,8 +55,13 @@ def add_commands(sub):
     status.add_argument("request_ids", nargs="*", metavar="REQUEST_ID")
     status.add_argument("--only", choices=["pending", "running", "done", "failed"],
                         help="list only the requests with this status")
-    audit = command("audit", "print a request's audit record (JSON)")
-    audit.add_argument("request_id", metavar="REQUEST_ID")
+    audit = command("audit", "print a request's audit record (JSON), or, with no "
+                             "request named, every one finished (JSON Lines)")
+    audit.add_argument("request_id", metavar="REQUEST_ID", nargs="?")
+    audit.add_argument("--since", metavar="ISO8601",
+                       help="with no request named: those finished at or after")
+    audit.add_argument("--until", metavar="ISO8601",
+                       help="with no request named: those finished before")
     serve = command("serve", "run the HTTP entry point (needs skforget[http]); "
                              "the bearer token is read from "
                              "$SKFORGET_HTTP_TOKEN")
@@ -142,6 +147,15 @@ def _status(store, args):
 
 
 def _audit_cmd(store, args):
+    if args.request_id is None:
+        # One record per line (JSON Lines): a month's export for a request
+        # tool or an archive, streamable and appendable.
+        for record in store.audit_records(since=args.since, until=args.until):
+            print(json.dumps(record, sort_keys=True))
+        return
+    if args.since is not None or args.until is not None:
+        raise ValueError("--since and --until select among all requests: name "
+                         "no request with them.")
     record = store.audit_record(args.request_id)
     print(json.dumps(record, sort_keys=True, indent=None if args.json else 2))
 

@@ -93,24 +93,25 @@ def iso(moment):
             f"{m.second:02d}Z")
 
 
-def parse_time(value):
-    """A timezone-aware datetime, or an ISO 8601 string with its offset."""
+def parse_time(value, name="due_at"):
+    """A timezone-aware datetime, or an ISO 8601 string with its offset
+    (``name``: the parameter an error names)."""
     if isinstance(value, str):
         try:
             value = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
-            raise ValueError(f"due_at={value!r} is not an ISO 8601 time (e.g. "
+            raise ValueError(f"{name}={value!r} is not an ISO 8601 time (e.g. "
                              "'2026-12-24T00:00:00Z').") from None
     if not isinstance(value, datetime):
-        raise TypeError(f"due_at must be a datetime or an ISO 8601 string, got "
+        raise TypeError(f"{name} must be a datetime or an ISO 8601 string, got "
                         f"{type(value).__name__}.")
     if value.tzinfo is None:
-        raise ValueError("due_at must carry its time zone (e.g. "
+        raise ValueError(f"{name} must carry its time zone (e.g. "
                          "'2026-12-24T00:00:00Z'): a naive time is ambiguous.")
     try:
         return value.astimezone(timezone.utc)
     except OverflowError:   # 9999-12-31T23:59:59-05:00 is past year 9999 in UTC
-        raise ValueError(f"due_at={value.isoformat()!r} is outside the times UTC "
+        raise ValueError(f"{name}={value.isoformat()!r} is outside the times UTC "
                          "can state (years 1 to 9999).") from None
 
 
@@ -428,6 +429,31 @@ class RequestsMixin:
             raise ValueError(f"request {request_id!r} is {found[0]}: it has no audit "
                              "record until it is done or failed.")
         return json.loads(found[1])
+
+    def audit_records(self, *, since=None, until=None):
+        """The audit records of every request done or failed, in the order they
+        were finished (then submitted): the bulk export for a request tool or
+        an archive, each record as :meth:`audit_record` returns it.
+
+        Parameters
+        ----------
+        since, until : datetime or str, default=None
+            Only requests finished at or after ``since`` and before ``until``
+            (timezone-aware, or ISO 8601 with its offset; compared to the
+            second, as the store records times).
+
+        Returns
+        -------
+        records : list of dict
+        """
+        window = [(op, iso(parse_time(value, name))) for name, op, value in
+                  (("since", ">=", since), ("until", "<", until))
+                  if value is not None]
+        where = "".join(f" AND finished_at {op} ?" for op, _ in window)
+        rows = self._reading(lambda con: con.all(
+            f"SELECT audit FROM requests WHERE audit IS NOT NULL{where} "
+            "ORDER BY finished_at, seq", tuple(value for _, value in window)))
+        return [json.loads(row[0]) for row in rows]
 
     def process(self, *, limit=None, progress=None):
         """Serve the queued requests as one edit, earliest due first.
