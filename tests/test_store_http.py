@@ -183,3 +183,24 @@ def test_serve_command_refuses_a_public_host_without_token(tmp_path, capsys,
     assert main(["serve", "--store", str(tmp_path / "s.sqlite"), "--host",
                  "0.0.0.0"]) == 1
     assert "without a token" in capsys.readouterr().err
+
+
+def test_the_audit_records_of_a_window_in_one_call(server):
+    """A request tool's monthly pull: every finished request's record, in
+    order, with the window's bounds checked as a due date is."""
+    store, base = server
+    for request_id, ids in [("E-1", ["p1"]), ("E-2", ["p2"])]:
+        assert _call(base, "/requests", {"request_id": request_id, "ids": ids})[0] \
+            == 202
+        store.process()
+    _call(base, "/requests", {"request_id": "E-3", "ids": ["p3"]})  # pending
+    code, records = _call(base, "/audit")
+    assert code == 200 and records == store.audit_records()
+    assert [r["request_id"] for r in records] == ["E-1", "E-2"]
+    code, records = _call(base, "/audit?since=2999-01-01T00:00:00%2B00:00")
+    assert code == 200 and records == []
+    code, body = _call(base, "/audit?since=2026-01-01")
+    assert code == 400 and "since must carry its time zone" in body["error"]
+    assert _call(base, "/audit?from=2026-01-01T00:00:00Z")[0] == 400
+    assert _call(base, "/audit", token="wrong")[0] == 401
+    assert _call(base, "/audit", body={})[0] == 405

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """An HTTP entry point for a request tool's erasure webhook (plain ASGI).
 
-Three routes, JSON in and out:
+Four routes, JSON in and out:
 
 * ``POST /requests`` with ``{"request_id": ..., "ids": [...], "due_at": ...}``
   (``due_at`` optional) queues a request: 202, or 200 when the same request was
@@ -12,6 +12,9 @@ Three routes, JSON in and out:
 * ``GET /requests/{request_id}``: the request's status (404 if unknown).
 * ``GET /requests/{request_id}/audit``: its audit record once done or failed
   (409 before that).
+* ``GET /audit?since=...&until=...``: the audit records of every request
+  finished in that window (both optional, ISO 8601 with an offset), in the
+  order they were finished (``RecordStore.audit_records``).
 
 Requests are served by ``python -m skforget process`` (or
 :meth:`RecordStore.process`), not by the web process. With a token, every
@@ -25,6 +28,7 @@ import copy
 import hmac
 import json
 import logging
+import urllib.parse
 
 from skforget.store._backends import is_busy
 from skforget.store._requests import (
@@ -119,6 +123,22 @@ def _get(store, path):
         raise _HTTPError(404, exc.args[0]) from None
 
 
+def _export(store, query_string):
+    try:
+        query = urllib.parse.parse_qs(query_string.decode("ascii"),
+                                      strict_parsing=bool(query_string))
+    except (UnicodeDecodeError, ValueError):
+        raise _HTTPError(400, "the query must be since=...&until=...") from None
+    unknown = sorted(set(query) - {"since", "until"})
+    if unknown or any(len(values) > 1 for values in query.values()):
+        raise _HTTPError(400, f"the query takes since and until once each, got "
+                              f"{sorted(query)}")
+    try:
+        return 200, store.audit_records(**{k: v[0] for k, v in query.items()})
+    except (ValueError, TypeError) as exc:
+        raise _HTTPError(400, str(exc)) from None
+
+
 def http_app(store, *, token=None, max_body=65536, lock_timeout=5.0):
     """An ASGI application serving a store's request queue over HTTP.
 
@@ -169,13 +189,19 @@ def http_app(store, *, token=None, max_body=65536, lock_timeout=5.0):
                     raise _HTTPError(405, "POST a request here")
                 body = await _read_body(receive, max_body)
                 status, result = await asyncio.to_thread(_submit, store, body)
+            elif path == "/audit":
+                if method != "GET":
+                    raise _HTTPError(405, "GET the audit records here")
+                status, result = await asyncio.to_thread(
+                    _export, store, scope.get("query_string", b""))
             elif path.startswith("/requests/") and len(path) > len("/requests/"):
                 if method != "GET":
                     raise _HTTPError(405, "GET a request's status or audit record")
                 status, result = await asyncio.to_thread(_get, store, path)
             else:
                 raise _HTTPError(404, "routes: POST /requests, GET "
-                                      "/requests/{id}, GET /requests/{id}/audit")
+                                      "/requests/{id}, GET /requests/{id}/audit, "
+                                      "GET /audit?since=...&until=...")
         except _HTTPError as exc:
             status, result = exc.code, exc.body
         except Exception as exc:
