@@ -219,3 +219,90 @@ def test_inside_cross_val_score_it_warns_with_the_whole_figure(table):
     assert said and all(m.startswith("PrivateSearchCV.fit runs inside")
                         for m in said)
     assert "Each fit is (1, 1e-05)-DP alone" in said[0]
+
+
+def test_a_private_steps_ledger_records_the_search(table):
+    """PrivatePipeline.fit records into a private step's ledger when the
+    estimator has none; a search over it recorded nothing (a second reading's
+    finding) and the released pipeline lost the step's ledger."""
+    X, y, _ = table
+    ledger = PrivacyLedger(epsilon=3.0, delta=1e-5)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]))
+    pipe.set_params(preprocess__ledger=ledger)
+    s = PrivateSearchCV(pipe, {"estimator__C": [0.1, 1.0]}, epsilon=1.0,
+                        n_candidates=2).fit(X, y)
+    (entry,) = ledger.entries
+    assert entry.label == "PrivateSearchCV.fit"
+    assert ledger.total.epsilon == pytest.approx(s.privacy_guarantee_.epsilon,
+                                                 rel=1e-9)
+    assert s.best_estimator_.named_steps["preprocess"].ledger is ledger
+
+
+@pytest.mark.parametrize("validation_fraction", [None, 0.2])
+def test_a_fitted_pipeline_search_pickles(table, validation_fraction):
+    # Unpickling assigned the search's figure to the pipeline's read-only
+    # guarantee (AttributeError); the selected run is its final step.
+    import pickle
+
+    X, y, _ = table
+    s = _search(validation_fraction=validation_fraction, refit=False).fit(X, y)
+    back = pickle.loads(pickle.dumps(s))
+    np.testing.assert_array_equal(back.predict(X), s.predict(X))
+    g = back.best_estimator_.privacy_guarantee_
+    assert g.selected_by_search and g.epsilon == s.privacy_guarantee_.epsilon
+
+
+def test_clip_rows_false_is_refused_before_any_statistic(table, monkeypatch):
+    X, y, _ = table
+    drawn = []
+    fit = PrivateTableEncoder.fit
+    monkeypatch.setattr(PrivateTableEncoder, "fit",
+                        lambda self, *a, **k: drawn.append(1) or fit(self, *a, **k))
+    s = _search(NoisyGDClassifier(classes=[0, 1], clip_rows=False))
+    with pytest.raises(ValueError, match="clip_rows=False"):
+        s.fit(X, y)
+    assert not drawn and not hasattr(s, "best_estimator_")
+
+
+@pytest.mark.parametrize("where", ["run", "refit"])
+def test_a_search_failing_after_the_statistics_records_nothing(table, monkeypatch,
+                                                               where):
+    """The statistics' own fit commits as it ends; a later failure (the
+    second run, or the refit on all rows) left the whole search's entry in
+    the ledger although nothing was released."""
+    import skforget.model_selection._search as search_module
+
+    X, y, _ = table
+    ledger = PrivacyLedger(epsilon=3.0, delta=1e-5)
+    fit_recorded, calls = search_module._fit_recorded, []
+
+    def failing(model, X_, y_):
+        calls.append(len(y_))
+        if (len(calls) == 2) if where == "run" else (len(y_) == len(y)):
+            raise RuntimeError("injected")
+        return fit_recorded(model, X_, y_)
+
+    monkeypatch.setattr(search_module, "_fit_recorded", failing)
+    s = _search(NoisyGDClassifier(classes=[0, 1], ledger=ledger),
+                validation_fraction=0.2, random_state=3, n_candidates=10)
+    with pytest.raises(RuntimeError, match="injected"):
+        s.fit(X, y)
+    assert len(calls) >= 2 if where == "run" else calls[-1] == len(y)
+    assert ledger.entries == () and not hasattr(s, "best_estimator_")
+
+
+def test_a_frozen_public_step_before_the_private_one(table):
+    # A FrozenEstimator has no fit_transform: the statistics are fitted as
+    # Pipeline.fit fits them (fit, then transform).
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y, _ = table
+    frozen = FrozenEstimator(FunctionTransformer().fit(X))
+    pipe = PrivatePipeline([("public", frozen),
+                            ("preprocess", PrivateTableEncoder()),
+                            ("estimator", NoisyGDClassifier(classes=[0, 1]))])
+    s = PrivateSearchCV(pipe, {"estimator__C": [0.1, 1.0]}, epsilon=1.0,
+                        n_candidates=2, random_state=0).fit(X, y)
+    assert s.predict(X).shape == (len(y),)
+    assert s.best_estimator_.named_steps["preprocess"].numeric_columns_

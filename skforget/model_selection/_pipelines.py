@@ -11,9 +11,10 @@ runs is hidden and unbounded (17.4). A refit (held-out part, ``refit=True``)
 is a whole pipeline fit of the selected parameters with fresh noise.
 """
 
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 
 from skforget._public import private_step_names, split_preprocessing
+from skforget._validation import check_labels_present
 
 
 def private_pipeline(estimator):
@@ -52,6 +53,15 @@ def pipeline_shares(pipeline, estimator):
                                             lambda: "improved")()}
 
 
+def pipeline_ledger(pipeline, estimator):
+    """The ledger a pipeline's release records into: the estimator's, else a
+    private step's (as ``PrivatePipeline.fit`` reads it)."""
+    kept = [estimator.get_params(deep=False).get("ledger"),
+            *(pipeline.named_steps[name].get_params(deep=False).get("ledger")
+              for name in private_step_names(pipeline))]
+    return next((ledger for ledger in kept if ledger is not None), None)
+
+
 def _quiet_steps(pipeline, seeds):
     """No step records into a ledger (the search's one entry covers them);
     the private steps draw from ``seeds`` (the search's secret generator:
@@ -73,6 +83,12 @@ def fit_statistics(pipeline, X, y, *, epsilon, delta, seeds, statistics):
     pre = clone(pipeline).set_params(epsilon=epsilon, delta=delta)
     _quiet_steps(pre, seeds)
     split = pre._plan_split(X, y, statistics)
+    # The checks a pipeline's fit makes before any statistic is drawn: the
+    # steps' unit, clip_rows=False (whose refusal of a mapped row would
+    # depend on the statistics), a missing label.
+    pre._check_private_units(split[1])
+    if y is not None and is_classifier(pre._final_estimator):
+        check_labels_present(y)
     pre._set_split(*split)
     pre.budget_ = split[0]
     target = pre._release_target(X, y)
@@ -80,7 +96,9 @@ def fit_statistics(pipeline, X, y, *, epsilon, delta, seeds, statistics):
     for _, step in pre.steps[:-1]:
         if step is None or (isinstance(step, str) and step == "passthrough"):
             continue
-        Xt = step.fit_transform(Xt, y)
+        # fit then transform, as Pipeline.fit: a FrozenEstimator has no
+        # fit_transform, and its fit keeps what it was fitted on.
+        Xt = step.fit(Xt, y).transform(Xt)
     return pre, Xt, target
 
 
@@ -105,7 +123,9 @@ def release_pipeline(pipeline, pre, model, target, version):
     own = {step: pipeline.named_steps[step].get_params().get("random_state")
            for step in private}
     for step in private:
-        pre.named_steps[step].set_params(random_state=own[step])
+        given = pipeline.named_steps[step].get_params(deep=False)
+        pre.named_steps[step].set_params(**{key: given[key] for key in (
+            "random_state", "ledger") if key in given})
     pre.public_preprocessing_ = public
     pre.private_preprocessing_ = private
     pre.database_version_ = version

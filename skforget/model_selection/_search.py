@@ -73,6 +73,7 @@ from skforget.exceptions import PrivacyBudgetWarning
 from skforget.model_selection._pipelines import (
     final_step_search,
     fit_statistics,
+    pipeline_ledger,
     pipeline_shares,
     private_pipeline,
     release_pipeline,
@@ -324,8 +325,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         refitted = self.validation_fraction is not None and self.refit
         if model is not None and not refitted:
             # Pickled before selected runs refused edits (17.4): without a
-            # refit on a validation split the model is the selected run.
-            _mark_selected(model, self.privacy_guarantee_)
+            # refit on a validation split the model is the selected run (a
+            # pipeline's final step, whose guarantee makes the pipeline's).
+            _mark_selected(getattr(model, "_final_estimator", model),
+                           self.privacy_guarantee_)
 
     def _check_inputs(self, n, estimator, distributions, target_released=False):
         """Refuse what the search cannot price; return ``(n_val, params)``,
@@ -530,10 +533,14 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                   f"(mean {self.n_candidates:g}), each planned for epsilon "
                   f"{budget.run_epsilon:.4g}; {budget}")
         group = int(base.get("group_size", 1))
-        ledger = self.ledger if self.ledger is not None else base.get("ledger")
+        ledger = self.ledger if self.ledger is not None else (
+            base.get("ledger") if pipeline is None
+            else pipeline_ledger(pipeline, estimator))
         # The whole search's curve, reserved before the first run and
         # recorded as one entry (privacy-accounting.md, Section 20.1).
-        with releasing(), release_spending(
+        # rollback: the statistics' own fit commits as it ends; a later failure
+        # still releases nothing, and records nothing (Section 20.3).
+        with releasing(rollback=True), release_spending(
                 ledger, "PrivateSearchCV.fit", curve=accounting.search_curve(budget),
                 rho=budget.preprocessing_rho, delta=budget.delta_selection,
                 relation=base.get("relation", "replace"), group_size=group,
