@@ -306,3 +306,22 @@ def test_a_frozen_public_step_before_the_private_one(table):
                         n_candidates=2, random_state=0).fit(X, y)
     assert s.predict(X).shape == (len(y),)
     assert s.best_estimator_.named_steps["preprocess"].numeric_columns_
+
+
+def test_what_the_released_pipeline_says_it_used(table):
+    """Its budget_ states the split as used (the statistics' part, the
+    estimator's target), a ledger refuses to price a selected run as if it
+    were the search (one run's rho), and data_norm, which the statistics map
+    the rows with, is not drawn (second reading, L2-L4)."""
+    X, y, _ = table
+    s = _search().fit(X, y)
+    pipe = s.best_estimator_
+    b = pipe.budget_
+    assert b.estimator_epsilon == pipe[-1].epsilon == s.privacy_guarantee_.run_epsilon
+    assert b.rho == pytest.approx(pipe.privacy_guarantee_.rho, rel=1e-12)
+    with pytest.raises(ValueError, match="Record the search instead"):
+        PrivacyLedger(epsilon=0.7, delta=1e-5).would_exceed(pipe.privacy_guarantee_)
+    assert PrivacyLedger(epsilon=0.7, delta=1e-5).would_exceed(s.privacy_guarantee_)
+    with pytest.raises(ValueError, match="data_norm"):
+        PrivateSearchCV(make_private_pipeline(NoisyGDClassifier(classes=[0, 1])),
+                        {"estimator__data_norm": [1.0, 4.0]}).fit(X, y)

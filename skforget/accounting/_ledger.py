@@ -46,7 +46,7 @@ from skforget.accounting._releases import noise_refusal, search_curve
 from skforget.accounting._selection import (
     _ORDERS,
     _target_within,
-    rdp_curve_epsilon,
+    approximate_curve_epsilon,
 )
 
 
@@ -190,30 +190,26 @@ class LedgerTotal:
 
 
 def _convert(rho, curve, delta, gaussian=False, delta_excluded=0.0):
-    """(epsilon, order) of ``q rho + curve(q)`` at ``delta``: continuous in
-    ``q`` for a rho-coefficient alone, on the grid otherwise (Section 20.2).
-    ``gaussian``: every release composed is ``sqrt(2 rho_i)``-GDP (Section 21),
-    so the whole is ``sqrt(2 rho)``-GDP (adaptive GDP composition, Dong, Roth
-    and Su 2022, Cor. 3.3; Section 20.2) and the exact Gaussian profile
-    converts it (order: inf, no Rényi order is used).
-    ``delta_excluded``: the releases' excluded events have total probability
-    at most this (their deltas add, Bun & Steinke 2016, Lemma 8.3); the curve
-    holds outside them, so Proposition 19.4 converts it at ``delta -
-    delta_excluded`` and adds ``ln(1 / (1 - delta_excluded))`` to epsilon
-    (infinite when nothing of ``delta`` is left)."""
-    if delta_excluded > 0.0:
-        if delta_excluded >= delta:
-            return math.inf, math.nan
-        eps, order = _convert(rho, curve, delta - delta_excluded, gaussian)
-        return eps - math.log1p(-delta_excluded), order
-    if curve is None:
-        if rho == 0.0:
-            return 0.0, math.inf
-        if gaussian:
-            return rho_to_epsilon(rho=rho, delta=delta, method="gaussian"), math.inf
-        return (rho_to_epsilon(rho=rho, delta=delta),
-                optimal_order(rho=rho, delta=delta))
-    return rdp_curve_epsilon(orders=ORDERS, rdp=ORDERS * rho + curve, delta=delta)
+    """(epsilon, order) of ``q rho + curve(q)`` at ``delta`` (Section 20.2): on
+    the grid with a curve; for a rho-coefficient alone continuous in ``q``, or
+    by the exact Gaussian profile (order inf) when ``gaussian``: every release
+    composed is ``sqrt(2 rho_i)``-GDP, so the whole is ``sqrt(2 rho)``-GDP
+    (Dong, Roth and Su 2022, Cor. 3.3). ``delta_excluded``: the releases'
+    excluded events' total probability (their deltas add, Bun & Steinke 2016,
+    Lemma 8.3): converted at ``delta - delta_excluded``, plus ``ln(1 / (1 -
+    delta_excluded))`` (Proposition 19.4; infinite when nothing is left)."""
+    if delta_excluded >= delta:
+        return math.inf, math.nan
+    if curve is not None:
+        return approximate_curve_epsilon(rdp=ORDERS * rho + curve, delta=delta,
+                                         delta_excluded=delta_excluded)
+    shift, rest = -math.log1p(-delta_excluded), delta - delta_excluded
+    if rho == 0.0:
+        return shift, math.inf
+    if gaussian:
+        return rho_to_epsilon(rho=rho, delta=rest, method="gaussian") + shift, math.inf
+    return (rho_to_epsilon(rho=rho, delta=rest) + shift,
+            optimal_order(rho=rho, delta=rest))
 
 
 def _epsilon_within(rho, delta):
@@ -225,6 +221,15 @@ def _epsilon_within(rho, delta):
         return _target_within(rho, delta)
     except ValueError:
         return 0.0
+
+
+def _refuse_selected(guarantee, label):
+    """A selected run's rho is one run's; the release is the search's (17.4)."""
+    if getattr(guarantee, "selected_by_search", False):
+        raise ValueError(
+            f"{label}: this model is the run a PrivateSearchCV selected; its rho "
+            "is one run's, and the release is the search's. Record the search "
+            "instead (ledger.record(label, search)), or check its figure.")
 
 
 def _sum(entries):
@@ -551,15 +556,14 @@ class PrivacyLedger:
     @staticmethod
     def _figure(plan, rho, curve):
         """``(rho, curve)`` of a public plan: a ``SearchBudget`` (its curve), a
-        :class:`~skforget.accounting.PrivacyGuarantee` or a pipeline's
-        ``PipelineGuarantee`` (its ``rho``, and its selections' delta), or any
-        plan with an ``epsilon`` and ``delta`` target, such as the
-        :class:`~skforget.FitPlan` of ``estimator.plan(X, y)`` (the target's
-        rho-coefficient, which bounds what the fit will record)."""
+        ``PrivacyGuarantee`` or ``PipelineGuarantee`` (its ``rho``, and its
+        selections' delta), or a target (``epsilon``, ``delta``) such as a
+        ``FitPlan``'s (its rho-coefficient bounds what the fit records)."""
         if plan is None:
             return rho, curve, None, None
         if rho is not None or curve is not None:
             raise ValueError("Give a plan, or rho / curve, not both.")
+        _refuse_selected(plan, "A plan")
         if hasattr(plan, "run_rho"):   # with a pipeline's statistics (17.5)
             return (plan.preprocessing_rho, search_curve(plan), False,
                     plan.delta_selection)
@@ -737,11 +741,7 @@ class PrivacyLedger:
         """Record a fitted skforget model, pipeline or search made without this ledger
         at its whole figure (``privacy_guarantee_``), not the last edit's (20.1)."""
         g = model.privacy_guarantee_
-        if getattr(g, "selected_by_search", False):
-            raise ValueError(
-                f"{label}: this model is the run a PrivateSearchCV selected; its "
-                "rho is one run's, and the release is the search's. Record the "
-                "search instead: ledger.record(label, search).")
+        _refuse_selected(g, label)
         params = model.get_params() if hasattr(model, "get_params") else {}
         if getattr(g, "noise_seeded", getattr(g, "seeded", False)) or any(
                 v is not None for k, v in params.items()

@@ -11,10 +11,13 @@ runs is hidden and unbounded (17.4). A refit (held-out part, ``refit=True``)
 is a whole pipeline fit of the selected parameters with fresh noise.
 """
 
+import dataclasses
+
 from sklearn.base import clone, is_classifier
 
+from skforget import accounting
 from skforget._public import private_step_names, split_preprocessing
-from skforget._validation import check_labels_present
+from skforget._validation import check_labels_present, fixed_errstate
 
 
 def private_pipeline(estimator):
@@ -80,6 +83,12 @@ def fit_statistics(pipeline, X, y, *, epsilon, delta, seeds, statistics):
     (``statistics``): a clone at ``(epsilon, delta)`` whose steps but the
     last are fitted. Returns ``(clone, Xt, target)``: the mapped rows and
     the regressor's released ``(target_offset, target_scale)`` or None."""
+    with fixed_errstate():   # as a pipeline's fit (Section 16.2)
+        return _fit_statistics(pipeline, X, y, epsilon=epsilon, delta=delta,
+                               seeds=seeds, statistics=statistics)
+
+
+def _fit_statistics(pipeline, X, y, *, epsilon, delta, seeds, statistics):
     pre = clone(pipeline).set_params(epsilon=epsilon, delta=delta)
     _quiet_steps(pre, seeds)
     split = pre._plan_split(X, y, statistics)
@@ -131,6 +140,13 @@ def release_pipeline(pipeline, pre, model, target, version):
     pre.database_version_ = version
     pre.pipeline_edits_ = ()
     pre.random_states_ = {**own, name: model.get_params().get("random_state")}
+    # The split as used: the statistics' part and the estimator's target.
+    est = model.get_params()
+    pre.budget_ = dataclasses.replace(
+        pre.budget_, estimator_epsilon=float(est["epsilon"]),
+        delta_conversion=float(est["delta"]),
+        rho=pre.budget_.rho_preprocessing + accounting.estimator_rho_bound(
+            model.privacy_guarantee_))
     g = pre.privacy_guarantee_
     pre._releases = ((g.rho, g.delta_selection, g.rho_replace),)
     pre.target_epsilon_ = g.epsilon

@@ -330,24 +330,27 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             _mark_selected(getattr(model, "_final_estimator", model),
                            self.privacy_guarantee_)
 
-    def _check_inputs(self, n, estimator, distributions, target_released=False):
+    def _check_inputs(self, n, estimator, distributions, pipeline=None):
         """Refuse what the search cannot price; return ``(n_val, params)``,
         the validation part's size (0: none) and the estimator's parameters
-        (``estimator`` and ``distributions``: a pipeline's final step's, 17.5;
-        ``target_released``: its targets' scale is a released statistic)."""
-        # With the targets' centre and scale released by the pipeline, they
-        # and the intercept (which decides how they are read, 19.6) are fixed.
-        reserved = sorted(set(distributions) & set(_RESERVED + (
-            ("target_offset", "fit_intercept") if target_released else ())))
+        (``estimator`` and ``distributions``: a ``pipeline``'s final step's,
+        17.5)."""
+        # Behind a pipeline, its statistics map the rows into the estimator's
+        # data_norm ball once, for every run; when they include the targets'
+        # centre and scale, the intercept decides how they are read (19.6).
+        fixed = () if pipeline is None else ("data_norm",) + (
+            ("target_offset", "fit_intercept") if pipeline._releases_target()
+            else ())
+        reserved = sorted(set(distributions) & set(_RESERVED + fixed))
         if reserved:
             raise ValueError(
                 f"param_distributions names {reserved}: the search sets the "
                 "candidates' epsilon, delta and random_state itself (the total "
                 "is the search's epsilon), and relation, group_size, classes, "
                 "clip_rows and target_scale define what one run's figure means "
-                "(and, when a pipeline releases the targets' centre and scale, "
-                "target_offset and fit_intercept how they are read): set them on "
-                "the estimator.")
+                "(and, behind a pipeline's statistics, data_norm, target_offset "
+                "and fit_intercept how the rows and targets are mapped): set them "
+                "on the estimator.")
         params = estimator.get_params()
         unknown = sorted(set(distributions) - set(params))
         if unknown:
@@ -375,7 +378,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "Pass the public label set on the estimator (classes=[...]): "
                 "every candidate would otherwise read it from the rows, which no "
                 "figure of the search covers.")
-        if is_regressor(estimator) and not target_released and params.get(
+        released = pipeline is not None and pipeline._releases_target()
+        if is_regressor(estimator) and not released and params.get(
                 "target_scale", 1.0) is None:
             raise ValueError(
                 "Pass a public target_scale on the estimator: without one every "
@@ -486,7 +490,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             else (None, self.estimator, self.param_distributions))
         n_val, base = self._check_inputs(
             n, estimator, distributions,
-            target_released=pipeline is not None and pipeline._releases_target())
+            pipeline=pipeline)
         # Every row and target checked once, before any run: an error that
         # depended on the data must not stop the search part-way. A pipeline's
         # rows are checked by its private steps, before any run.
