@@ -10,6 +10,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from skforget import (
     Database,
@@ -325,3 +327,52 @@ def test_what_the_released_pipeline_says_it_used(table):
     with pytest.raises(ValueError, match="data_norm"):
         PrivateSearchCV(make_private_pipeline(NoisyGDClassifier(classes=[0, 1])),
                         {"estimator__data_norm": [1.0, 4.0]}).fit(X, y)
+
+
+@settings(max_examples=60, deadline=None)
+@given(epsilon=st.floats(0.3, 8.0), log_delta=st.floats(-9.0, -4.0),
+       share=st.floats(0.05, 0.6), selection=st.floats(0.0, 0.5),
+       mean=st.sampled_from([1.0, 2.0, 10.0, 50.0]), shape=st.sampled_from([0.0, 1.0]),
+       refit=st.sampled_from([0.0, 0.3, 0.7]),
+       conversion=st.sampled_from(["gaussian", "improved"]))
+def test_the_plan_never_exceeds_its_target(epsilon, log_delta, share, selection, mean,
+                                           shape, refit, conversion):
+    """Whatever the shares and the law: the total (17.5) at most the target, the
+    statistics an untuned pipeline's, the refit an estimator's target within
+    its rho, and dp_accounting's reading of the same events no smaller than
+    the plan's by more than its grid error."""
+    delta = 10.0 ** log_delta
+    shares = {"preprocessing_share": share, "selection_share": selection,
+              "estimator_conversion": conversion}
+    try:
+        b = acc.plan_search(epsilon=epsilon, delta=delta, mean=mean, shape=shape,
+                            refit_share=refit, score_share=0.0 if refit else 0.05,
+                            pipeline=shares)
+    except ValueError as exc:   # too small a budget for the law: said, not planned
+        assert "too small" in str(exc)
+        event("refused: too small")
+        return
+    event("planned")
+    assert b.epsilon <= epsilon and b.delta == delta
+    split = acc.split_private_pipeline(epsilon=epsilon, delta=delta, **shares)
+    assert (b.preprocessing_rho, b.delta_selection) == (split.rho_preprocessing,
+                                                         split.delta_selection)
+    assert acc.epsilon_to_rho(epsilon=b.run_epsilon, delta=delta,
+                              method="gaussian") <= b.run_rho - b.score_rho
+    if refit:
+        assert acc.epsilon_to_rho(epsilon=b.refit_epsilon,
+                                  delta=delta - b.delta_selection,
+                                  method="gaussian") <= b.refit_rho
+    assert b.selection_epsilon <= b.epsilon
+    # On every 20th order of the plan's grid: the oracle's minimum can only be
+    # larger, and stays within a few percent.
+    oracle = dp_rdp.RdpAccountant(orders=list(_ORDERS[::20]))
+    oracle.compose(dp_event.GaussianDpEvent(1 / math.sqrt(2 * b.preprocessing_rho)))
+    run = dp_event.GaussianDpEvent(1 / math.sqrt(2 * b.run_rho))
+    oracle.compose(run if mean == 1.0 else
+                   dp_event.RepeatAndSelectDpEvent(run, mean, shape))
+    if refit:
+        oracle.compose(dp_event.GaussianDpEvent(1 / math.sqrt(2 * b.refit_rho)))
+    d_s = b.delta_selection
+    theirs = oracle.get_epsilon(delta - d_s) - math.log1p(-d_s)
+    assert b.epsilon * (1 - 1e-4) <= theirs <= b.epsilon * 1.05
