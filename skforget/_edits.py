@@ -3,6 +3,7 @@
 """Edit requests: which records of a database to delete, replace and insert."""
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,8 +16,8 @@ from skforget._database import (
     ids_to_positions,
 )
 from skforget._utils import check_weights, no_interrupts
-from skforget._validation import label_codes
-from skforget.exceptions import UnlearningError
+from skforget._validation import label_codes, user_stacklevel
+from skforget.exceptions import PrivacyBudgetWarning, UnlearningError
 
 
 def _as_indices(values, name, n_rows):
@@ -659,6 +660,35 @@ def check_not_selected(model):
             "holds for it. Search with validation_fraction=... and refit=True, "
             "whose refitted model deletions certify, or run the search again on "
             "the edited database.")
+
+
+def tuned_caveat(model):
+    """What a model whose hyper-parameters a ``PrivateSearchCV`` chose keeps
+    after an edit, in one sentence, or None (privacy-accounting.md, 17.4,
+    17.5). The search marks its refitted model (``tuned_by_search_``: the
+    search's ``(epsilon, delta)`` and its selection's ``epsilon``)."""
+    final = getattr(model, "_final_estimator", model)   # a pipeline's
+    mark = getattr(final, "__dict__", {}).get("tuned_by_search_")
+    if mark is None:
+        return None
+    return (f"Its hyper-parameters were chosen by a PrivateSearchCV ((epsilon "
+            f"{mark['epsilon']:.4g}, delta {mark['delta']:.2g}) in all) with the "
+            "records present: the choice keeps up to (epsilon "
+            f"{mark['selection_epsilon']:.4g}, delta {mark['delta']:.2g}) about each "
+            "of them, deleted ones included, which no deletion certificate of this "
+            "model undoes, and the adaptive figures count this model's releases "
+            "only (requests adapted to the search's output add its figure). Run "
+            "the search again on the current database to forget them entirely.")
+
+
+def warn_if_tuned(model):
+    """Before an edit that passed its checks: say what the search's choice
+    keeps (a statement of public figures; a filter raising it as an error
+    stops the edit before anything is spent, 20.3)."""
+    said = tuned_caveat(model)
+    if said is not None:
+        warnings.warn(f"After this edit the model certifies the deleted records. "
+                      f"{said}", PrivacyBudgetWarning, stacklevel=user_stacklevel())
 
 
 def check_new_targets(edits, classes=None):

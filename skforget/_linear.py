@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skforget import accounting
 from skforget._database import check_version
-from skforget._edits import check_not_selected
+from skforget._edits import check_not_selected, warn_if_tuned
 from skforget._release import mark_committed, release_spending, warn_about_callers
 from skforget._rows import (
     augmented_norms,
@@ -589,6 +589,7 @@ class _BasePrivateLinear(BaseEstimator):
                 "smaller requests or fit with a larger max_edit_size."
             )
         self._check_new_targets(edits)
+        warn_if_tuned(self)   # what a search's choice keeps (17.4), once checked
 
     @staticmethod
     def _edit_weights(plan, edits, y_enc):

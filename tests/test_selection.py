@@ -352,9 +352,23 @@ def test_deletion_through_the_search(cancer):
     present, so its edits are refused, through the search or directly."""
     X, y = cancer
     s = _search(validation_fraction=0.2).fit(X, y)
-    with pytest.warns(PrivacyBudgetWarning, match="choice of its hyper-parameters"):
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
         s.partial_unlearn(EditRequest(X, y, delete=[0, 1]))
+    # Said once (by the model), with the selection's figure.
+    tuned = [str(w.message) for w in said
+             if "chosen by a PrivateSearchCV" in str(w.message)]
+    assert len(tuned) == 1
+    assert f"{s.privacy_guarantee_.selection_epsilon:.4g}" in tuned[0]
     assert s.best_estimator_.privacy_guarantee_.deletion.n_deleted == 2
+    # Directly on the model too (a record store edits it so), after its checks.
+    X2, y2 = np.delete(X, [0, 1], axis=0), np.delete(y, [0, 1])
+    with pytest.warns(PrivacyBudgetWarning, match="chosen by a PrivateSearchCV"):
+        s.best_estimator_.partial_unlearn(EditRequest(X2, y2, delete=[0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyBudgetWarning)
+        with pytest.raises(UnlearningError, match="rows"):   # refused first
+            s.best_estimator_.partial_unlearn(EditRequest(X, y, delete=[0]))
     no_refit = _search(refit=False, validation_fraction=0.2).fit(X, y)
     with pytest.raises(ValueError, match="refit=True"):
         no_refit.partial_unlearn(EditRequest(X, y, delete=[0]))

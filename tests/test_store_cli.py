@@ -183,6 +183,8 @@ def test_audit_records_export_in_order_within_a_window(location, capsys,
     assert [r["request_id"] for r in window] == ["A"]
     with pytest.raises(ValueError, match="since must carry its time zone"):
         store.audit_records(since=datetime(2026, 11, 1))
+    with pytest.raises(ValueError, match="is after until"):
+        store.audit_records(since="2026-11-03T00:00:00Z", until="2026-11-02T00:00:00Z")
     s = ["--store", location]
     assert main(["audit", *s, "--since", "2026-11-02T00:00:00Z"]) == 0
     lines = capsys.readouterr().out.splitlines()

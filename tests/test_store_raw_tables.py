@@ -164,3 +164,45 @@ def test_text_and_category_cells_come_back_as_they_went_in(store_location):
     assert stored["grade"].tolist()[:3] == ([1, 2, 3] if sqlite else ["1", "2", "3"])
     forget(store, {"p0001", "p0002"})                     # a set of IDs
     assert store.database().n_samples == 298
+
+
+def test_a_tuned_pipeline_in_a_store_and_what_its_audit_records_keep(
+        store_location, tmp_path):
+    """A trial stored a search's refitted pipeline: every audit record said
+    the deleted records had no influence, with no caveat, though the choice of
+    the hyper-parameters keeps up to the selection's figure about them; and a
+    store accepted models that could serve no deletion."""
+    from skforget.accounting import PrivacyLedger
+    from skforget.model_selection import PrivateSearchCV
+    from skforget.store import SharedLedger
+
+    X, y = _tables()
+    db = Database(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=["big", "small"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tuned = PrivateSearchCV(pipe, {"estimator__C": [0.1, 1.0]}, epsilon=1.0,
+                                validation_fraction=0.2, n_candidates=2).fit(db)
+        selected = PrivateSearchCV(pipe, {"estimator__C": [0.1, 1.0]},
+                                   epsilon=1.0, n_candidates=2).fit(db)
+    with pytest.raises(TypeError, match="search.best_estimator_"):
+        RecordStore.create(store_location, db, tuned)
+    with pytest.raises(ValueError, match="refuses every deletion"):
+        RecordStore.create(store_location, db, selected.best_estimator_)
+    model = tuned.best_estimator_
+    model.set_params(estimator__ledger=PrivacyLedger(epsilon=5.0, delta=1e-5))
+    with pytest.raises(ValueError, match="estimator__ledger is an in-memory"):
+        RecordStore.create(store_location, db, model)
+    model.set_params(estimator__ledger=SharedLedger(tmp_path / "l.sqlite",
+                                                    epsilon=5.0, delta=1e-5))
+    store = RecordStore.create(store_location, db, model)
+    store.submit(["p0003"], request_id="R-1")
+    with pytest.warns(Warning, match="chosen by a PrivateSearchCV"):
+        store.process()
+    record = store.audit_record("R-1")
+    selection = f"{tuned.privacy_guarantee_.selection_epsilon:.4g}"
+    for said in (record["certificate"]["not_covered"],
+                 record["guarantee_after"]["caveats"]):
+        assert any("chosen by a PrivateSearchCV" in s and selection in s
+                   for s in said)
+    json.dumps(record)

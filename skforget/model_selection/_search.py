@@ -67,9 +67,7 @@ from skforget._validation import (
     Interval,
     StrOptions,
     noise_key,
-    user_stacklevel,
 )
-from skforget.exceptions import PrivacyBudgetWarning
 from skforget.model_selection._pipelines import (
     final_step_search,
     fit_statistics,
@@ -666,6 +664,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         model.set_params(**loud)   # the user's, for the model's later edits
         if not refits:
             _mark_selected(model, budget)
+        else:
+            # Its edits, through the search, directly or by a record store,
+            # say what the choice keeps, and its audit records too (17.4).
+            model.tuned_by_search_ = {
+                "epsilon": budget.epsilon, "delta": budget.delta,
+                "selection_epsilon": budget.selection_epsilon}
         if seeded:
             # The run's derived seed would replay its noise from the model (or
             # its pickle) alone: the model keeps the user's own random_state,
@@ -723,7 +727,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         The model is certified against a run with the same hyper-parameters;
         the choice of those hyper-parameters keeps what the selection saw of
         the deleted records, bounded by ``privacy_guarantee_.selection_epsilon``
-        (privacy-accounting.md, 17.4).
+        (privacy-accounting.md, 17.4). The refitted model carries that figure
+        (``tuned_by_search_``): its edits warn with it however they are made
+        (through the search, on ``best_estimator_``, by a record store, whose
+        audit records state it).
         """
         check_is_fitted(self, "best_estimator_")
         if self.validation_fraction is not None and not self.refit:
@@ -731,17 +738,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                              "search's training part only; fit with refit=True "
                              "to serve deletions on the whole database.")
         check_not_selected(self.best_estimator_)
-        # A statement of public figures, made before the edit: a filter raising
-        # it as an error stops the edit before anything is spent (20.3).
-        warnings.warn(
-            "After this edit the model certifies the deleted records; the "
-            "choice of its "
-            "hyper-parameters (best_params_, best_score_) was made with them "
-            "present and keeps up to (epsilon "
-            f"{self.privacy_guarantee_.selection_epsilon:.3g}, delta "
-            f"{self.privacy_guarantee_.delta:.2g}) about each of them. Run the "
-            "search again on the current database to forget them entirely.",
-            PrivacyBudgetWarning, stacklevel=user_stacklevel())
+        # The model says, once the request passed its checks, what the choice
+        # of its hyper-parameters keeps (its tuned_by_search_ mark, 17.4).
         self.best_estimator_.partial_unlearn(edits, **unlearn_params)
         return self
 

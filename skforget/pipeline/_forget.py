@@ -13,7 +13,12 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from skforget import accounting
 from skforget._database import Database, _describe, check_version, unwrap_database
-from skforget._edits import EditRequest, check_new_targets, check_not_selected
+from skforget._edits import (
+    EditRequest,
+    check_new_targets,
+    check_not_selected,
+    warn_if_tuned,
+)
 from skforget._linear import _atomic_edit
 from skforget._public import (
     check_public_preprocessing,
@@ -491,8 +496,7 @@ class ForgetPipeline(Pipeline):
 
     def _refit_edit(self, edits, private):
         """Serve an edit by re-estimating every private statistic with fresh
-        noise and retraining the estimator from a fresh start on the edited
-        records (privacy-accounting.md, Theorem 19.6)."""
+        noise and retraining the estimator on the edited records (Thm 19.6)."""
         if private != self.private_preprocessing_:
             raise UnlearningError("The private steps changed since fit; fit again.")
         self._check_private_units(private, self.random_states_)
@@ -510,19 +514,16 @@ class ForgetPipeline(Pipeline):
                 "the previous request's apply() returned (a Database checks this "
                 "by version).")
         self._check_new_records(edits)
+        warn_if_tuned(self._final_estimator)   # what a search's choice keeps (17.5)
         # An in-place request changes the caller's rows only if the edit
         # succeeds: undoable until the block below commits it.
         with _atomic_edit(self, edits):
             return self._refit_edited(edits, private, edits._apply_uncommitted())
 
     def _check_units_since_fit(self):
-        """Refuse an edit whose privacy unit differs from the fitted one's.
-
-        The refit would release statistics and a model for the new unit, and
-        the edit's certificate adds up the earlier releases (Theorem 19.6),
-        which were calibrated for the old one: against a larger group they
-        spend more than their figures say (a group of ``g`` records moves a
-        statistic ``g`` times as far)."""
+        """Refuse an edit whose privacy unit differs from the fitted one's: its
+        certificate adds up the earlier releases (Theorem 19.6), calibrated for
+        the old unit, which spend more against a larger group than they say."""
         changed = self._final_estimator._changed_params()
         for param in ("relation", "group_size"):
             if param in changed:

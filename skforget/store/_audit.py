@@ -62,8 +62,10 @@ def _figure(rho, epsilon, delta, method):
             else None}
 
 
-def certificate_section(certificate, guarantee):
-    """The deletion certificate with the guarantee's delta, relation and unit."""
+def certificate_section(certificate, guarantee, tuned=None):
+    """The deletion certificate with the guarantee's delta, relation and unit;
+    ``tuned``: what a search's choice of the model's hyper-parameters keeps
+    (``skforget._edits.tuned_caveat``), which the certificate does not undo."""
     delta, method = guarantee.delta, guarantee.conversion
     removed = certificate.n_deleted + certificate.n_replaced
     return {
@@ -98,11 +100,12 @@ def certificate_section(certificate, guarantee):
         "noisy_steps": certificate.steps,
         "records_after": certificate.n_samples,
         "statement": str(certificate),
+        "not_covered": [tuned] if tuned else [],
         "fields": certificate.to_dict(),
     }
 
 
-def _guarantee_section(guarantee):
+def _guarantee_section(guarantee, tuned=None):
     return {"epsilon": guarantee.epsilon, "delta": guarantee.delta,
             "rho": guarantee.rho, "relation": guarantee.relation,
             "conversion": guarantee.conversion,
@@ -121,7 +124,7 @@ def _guarantee_section(guarantee):
             "seeded": bool(getattr(guarantee, "noise_seeded", guarantee.seeded)),
             "label_set_public": guarantee.label_set_public,
             "target_scale_public": guarantee.target_scale_public,
-            "caveats": list(guarantee.caveats),
+            "caveats": list(guarantee.caveats) + ([tuned] if tuned else []),
             "references": list(guarantee.references)}
 
 
@@ -154,8 +157,9 @@ def served_record(*, row, group, deleted_ids, already_deleted, served, finished_
                   "sha256_after": served["sha256_after"],
                   "hashed": "the pickled model as stored (RecordStore.model_bytes)"},
         "certificate": certificate_section(served["certificate"],
-                                           served["guarantee"]),
-        "guarantee_after": _guarantee_section(served["guarantee"]),
+                                           served["guarantee"], served.get("tuned")),
+        "guarantee_after": _guarantee_section(served["guarantee"],
+                                              served.get("tuned")),
         "store": store,
         "software": versions(),
     })

@@ -449,6 +449,9 @@ class RequestsMixin:
         window = [(op, iso(parse_time(value, name))) for name, op, value in
                   (("since", ">=", since), ("until", "<", until))
                   if value is not None]
+        if len(window) == 2 and window[0][1] > window[1][1]:
+            raise ValueError(f"since={window[0][1]} is after until="
+                             f"{window[1][1]}: the window holds no time.")
         where = "".join(f" AND finished_at {op} ?" for op, _ in window)
         rows = self._reading(lambda con: con.all(
             f"SELECT audit FROM requests WHERE audit IS NOT NULL{where} "

@@ -24,7 +24,7 @@ import secrets
 import numpy as np
 
 from skforget._database import Database, DatabaseVersion, _is_frame
-from skforget._edits import EditRequest
+from skforget._edits import EditRequest, tuned_caveat
 from skforget._release import releasing
 from skforget._validation import is_missing
 from skforget.accounting import EditCertificate, PipelineEdit
@@ -148,6 +148,36 @@ def _key_check(key):
     """The fingerprint a store keeps of an outside key: an HMAC of a constant,
     which tells a wrong key and reveals nothing of the right one."""
     return hmac.new(key, b"skforget tombstone key check", hashlib.sha256).hexdigest()
+
+
+def _check_storable(model):
+    """Refuse, at create, a model that could serve no deletion: a search (its
+    released model is what serves them), the run a search selected (it
+    refuses every edit, 17.4), or one whose ledger is in memory (the store
+    pickles the model, and the copy of such a ledger refuses to record)."""
+    if hasattr(model, "param_distributions") and hasattr(model, "best_estimator_"):
+        raise TypeError(
+            "A PrivateSearchCV is not stored: store the model it released, "
+            "search.best_estimator_, from a search with validation_fraction=... "
+            "and refit=True (the selected run of its default mode refuses "
+            "deletions).")
+    final = getattr(model, "_final_estimator", model)
+    if getattr(getattr(final, "privacy_guarantee_", None), "selected_by_search",
+               False):
+        raise ValueError(
+            "This model is the run a PrivateSearchCV selected (no "
+            "validation_fraction, or refit=False): it refuses every deletion, so "
+            "a store could serve none. Store the refitted model of a search with "
+            "validation_fraction=... and refit=True.")
+    params = model.get_params(deep=True) if hasattr(model, "get_params") else {}
+    for name, value in params.items():
+        if name.rsplit("__", 1)[-1] == "ledger" and getattr(
+                value, "_pickled_as_snapshot", lambda: False)():
+            raise ValueError(
+                f"The model's {name} is an in-memory PrivacyLedger: the store "
+                "keeps a pickled copy of the model, whose ledger would refuse to "
+                "record its deletions. Give it a skforget.store.SharedLedger "
+                "(a file every copy records into) before storing it.")
 
 
 class RecordStore(RequestsMixin):
@@ -289,6 +319,7 @@ class RecordStore(RequestsMixin):
         if not isinstance(database, Database):
             raise TypeError("database must be a skforget.Database, got "
                             f"{type(database).__name__}.")
+        _check_storable(model)
         version = getattr(model, "database_version_", None)
         if version != database.version:
             raise ValueError(
@@ -658,6 +689,7 @@ class RecordStore(RequestsMixin):
                         [(self._id_hash(i), certificate.index, request_of.get(i))
                          for i in deleted])
         return {"certificate": certificate, "guarantee": guarantee,
+                "tuned": tuned_caveat(model),
                 "version_before": request.version, "version_after": edited.version,
                 "n_before": database.n_samples, "n_after": edited.n_samples,
                 "sha256_before": _sha256(state_before),
