@@ -1309,3 +1309,27 @@ def test_make_private_pipeline_says_it_replaces_the_estimators_budget():
         make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=8)
     with pytest.raises(TypeError, match="needs a skforget estimator.*Ridge"):
         make_private_pipeline(Ridge())
+
+
+def test_a_bad_cell_is_named_by_its_position_and_its_index_label():
+    # A trial's loans were indexed by ID; "row 1" named a position only, and
+    # told a fitted model's user to re-encode the column.
+    import pandas as pd
+
+    X = pd.DataFrame({"income": [10.0, 20.0, 30.0, 40.0] * 20},
+                     index=[f"loan{i:03d}" for i in range(80)])
+    y = np.arange(80) % 2
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X, y)
+    bad = X.iloc[:3].astype(object)
+    bad.iloc[1, 0] = "n/a"
+    with pytest.raises(ValueError, match=r"row 1 \(index 'loan001'\) is not a "
+                                         "number"):
+        pipe.predict(bad)
+    bad = X.iloc[:3].copy()
+    bad.iloc[2, 0] = np.inf
+    with pytest.raises(ValueError, match=r"infinite value in row 2 \(index "
+                                         "'loan002'\\)"):
+        pipe.predict(bad)

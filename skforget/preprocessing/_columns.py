@@ -72,15 +72,25 @@ def _as_float(col, name):
                               dtype=float) if col.dtype == object \
                 else np.asarray(col, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"Column {name!r} is not numeric (row {_first_bad(col)} "
-                         "is not a number); encode it with "
-                         "PrivateOneHotEncoder.") from None
+        raise ValueError(f"Column {name!r} is not numeric ({_row(col, _first_bad(col))}"
+                         " is not a number): a column read as numbers holds numbers "
+                         "or missing values. A column of categories is one-hot "
+                         "encoded when its dtype is not numeric (PrivateOneHotEncoder)."
+                         ) from None
     bad = np.isinf(values)
     if bad.any():
-        raise ValueError(f"Column {name!r} has an infinite value in row "
-                         f"{int(np.flatnonzero(bad)[0])}; use NaN for a missing "
-                         "value.")
+        raise ValueError(f"Column {name!r} has an infinite value in "
+                         f"{_row(col, int(np.flatnonzero(bad)[0]))}; use NaN for a "
+                         "missing value.")
     return values
+
+
+def _row(col, i):
+    """``row i``, with its index label when a frame's index names the rows."""
+    index = getattr(col, "index", None)
+    if index is None or type(index).__name__ == "RangeIndex":
+        return f"row {i}"
+    return f"row {i} (index {index[i]!r})"
 
 
 def _first_bad(col):
