@@ -376,3 +376,16 @@ def test_the_plan_never_exceeds_its_target(epsilon, log_delta, share, selection,
     d_s = b.delta_selection
     theirs = oracle.get_epsilon(delta - d_s) - math.log1p(-d_s)
     assert b.epsilon * (1 - 1e-4) <= theirs <= b.epsilon * 1.05
+
+
+def test_a_pipeline_search_recorded_after_the_fact_counts_its_statistics(table):
+    # ledger.record reads the search's figure: the statistics' rho and their
+    # selections' delta with the selection's curve, as the search's own entry.
+    X, y, _ = table
+    s = _search(random_state=None).fit(X, y)
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    ledger.record("tuned pipeline", s)
+    (entry,) = ledger.entries
+    b = s.privacy_guarantee_
+    assert (entry.rho, entry.delta) == (b.preprocessing_rho, b.delta_selection)
+    assert ledger.total.epsilon == pytest.approx(b.epsilon, rel=1e-9)
