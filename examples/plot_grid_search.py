@@ -38,6 +38,7 @@ from skforget import NoisyGDClassifier
 from skforget.accounting import epsilon_to_rho, rho_compose
 from skforget.accounting import rho_to_epsilon as _rho_to_epsilon
 from skforget.datasets import load_dataset
+from skforget.model_selection import PrivateSearchCV
 
 data = load_dataset("breast_cancer")
 X, X_test, y, y_test = train_test_split(
@@ -173,8 +174,6 @@ plt.show()
 # ``epsilon = 1`` with a mean of 6 candidates from the same grid. Over a
 # :func:`~skforget.pipeline.make_private_pipeline` it tunes a raw table the same
 # way, its private statistics released once (user guide, "Tuning privately").
-from skforget.model_selection import PrivateSearchCV
-
 private = PrivateSearchCV(NoisyGDClassifier(classes=[0, 1]), grid, epsilon=1.0,
                           delta=delta, n_candidates=6).fit(X, y)
 print(f"PrivateSearchCV: best parameters {private.best_params_}, test accuracy "
