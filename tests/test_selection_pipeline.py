@@ -171,8 +171,11 @@ def test_only_the_estimators_parameters_may_be_drawn(table):
     pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]))
     for bad, match in [({"preprocess__row_scale": [1.0]}, "draws only its estimator"),
                        ({"epsilon": [1.0]}, "draws only its estimator"),
-                       ({"estimator__epsilon": [0.5]}, "the search sets"),
-                       ({"estimator__classes": [[0, 1]]}, "the search sets")]:
+                       ({"estimator__epsilon": [0.5]},
+                        r"names \['estimator__epsilon'\]: the search sets"),
+                       ({"estimator__classes": [[0, 1]]}, "the search sets"),
+                       ({"estimator__alpha": [1.0]},
+                        r"names \['estimator__alpha'\], which NoisyGDClassifier")]:
         with pytest.raises(ValueError, match=match):
             PrivateSearchCV(pipe, bad, epsilon=1.0).fit(X, y)
     reg = make_private_pipeline(NoisyGDRegressor())

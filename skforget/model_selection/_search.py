@@ -245,7 +245,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     best_params_ : dict
         The selected hyper-parameters.
     best_score_ : float
-        The selected run's noisy score (part of the best run's output).
+        The selected run's noisy score (part of the best run's output): the
+        largest of several noisy means, it overstates the model's score and
+        may fall outside [0, 1].
     cv_results_ : dict
         The released run only: ``params``, ``mean_test_score`` and
         ``rank_test_score``, one row each. How many runs there were, which
@@ -339,7 +341,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         fixed = () if pipeline is None else ("data_norm",) + (
             ("target_offset", "fit_intercept") if pipeline._releases_target()
             else ())
-        reserved = sorted(set(distributions) & set(_RESERVED + fixed))
+        # Named as the user wrote them (a pipeline's with its step's prefix).
+        prefix = "" if pipeline is None else f"{pipeline.steps[-1][0]}__"
+        reserved = sorted(prefix + name for name in
+                          set(distributions) & set(_RESERVED + fixed))
         if reserved:
             raise ValueError(
                 f"param_distributions names {reserved}: the search sets the "
@@ -350,7 +355,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "and fit_intercept how the rows and targets are mapped): set them "
                 "on the estimator.")
         params = estimator.get_params()
-        unknown = sorted(set(distributions) - set(params))
+        unknown = sorted(prefix + name for name in set(distributions) - set(params))
         if unknown:
             raise ValueError(f"param_distributions names {unknown}, which "
                              f"{type(estimator).__name__} does not have.")
