@@ -8,7 +8,7 @@ an untuned pipeline gives them; the search then repeats only the estimator's
 runs on the rows mapped through them. Refitting the statistics in every run
 would exclude an event of probability ``delta_S`` per run, and the number of
 runs is hidden and unbounded (17.4). A refit (held-out part, ``refit=True``)
-is a whole pipeline fit of the selected parameters with fresh noise.
+is the estimator's, on all rows mapped through the same statistics.
 """
 
 import dataclasses

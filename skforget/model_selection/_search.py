@@ -601,8 +601,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 base, estimator, distributions, step):
         """The runs, the selection and the refit (Sections 17.1-17.3). A
         pipeline's (``step``: its final step's name; Theorem 17.5): the runs
-        are its ``estimator``'s on the mapped rows, the refit a whole
-        pipeline on the raw ``X``."""
+        and the refit are its ``estimator``'s, on the mapped rows (``X``)."""
         # Candidates and the refit record nothing: the search's curve covers them.
         quiet = {"ledger": None} if "ledger" in base else {}
         # Lemma 17.1: held-out rows are scored at the run's rho at no extra
