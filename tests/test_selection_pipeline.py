@@ -392,3 +392,30 @@ def test_a_pipeline_search_recorded_after_the_fact_counts_its_statistics(table):
     b = s.privacy_guarantee_
     assert (entry.rho, entry.delta) == (b.preprocessing_rho, b.delta_selection)
     assert ledger.total.epsilon == pytest.approx(b.epsilon, rel=1e-9)
+
+
+@pytest.mark.parametrize("gaussian", [False, True])
+@pytest.mark.parametrize("kind", ["default", "held_out", "pipeline"])
+def test_the_largest_search_a_ledger_takes(gaussian, kind):
+    """A trial's ledger said 1.04 remained, and searches at 1.0 and 0.9 were
+    refused: remaining_epsilon is a fit's. largest_search_epsilon is the
+    boundary of what the ledger takes, for the search as it will be planned."""
+    delta = 1e-5
+    ledger = PrivacyLedger(epsilon=2.0, delta=delta)
+    ledger.spend("earlier fit", rho=acc.epsilon_to_rho(
+        epsilon=1.0, delta=delta, method="gaussian" if gaussian else "improved"),
+        gaussian=gaussian)
+    plan = {"default": dict(refit_share=0.0, score_share=0.05),
+            "held_out": dict(refit_share=0.5, score_share=0.0),
+            "pipeline": dict(refit_share=0.0, score_share=0.05, pipeline={
+                **SHARES, "estimator_conversion": "gaussian"})}[kind]
+    eps = acc.largest_search_epsilon(ledger, delta=delta, **plan)
+    assert 0.0 < eps
+    assert not ledger.would_exceed(acc.plan_search(epsilon=eps, delta=delta,
+                                                   **plan))
+    assert ledger.would_exceed(acc.plan_search(epsilon=eps * 1.001, delta=delta,
+                                               **plan))
+    # Nearly full: only a search whose runs are nearly pure noise still fits.
+    full = PrivacyLedger(epsilon=1.0, delta=delta)
+    full.spend("nearly all", rho=acc.epsilon_to_rho(epsilon=1.0, delta=delta) * 0.999)
+    assert acc.largest_search_epsilon(full, delta=delta, **plan) < 0.01 * eps

@@ -470,3 +470,66 @@ def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5,
         refit_rho=refit_rho, selection_epsilon=selection, mean=mean, shape=shape,
         gamma=repetition_gamma(mean=mean, shape=shape), order=order,
         preprocessing_rho=rho_pre, delta_selection=excluded)
+
+
+def largest_search_epsilon(ledger, *, delta, mean=10.0, shape=0.0, refit_share=0.0,
+                           score_share=0.05, pipeline=None):
+    """The largest total epsilon a search planned so could spend in ``ledger``.
+
+    A ledger's ``remaining_epsilon`` is what one more *fit* may target; a
+    search's curve (Theorem 17.2, with a pipeline's statistics Theorem 17.5)
+    costs more at the same epsilon. This bisects on the search's total,
+    planned by :func:`plan_search` with the same arguments, for the largest
+    one the ledger would take now (``ledger.would_exceed``), to a relative
+    ``1e-4``; 0 when none fits.
+
+    Parameters
+    ----------
+    ledger : PrivacyLedger
+        The dataset's ledger (anything with ``would_exceed(plan)``).
+    delta : float
+        The search's own delta (its runs are planned at it; the ledger reads
+        the curve at its own).
+    mean, shape, refit_share, score_share, pipeline
+        As for :func:`plan_search`. ``PrivateSearchCV``'s default mode is
+        ``refit_share=0, score_share=0.05``; with a ``validation_fraction``
+        and a refit, ``refit_share`` (0.5) and ``score_share=0``.
+
+    Returns
+    -------
+    epsilon : float
+
+    Examples
+    --------
+    After a fit whose figure is Gaussian (GDP composes it exactly), a
+    search's Rényi curve makes the ledger read everything by the Rényi
+    conversion, so the search may spend less than a fit could:
+
+    >>> from skforget.accounting import (PrivacyLedger, epsilon_to_rho,
+    ...                                  largest_search_epsilon)
+    >>> ledger = PrivacyLedger(epsilon=2.0, delta=1e-5)
+    >>> ledger.spend("fit", rho=epsilon_to_rho(epsilon=1.0, delta=1e-5,
+    ...                                        method="gaussian"), gaussian=True)
+    >>> round(ledger.remaining_epsilon, 2), round(largest_search_epsilon(
+    ...     ledger, delta=1e-5), 2)
+    (1.66, 1.31)
+    """
+    def fits(epsilon):
+        try:
+            budget = plan_search(epsilon=epsilon, delta=delta, mean=mean, shape=shape,
+                                 refit_share=refit_share, score_share=score_share,
+                                 pipeline=pipeline)
+        except ValueError:   # too small for the law's fixed cost
+            return False
+        return not ledger.would_exceed(budget)
+
+    hi = 1.0
+    while fits(hi):
+        hi *= 2.0
+        if hi > 1e6:
+            return hi
+    lo = 0.0
+    while hi - lo > 1e-4 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
