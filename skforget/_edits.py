@@ -644,15 +644,22 @@ def check_new_weights(weighted, replace, insert, n_replace, n_insert):
     return tuple(out)
 
 
+def is_selected(model):
+    """Whether ``model`` (or a pipeline's final step) is the run a
+    ``PrivateSearchCV`` selected: the search marks it in the guarantee it
+    gives the model (``selected_by_search``), which the model's own next fit
+    replaces (privacy-accounting.md, 17.4)."""
+    final = getattr(model, "_final_estimator", model)
+    return bool(getattr(getattr(final, "privacy_guarantee_", None),
+                        "selected_by_search", False))
+
+
 def check_not_selected(model):
     """Refuse an edit of the run a ``PrivateSearchCV`` selected (its default
     mode): the run was kept because its score, which reads the records, was
     the best, so its law is not a run's, and a certificate computed for one
-    run would overstate what an edit forgets (privacy-accounting.md, 17.4).
-    The search marks it in the guarantee it gives the model
-    (``selected_by_search``), which the model's own next fit replaces."""
-    if getattr(getattr(model, "privacy_guarantee_", None), "selected_by_search",
-               False):
+    run would overstate what an edit forgets (privacy-accounting.md, 17.4)."""
+    if is_selected(model):
         raise UnlearningError(
             "This model is the run a PrivateSearchCV selected (without "
             "validation_fraction, or without refit): its noise was selected "

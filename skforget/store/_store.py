@@ -24,7 +24,7 @@ import secrets
 import numpy as np
 
 from skforget._database import Database, DatabaseVersion, _is_frame
-from skforget._edits import EditRequest, tuned_caveat
+from skforget._edits import EditRequest, is_selected, tuned_caveat
 from skforget._release import releasing
 from skforget._validation import is_missing
 from skforget.accounting import EditCertificate, PipelineEdit
@@ -161,9 +161,7 @@ def _check_storable(model):
             "search.best_estimator_, from a search with validation_fraction=... "
             "and refit=True (the selected run of its default mode refuses "
             "deletions).")
-    final = getattr(model, "_final_estimator", model)
-    if getattr(getattr(final, "privacy_guarantee_", None), "selected_by_search",
-               False):
+    if is_selected(model):
         raise ValueError(
             "This model is the run a PrivateSearchCV selected (no "
             "validation_fraction, or refit=False): it refuses every deletion, so "
