@@ -338,9 +338,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # Behind a pipeline, its statistics map the rows into the estimator's
         # data_norm ball once, for every run; when they include the targets'
         # centre and scale, the intercept decides how they are read (19.6).
+        released = pipeline is not None and pipeline._releases_target()
         fixed = () if pipeline is None else ("data_norm",) + (
-            ("target_offset", "fit_intercept") if pipeline._releases_target()
-            else ())
+            ("target_offset", "fit_intercept") if released else ())
         # Named as the user wrote them (a pipeline's with its step's prefix).
         prefix = "" if pipeline is None else f"{pipeline.steps[-1][0]}__"
         reserved = sorted(prefix + name for name in
@@ -381,7 +381,6 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "Pass the public label set on the estimator (classes=[...]): "
                 "every candidate would otherwise read it from the rows, which no "
                 "figure of the search covers.")
-        released = pipeline is not None and pipeline._releases_target()
         if is_regressor(estimator) and not released and params.get(
                 "target_scale", 1.0) is None:
             raise ValueError(
