@@ -523,12 +523,12 @@ def largest_search_epsilon(ledger, *, delta, mean=10.0, shape=0.0, refit_share=0
             return False
         return not ledger.would_exceed(budget)
 
-    hi = 1.0
+    # lo always fits (or is 0), hi never does: doubling, then bisection.
+    lo, hi = 0.0, 1.0
     while fits(hi):
-        hi *= 2.0
+        lo, hi = hi, 2.0 * hi
         if hi > 1e6:
-            return hi
-    lo = 0.0
+            return lo
     while hi - lo > 1e-4 * hi:
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)
