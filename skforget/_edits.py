@@ -645,10 +645,9 @@ def check_new_weights(weighted, replace, insert, n_replace, n_insert):
 
 
 def is_selected(model):
-    """Whether ``model`` (or a pipeline's final step) is the run a
-    ``PrivateSearchCV`` selected: the search marks it in the guarantee it
-    gives the model (``selected_by_search``), which the model's own next fit
-    replaces (privacy-accounting.md, 17.4)."""
+    """Whether ``model`` (or a pipeline's final step) is the run a search
+    selected: marked in the guarantee the search gives it
+    (``selected_by_search``; the model's next fit replaces it, 17.4)."""
     final = getattr(model, "_final_estimator", model)
     return bool(getattr(getattr(final, "privacy_guarantee_", None),
                         "selected_by_search", False))
