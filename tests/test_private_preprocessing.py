@@ -945,7 +945,7 @@ def test_adaptive_figure_of_a_deletion_keeps_the_dp_figure():
 def test_an_edit_that_changes_a_columns_kind_is_refused(monkeypatch):
     # The schema (which columns are numbers) is public and fixed at fit. The
     # edit layer casts new records to the table's dtypes ...
-    from skforget.preprocessing import _private
+    from skforget.preprocessing import _table
 
     X, y = _frame(2000)
     db = Database(X, y)
@@ -959,7 +959,7 @@ def test_an_edit_that_changes_a_columns_kind_is_refused(monkeypatch):
         EditRequest(db, X_insert=odd, y_insert=y.iloc[[0]], by="id")
     # ... and should a refit still see another kind, the edit is refused and
     # the pipeline left as it was.
-    monkeypatch.setattr(_private, "_is_numeric_column",
+    monkeypatch.setattr(_table, "_is_numeric_column",
                         lambda X, j, times=True: X.columns[j] == "age")
     with pytest.raises(UnlearningError, match=r"\['hours'\] of step 'preprocess'"):
         pipe.partial_unlearn(EditRequest(db, delete=["p1"], by="id"))
@@ -1080,6 +1080,7 @@ def test_equal_integer_seeds_never_give_a_step_and_its_estimator_the_same_noise(
     # equal seeds drew the same noise twice (second reading of 21.7). The
     # steps now draw from a stream of their own.
     import skforget.preprocessing._private as private_module
+    import skforget.preprocessing._table as table_module
     from skforget._validation import PREPROCESSING_STREAM, segment_rng
 
     def fresh(seed):
@@ -1100,6 +1101,7 @@ def test_equal_integer_seeds_never_give_a_step_and_its_estimator_the_same_noise(
         return segment_rng(random_state, segment, stream)
 
     monkeypatch.setattr(private_module, "segment_rng", spy)
+    monkeypatch.setattr(table_module, "segment_rng", spy)
     X, y = _frame(2000)
     for cls in STEPS:
         cls(random_state=0).fit(_data_for(cls, X))

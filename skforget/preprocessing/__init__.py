@@ -26,9 +26,9 @@ from skforget.preprocessing._private import (
     PrivateOneHotEncoder,
     PrivateSimpleImputer,
     PrivateStandardScaler,
-    PrivateTableEncoder,
 )
 from skforget.preprocessing._scaler import PublicScaler
+from skforget.preprocessing._table import PrivateTableEncoder
 
 __all__ = [
     "PrivateOneHotEncoder",
