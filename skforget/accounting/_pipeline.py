@@ -329,8 +329,9 @@ class PipelineGuarantee:
         relation = {"replace": "replace-one", "zero_out": "zero-out"}[self.relation]
         unit = ("record" if self.group_size == 1
                 else f"group of {self.group_size} records")
-        how = (f"(Rényi: q*{_fmt(self.rho)} at every order q > 1, outside events "
-               f"of probability {self.delta_selection:.3g})")
+        how = (f"(Rényi: q*{_fmt(self.rho)} at every order q > 1"
+               + (f", outside events of probability {self.delta_selection:.3g}"
+                  if self.delta_selection else "") + ")")
         if self.selected_by_search:
             how = ("(the PrivateSearchCV's figure: the model is the run it "
                    "selected over these statistics, Theorem 17.5; edits are refused)")

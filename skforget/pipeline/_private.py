@@ -345,7 +345,8 @@ def _scales_target(est):
 
 def make_private_pipeline(estimator, *, epsilon=1.0, delta="auto",
                           preprocessing_share=0.25, selection_share=0.1,
-                          add_indicator=False, random_state=None):
+                          bounds=None, categories=None, add_indicator=False,
+                          random_state=None):
     """A private pipeline for a raw table: no constant written by hand.
 
     Numeric columns are standardised with a privately estimated range, centre
@@ -378,6 +379,18 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta="auto",
         Share of the budget's rho-coefficient spent on the preprocessing.
     selection_share : float, default=0.1
         Share of ``delta`` left to the category selections.
+    bounds : dict or None, default=None
+        Public ranges ``{column: (lo, hi)}`` of numeric columns that you know
+        without the table (a codebook's, a measurement's physical range): no
+        range is estimated for them, and their centre and scale get the
+        column's whole share. On small tables this is where most of the
+        statistics' error goes.
+    categories : dict or None, default=None
+        Public category lists ``{column: [values]}`` of the other columns,
+        known without the table (a form's options): no selection, every
+        listed value kept however rare, and the column's share goes to the
+        rest. Constants read off the rows are outside every figure
+        (privacy-accounting.md, Section 19.2).
     add_indicator : bool, default=False
         Missingness indicator columns for the numeric columns.
     random_state : int, RandomState instance or None, default=None
@@ -429,7 +442,7 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta="auto",
         relation=params.get("relation", "replace"),
         group_size=params.get("group_size", 1),
         data_norm=params.get("data_norm", 1.0), add_indicator=add_indicator,
-        random_state=random_state)
+        bounds=bounds, categories=categories, random_state=random_state)
     return PrivatePipeline([("preprocess", encoder), ("estimator", estimator)],
                            epsilon=epsilon, delta=delta,
                            preprocessing_share=preprocessing_share,

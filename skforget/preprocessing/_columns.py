@@ -4,6 +4,10 @@
 as float64 with NaN for missing, categories as strings, errors that name the
 column and the row but never the value."""
 
+import math
+from collections.abc import Mapping
+from numbers import Integral
+
 import numpy as np
 from sklearn.utils.validation import _check_feature_names, _check_n_features
 
@@ -120,3 +124,57 @@ def _check_input(est, X, *, reset):
     if reset and X.shape[0] < 1:
         raise ValueError("X has no rows.")
     return X
+
+
+def public_by_column(given, names, parameter):
+    """A dict of public constants keyed by column name (or position), as one
+    entry per column (None where none is given): ``bounds=`` and
+    ``categories=`` (privacy-accounting.md, Section 19.2). A key that names
+    no column is refused, naming it, before any release."""
+    out = [None] * len(names)
+    if given is None:
+        return out
+    if not isinstance(given, Mapping):
+        raise TypeError(f"{parameter} must be a dict from column name (or position) "
+                        f"to a public constant, got {type(given).__name__}.")
+    index = {name: j for j, name in enumerate(names)}
+    for key, value in given.items():
+        if isinstance(key, Integral) and not isinstance(key, bool):
+            j = int(key) if 0 <= int(key) < len(names) else None
+        else:
+            j = index.get(str(key))
+        if j is None:
+            raise ValueError(f"{parameter} names column {key!r}, which X does not have "
+                             f"(its columns: {', '.join(map(repr, names[:10]))}"
+                             f"{', ...' if len(names) > 10 else ''}).")
+        if out[j] is not None:
+            raise ValueError(f"{parameter} gives column {names[j]!r} twice.")
+        out[j] = value
+    return out
+
+
+def check_bounds(value, name):
+    """A public range ``(lo, hi)`` of finite numbers, ``lo < hi``."""
+    try:
+        lo, hi = value
+        lo, hi = float(lo), float(hi)
+    except (TypeError, ValueError):
+        raise ValueError(f"bounds for column {name!r} must be a pair (lo, hi) of "
+                         f"numbers, got {value!r}.") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"bounds for column {name!r} must be finite with lo < hi, "
+                         f"got ({lo!r}, {hi!r}).")
+    return lo, hi
+
+
+def check_categories(value, name):
+    """A public category list as the sorted strings values are compared as
+    (``None`` or NaN listed: the category a missing value becomes)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise ValueError(f"categories for column {name!r} must be a list of values, "
+                         f"got {value!r}.")
+    values = sorted(set(_as_categories(np.asarray(list(value), dtype=object))))
+    if not values:
+        raise ValueError(f"categories for column {name!r} is empty; leave the column "
+                         "out of categories to have them selected privately.")
+    return np.array(values, dtype=object)

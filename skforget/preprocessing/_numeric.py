@@ -272,14 +272,19 @@ def _pooled_range(values, first, rho_col, relation, group_size, rng):
 
 
 def private_column(values, rho_col, relation, group_size, rng, target=False,
-                   pooled=False):
+                   pooled=False, bounds=None):
     """A column's released ``(lo, hi, centre, scale, octave, cleared)`` at
     ``rho_col``: :func:`_private_range`, then :func:`_private_moments` with the
     rest of ``rho_col`` (Section 19.2; a scaler's column, a regressor's
     ``target``, 19.6). A target whose first histogram found no range spends
     that rest on a second one (:func:`_pooled_range`) when ``pooled`` (its
     figure was fixed for a path that may spend all of ``rho_col`` on
-    histograms)."""
+    histograms). A public range (``bounds``, the user's) replaces the
+    histograms, and the moments take all of ``rho_col``."""
+    if bounds is not None:
+        lo, hi = bounds
+        c, s = _private_moments(values, lo, hi, rho_col, relation, group_size, rng)
+        return lo, hi, c, s, (lo, hi), True
     lo, hi, spent, octave, cleared, first = _private_range(
         values, rho_col, relation, group_size, rng, target)
     if target and pooled and not cleared:

@@ -11,6 +11,7 @@ estimator's.
 """
 
 import functools
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -40,6 +41,9 @@ from skforget.preprocessing._columns import (
     _check_input,
     _column,
     _input_names,
+    check_bounds,
+    check_categories,
+    public_by_column,
 )
 from skforget.preprocessing._numeric import (
     BOUNDS_SHARE,
@@ -89,9 +93,12 @@ class _PrivateStep(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "privacy_guarantee_")
         return self.privacy_guarantee_
 
+    #: Parameters added since the first release, with the value that keeps an
+    #: older pickle's behaviour: a ledger records nowhere, no constant given.
+    _added_params = {"ledger": None}
+
     def __setstate__(self, state):
-        # Steps pickled before they took a ledger record nowhere.
-        super().__setstate__({"ledger": None, **state})
+        super().__setstate__({**self._added_params, **state})
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -101,20 +108,25 @@ class _PrivateStep(TransformerMixin, BaseEstimator):
 
     def _guarantee(self, columns, histogram_share=1.0, rho_replace=None):
         # Against a replaced unit (Theorem 19.6): histograms x2 under zero-out.
+        # What the columns spent: less than rho when every category is given.
+        rho = math.fsum(r for _, r, _ in columns)
         rho_replace = rho_replace or accounting.replacement_rho(
-            histogram_rho=self.rho * histogram_share, relation=self.relation,
-            moments_rho=self.rho * (1 - histogram_share))
+            histogram_rho=rho * histogram_share, relation=self.relation,
+            moments_rho=rho * (1 - histogram_share))
         return accounting.release_guarantee(columns=columns, relation=self.relation,
                                             group_size=self.group_size,
                                             rho_replace=rho_replace)
 
 
 class _NumericStep(_PrivateStep):
-    _parameter_constraints: dict = {**_COMMON, "add_indicator": ["boolean"]}
+    _parameter_constraints: dict = {**_COMMON, "add_indicator": ["boolean"],
+                                    "bounds": [dict, None]}
+    _added_params = {"ledger": None, "bounds": None}
 
-    def __init__(self, rho=0.01, *, relation="replace", group_size=1,
+    def __init__(self, rho=0.01, *, bounds=None, relation="replace", group_size=1,
                  add_indicator=False, random_state=None, ledger=None):
         self.rho = rho
+        self.bounds = bounds
         self.relation = relation
         self.group_size = group_size
         self.add_indicator = add_indicator
@@ -128,14 +140,17 @@ class _NumericStep(_PrivateStep):
         warning reads)."""
         X = _check_input(self, X, reset=True)
         names = _input_names(self)
+        public = [None if b is None else check_bounds(b, name) for b, name in zip(
+            public_by_column(self.bounds, names, "bounds"), names, strict=True)]
         columns = [_as_float(_column(X, j), names[j]) for j in range(X.shape[1])]
         rho_col = self.rho / len(columns)
         rngs = _column_rngs(rng, len(columns))
         bounds, centre, scale, octaves, cleared = [], [], [], [], []
-        for values, rng in zip(columns, rngs, strict=True):
-            lo, hi, c, s, octave, kept = private_column(values, rho_col, self.relation,
-                                                        self.group_size, rng)
-            octaves.append(octave)
+        for values, given, rng in zip(columns, public, rngs, strict=True):
+            lo, hi, c, s, octave, kept = private_column(
+                values, rho_col, self.relation, self.group_size, rng, bounds=given)
+            # A public range is the user's: no octave to warn about.
+            octaves.append(None if given is not None else octave)
             cleared.append(kept)
             bounds.append((lo, hi))
             centre.append(c)
@@ -204,6 +219,12 @@ class PrivateStandardScaler(_NumericStep):
         columns (a third for the range, the rest for the refinement and the
         moments). From an ``(epsilon, delta)`` target:
         ``skforget.accounting.epsilon_to_rho``.
+    bounds : dict or None, default=None
+        Public ranges ``{column: (lo, hi)}`` (a name, or a position) known
+        without the table: a codebook's, a measurement's physical range. Such
+        a column skips the range's histograms (its moments take its whole
+        share) and its values are clipped to the range given. A range read off
+        the rows is outside every figure (privacy-accounting.md, Section 19.2).
     relation : {"replace", "zero_out"}, default="replace"
         Neighbouring relation, as the estimators define it.
     group_size : int, default=1
@@ -276,8 +297,8 @@ class PrivateStandardScaler(_NumericStep):
         column within [1024, 2048]); the warning names the octave, which is
         what clipped the values outside it.
         """
-        coarse = [j for j, (lo, hi) in enumerate(octaves)
-                  if _single_bin(lo, hi) or beyond_resolution(lo, hi)]
+        coarse = [j for j, octave in enumerate(octaves) if octave is not None
+                  and (_single_bin(*octave) or beyond_resolution(*octave))]
         if not coarse:
             return
         names = [c for c, _, _ in self.privacy_guarantee_.columns]
@@ -305,7 +326,8 @@ class PrivateStandardScaler(_NumericStep):
             f"keeps little more than its sign or octave. At this budget a bin "
             f"needs about {need:.0f} records to be kept; give the "
             "preprocessing more budget (rho, or make_private_pipeline's "
-            "preprocessing_share) or public bounds (PublicScaler).",
+            "preprocessing_share) or, where you know them without the table, "
+            "public ranges (bounds={column: (lo, hi)}).",
             CoarseRangeWarning)
 
     def transform(self, X):
@@ -337,6 +359,9 @@ class PrivateSimpleImputer(_NumericStep):
     ----------
     rho : float, default=0.01
         Rho-coefficient of all the releases, spread equally over the columns.
+    bounds : dict or None, default=None
+        Public ranges ``{column: (lo, hi)}`` known without the table, as for
+        :class:`PrivateStandardScaler`.
     relation : {"replace", "zero_out"}, default="replace"
     group_size : int, default=1
     add_indicator : bool, default=False
@@ -426,6 +451,14 @@ class PrivateOneHotEncoder(_PrivateStep):
         threshold ``g + sigma * isf(delta / g)``.
     relation : {"replace", "zero_out"}, default="replace"
     group_size : int, default=1
+    categories : dict or None, default=None
+        Public category lists ``{column: [values]}`` (a name, or a position)
+        known without the table: a form's options, a codebook. Such a column
+        releases nothing (its share of ``rho`` and ``delta`` goes to the
+        others) and keeps every value listed, however rare; a value not
+        listed goes to ``infrequent``. ``None`` listed is the missing value.
+        A list read off the rows is outside every figure
+        (privacy-accounting.md, Section 19.2).
     random_state : int, RandomState instance or None, default=None
     ledger : skforget.PrivacyLedger or None, default=None
         Where ``fit`` checks and records its releases (``rho`` and the
@@ -435,9 +468,10 @@ class PrivateOneHotEncoder(_PrivateStep):
     Attributes
     ----------
     categories_ : list of ndarray
-        The released categories of each column, sorted.
+        The released (or given) categories of each column, sorted.
     thresholds_ : ndarray of shape (n_features,)
-        The selection threshold of each column (public: from rho and delta).
+        The selection threshold of each column (public: from rho and delta;
+        NaN for a column whose categories were given).
     privacy_guarantee_ : ReleaseGuarantee
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -457,12 +491,15 @@ class PrivateOneHotEncoder(_PrivateStep):
     """
 
     _parameter_constraints: dict = {
-        **_COMMON, "delta": [Interval(Real, 0, 1, closed="neither")]}
+        **_COMMON, "delta": [Interval(Real, 0, 1, closed="neither")],
+        "categories": [dict, None]}
+    _added_params = {"ledger": None, "categories": None}
 
-    def __init__(self, rho=0.01, *, delta=1e-7, relation="replace", group_size=1,
-                 random_state=None, ledger=None):
+    def __init__(self, rho=0.01, *, delta=1e-7, categories=None, relation="replace",
+                 group_size=1, random_state=None, ledger=None):
         self.rho = rho
         self.delta = delta
+        self.categories = categories
         self.relation = relation
         self.group_size = group_size
         self.random_state = random_state
@@ -489,22 +526,34 @@ class PrivateOneHotEncoder(_PrivateStep):
         X = _check_input(self, X, reset=True)
         names = _input_names(self)
         n_cols = X.shape[1]
-        rho_col, delta_col = self.rho / n_cols, self.delta / n_cols
+        public = [None if c is None else check_categories(c, name) for c, name in zip(
+            public_by_column(self.categories, names, "categories"), names, strict=True)]
+        # A listed column releases nothing (Section 19.2): rho and delta go to
+        # the columns whose categories are selected.
+        n_private = sum(c is None for c in public)
+        rho_col = self.rho / max(n_private, 1)
+        delta_col = self.delta / max(n_private, 1)
         sigma, tau = accounting.partition_selection(
             rho=rho_col, delta=delta_col, relation=self.relation,
-            group_size=self.group_size)
+            group_size=self.group_size) if n_private else (None, np.nan)
         seeds = rng.integers(0, 2**32, size=(n_cols, 4))
-        columns = [_as_categories(_column(X, j)) for j in range(n_cols)]
-        categories = []
-        for j, column in enumerate(columns):
-            noisy = _noisy_counts(column, [int(w) for w in seeds[j]], sigma)
+        categories, spent = [], []
+        for j, given in enumerate(public):
+            if given is not None:
+                categories.append(given)
+                spent.append((names[j], 0.0, 0.0))
+                continue
+            noisy = _noisy_counts(_as_categories(_column(X, j)),
+                                  [int(w) for w in seeds[j]], sigma)
             categories.append(np.array(sorted(v for v, c in noisy.items() if c > tau),
                                        dtype=object))
+            spent.append((names[j], rho_col, delta_col))
         self.categories_ = categories
-        self.thresholds_ = np.full(n_cols, tau)
-        self.privacy_guarantee_ = self._guarantee(
-            [(n, rho_col, delta_col) for n in names])
-        warn_if_no_category_kept(type(self).__name__, names, categories, tau)
+        self.thresholds_ = np.array([np.nan if c is not None else tau for c in public])
+        self.privacy_guarantee_ = self._guarantee(spent)
+        selected = [j for j, c in enumerate(public) if c is None]
+        warn_if_no_category_kept(type(self).__name__, [names[j] for j in selected],
+                                 [categories[j] for j in selected], tau)
         return self
 
     def transform(self, X):

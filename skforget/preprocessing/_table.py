@@ -19,7 +19,14 @@ from skforget._validation import (
     StrOptions,
     segment_rng,
 )
-from skforget.preprocessing._columns import _check_input, _input_names, is_time_dtype
+from skforget.preprocessing._columns import (
+    _check_input,
+    _input_names,
+    check_bounds,
+    check_categories,
+    is_time_dtype,
+    public_by_column,
+)
 from skforget.preprocessing._private import (
     _COMMON,
     PrivateOneHotEncoder,
@@ -53,7 +60,8 @@ class PrivateTableEncoder(_PrivateStep):
     seconds since 1970-01-01 UTC, durations in seconds) go to a
     :class:`PrivateStandardScaler`, every other column (strings, categories,
     booleans, objects) to a :class:`PrivateOneHotEncoder`; ``rho`` is spread
-    equally over the columns and ``delta`` over the categorical ones. The
+    equally over the columns that release something (every column but those
+    whose ``categories`` are given) and ``delta`` over the categorical ones. The
     output rows are multiplied by ``row_scale / sqrt(n_columns)`` (a one-hot
     block has norm 1, a standardised number is of size 1) and projected onto
     the ``data_norm`` ball, a per-row map of public numbers and the releases
@@ -66,6 +74,13 @@ class PrivateTableEncoder(_PrivateStep):
     delta : float, default=1e-7
         Probability of the partition selections' bad events, all categorical
         columns together.
+    bounds : dict or None, default=None
+        Public ranges ``{column: (lo, hi)}`` of numeric columns, known without
+        the table (:class:`PrivateStandardScaler`).
+    categories : dict or None, default=None
+        Public category lists ``{column: [values]}`` of the other columns,
+        known without the table (:class:`PrivateOneHotEncoder`); such a column
+        releases nothing and ``rho`` goes to the rest.
     relation : {"replace", "zero_out"}, default="replace"
     group_size : int, default=1
     add_indicator : bool, default=False
@@ -123,13 +138,17 @@ class PrivateTableEncoder(_PrivateStep):
         "add_indicator": ["boolean"],
         "data_norm": [Interval(Real, 0, None, closed="neither")],
         "row_scale": [Interval(Real, 0, None, closed="neither"),
-                      StrOptions({"auto"})]}
+                      StrOptions({"auto"})],
+        "bounds": [dict, None], "categories": [dict, None]}
+    _added_params = {"ledger": None, "bounds": None, "categories": None}
 
-    def __init__(self, rho=0.01, *, delta=1e-7, relation="replace", group_size=1,
-                 add_indicator=False, data_norm=1.0, row_scale="auto",
-                 random_state=None, ledger=None):
+    def __init__(self, rho=0.01, *, delta=1e-7, bounds=None, categories=None,
+                 relation="replace", group_size=1, add_indicator=False, data_norm=1.0,
+                 row_scale="auto", random_state=None, ledger=None):
         self.rho = rho
         self.delta = delta
+        self.bounds = bounds
+        self.categories = categories
         self.relation = relation
         self.group_size = group_size
         self.add_indicator = add_indicator
@@ -158,6 +177,29 @@ class PrivateTableEncoder(_PrivateStep):
             return ROW_SCALE if n_columns >= ROW_SCALE_MIN_COLUMNS else 1.0
         return float(self.row_scale)
 
+    def _public_constants(self, num, cat):
+        """``bounds`` and ``categories`` as the sub-steps' dicts by column name,
+        each checked against the column's kind (its dtype, public) before any
+        release."""
+        names = _input_names(self)
+        bounds = public_by_column(self.bounds, names, "bounds")
+        listed = public_by_column(self.categories, names, "categories")
+        for j in range(len(names)):
+            if bounds[j] is not None and j not in num:
+                raise ValueError(
+                    f"bounds names column {names[j]!r}, which is one-hot encoded (its "
+                    "dtype is not numeric): give its categories instead, or a "
+                    "numeric dtype.")
+            if listed[j] is not None and j not in cat:
+                raise ValueError(
+                    f"categories names column {names[j]!r}, which is read as numbers "
+                    "(its dtype is numeric): give it a non-numeric dtype (e.g. "
+                    "astype('category')) to one-hot encode it, or its bounds.")
+        return ({names[j]: check_bounds(bounds[j], names[j]) for j in num
+                 if bounds[j] is not None},
+                {names[j]: check_categories(listed[j], names[j]) for j in cat
+                 if listed[j] is not None})
+
     def _part(self, X, cols):
         if hasattr(X, "iloc"):
             return X.iloc[:, cols]
@@ -183,6 +225,10 @@ class PrivateTableEncoder(_PrivateStep):
         times = self.__dict__.get("_times_as_numbers", True)
         num = [j for j in range(n_cols) if _is_numeric_column(X, j, times)]
         cat = [j for j in range(n_cols) if j not in num]
+        bounds, listed = self._public_constants(num, cat)
+        # A column whose categories are given releases nothing: rho is spread
+        # over the others (privacy-accounting.md, Section 19.2).
+        n_released = max(len(num) + len(cat) - len(listed), 1)
         # The sub-steps draw from children (SeedSequence spawning, 128 bits) of
         # this step's stream, passed and not kept: their random_state stays
         # None and no derived seed is stored (privacy-accounting.md, 10.3).
@@ -192,14 +238,15 @@ class PrivateTableEncoder(_PrivateStep):
         named = hasattr(self, "feature_names_in_")
         if num:
             scaler = PrivateStandardScaler(
-                rho=self.rho * len(num) / n_cols, add_indicator=self.add_indicator,
-                **common)
+                rho=self.rho * len(num) / n_released, bounds=bounds,
+                add_indicator=self.add_indicator, **common)
             if not named:
                 scaler._positions = num
             scaler = scaler._fit(self._part(X, num), rngs[0])
         if cat:
             encoder = PrivateOneHotEncoder(
-                rho=self.rho * len(cat) / n_cols, delta=self.delta, **common)
+                rho=self.rho * max(len(cat) - len(listed), 1) / n_released,
+                delta=self.delta, categories=listed, **common)
             if not named:
                 encoder._positions = cat
             encoder = encoder._fit(self._part(X, cat), rngs[1])

@@ -1,0 +1,274 @@
+"""Public ranges and category lists given to the private steps (``bounds=``,
+``categories=``; privacy-accounting.md, Section 19.2): what they change in the
+releases, what the figures say, and the refusals."""
+
+import math
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+
+from skforget import Database, EditRequest, NoisyGDClassifier
+from skforget.accounting import histogram_sensitivity, moments_sensitivity
+from skforget.exceptions import CoarseRangeWarning
+from skforget.pipeline import make_private_pipeline
+from skforget.preprocessing import (
+    PrivateOneHotEncoder,
+    PrivateSimpleImputer,
+    PrivateStandardScaler,
+    PrivateTableEncoder,
+)
+
+
+def _frame(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({
+        "mass": rng.normal(4200, 800, n),
+        "depth": rng.normal(17, 2, n),
+        "island": rng.choice(["Biscoe", "Dream", "Torgersen"], n, p=[.6, .38, .02]),
+        "sex": rng.choice(["female", "male"], n).astype(object),
+    }, index=[f"p{i}" for i in range(n)])
+    y = pd.Series((X["mass"] > 4200).astype(int), index=X.index)
+    return X, y
+
+
+class _Spy:
+    """Records the rho of every Gaussian release the steps draw, by kind."""
+
+    def __init__(self, monkeypatch, relation="replace", group_size=1):
+        import skforget.preprocessing._numeric as num
+        import skforget.preprocessing._private as mod
+
+        self.spent = []
+        h = histogram_sensitivity(relation=relation, group_size=group_size)
+        m = moments_sensitivity(relation=relation, group_size=group_size)
+        for module, name, sens, pos in [(num, "_noisy_histogram", h, -2),
+                                        (num, "_noisy_sub_histogram", h, -2),
+                                        (num, "_noisy_sums", m, -2),
+                                        (mod, "_noisy_counts", h, -1)]:
+            monkeypatch.setattr(module, name, self._wrap(getattr(module, name), name,
+                                                         sens, pos))
+
+    def _wrap(self, func, name, sensitivity, position):
+        def wrapped(*args):
+            sigma = args[position]
+            self.spent.append((name, sensitivity**2 / (2 * sigma**2)))
+            return func(*args)
+        return wrapped
+
+    def kinds(self):
+        return [k for k, _ in self.spent]
+
+    def rho(self):
+        return math.fsum(r for _, r in self.spent)
+
+
+def test_a_public_range_replaces_the_histograms_and_gives_the_moments_the_share(
+        monkeypatch):
+    X, _ = _frame()
+    spy = _Spy(monkeypatch)
+    scaler = PrivateStandardScaler(rho=0.2, bounds={"mass": (2500, 6500)},
+                                   random_state=0).fit(X[["mass", "depth"]])
+    # "mass": one release (its moments at the column's whole rho); "depth":
+    # its log histogram, then moments (and perhaps a refinement).
+    assert spy.kinds()[0] == "_noisy_sums"
+    assert spy.spent[0][1] == pytest.approx(0.1, rel=1e-12)
+    assert "_noisy_histogram" in spy.kinds()[1:]
+    assert spy.rho() == pytest.approx(scaler.privacy_guarantee_.rho, rel=1e-12)
+    assert scaler.privacy_guarantee_.rho == pytest.approx(0.2, rel=1e-12)
+    assert scaler.bounds_[0].tolist() == [2500.0, 6500.0]
+    # Values outside the given range are clipped to it.
+    out = scaler.transform(pd.DataFrame({"mass": [100.0, 2500.0, 1e9],
+                                         "depth": [17.0] * 3}))
+    assert out[0, 0] == out[1, 0] and out[2, 0] == pytest.approx(
+        (6500 - scaler.center_[0]) / scaler.scale_[0])
+    # The imputer takes the same constants.
+    spy.spent.clear()
+    imputer = PrivateSimpleImputer(rho=0.2, bounds={0: (2500, 6500)},
+                                   random_state=0).fit(X[["mass"]].to_numpy())
+    assert spy.kinds() == ["_noisy_sums"]
+    assert 2500 <= imputer.statistics_[0] <= 6500
+
+
+def test_a_public_range_is_never_called_coarse():
+    # A range of one octave, given by the user, is what they said: no warning
+    # (a private range of one octave warns, Section 19.2 (iv)).
+    X = pd.DataFrame({"v": np.random.default_rng(0).uniform(1.0, 2.0, 3000)})
+    with pytest.warns(CoarseRangeWarning):
+        PrivateStandardScaler(rho=0.5, random_state=0).fit(X)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CoarseRangeWarning)
+        scaler = PrivateStandardScaler(rho=0.5, bounds={"v": (1.0, 2.0)},
+                                       random_state=0).fit(X)
+    assert abs(scaler.center_[0] - 1.5) < 0.05
+
+
+def test_public_categories_release_nothing_and_keep_every_listed_value(monkeypatch):
+    X, _ = _frame()
+    spy = _Spy(monkeypatch)
+    enc = PrivateOneHotEncoder(
+        rho=0.2, delta=1e-6, random_state=0,
+        categories={"island": ["Torgersen", "Biscoe", "Dream", "Atlantis"]},
+    ).fit(X[["island", "sex"]])
+    # Only "sex" is counted, at the whole rho and delta.
+    assert spy.kinds() == ["_noisy_counts"]
+    assert spy.spent[0][1] == pytest.approx(0.2, rel=1e-12)
+    assert enc.privacy_guarantee_.rho == pytest.approx(0.2, rel=1e-12)
+    assert enc.privacy_guarantee_.delta_selection == pytest.approx(1e-6)
+    assert dict((c, (r, d)) for c, r, d in enc.privacy_guarantee_.columns)[
+        "island"] == (0.0, 0.0)
+    # Listed values are kept however rare (Torgersen, 2 %), or absent
+    # (Atlantis); a value not listed goes to "infrequent".
+    assert enc.categories_[0].tolist() == ["Atlantis", "Biscoe", "Dream", "Torgersen"]
+    assert np.isnan(enc.thresholds_[0]) and np.isfinite(enc.thresholds_[1])
+    out = enc.transform(pd.DataFrame({"island": ["Torgersen", "Mars"],
+                                      "sex": ["male", "male"]}))
+    assert out[0, :5].tolist() == [0, 0, 0, 1, 0]
+    assert out[1, :5].tolist() == [0, 0, 0, 0, 1]
+
+
+def test_every_column_listed_spends_nothing(monkeypatch):
+    X, _ = _frame()
+    spy = _Spy(monkeypatch)
+    enc = PrivateOneHotEncoder(
+        rho=0.2, random_state=0,
+        categories={"island": ["Biscoe", "Dream"], "sex": ["female", "male", None]},
+    ).fit(X[["island", "sex"]])
+    assert spy.spent == []
+    assert enc.privacy_guarantee_.rho == 0.0
+    assert enc.privacy_guarantee_.rho_replace == 0.0
+    assert enc.privacy_guarantee_.delta_selection == 0.0
+    # None listed is the missing value's category.
+    assert enc.categories_[1].tolist() == ["<missing>", "female", "male"]
+
+
+def test_the_table_encoder_spreads_rho_over_the_columns_that_release(monkeypatch):
+    X, _ = _frame()
+    for relation in ("replace", "zero_out"):
+        spy = _Spy(monkeypatch, relation=relation)
+        enc = PrivateTableEncoder(
+            rho=0.3, delta=1e-6, relation=relation, random_state=0,
+            bounds={"mass": (2500, 6500)}, categories={"island": ["Biscoe"]},
+        ).fit(X)
+        # mass, depth and sex release, 0.1 each; island nothing.
+        by_column = {c: r for c, r, _ in enc.privacy_guarantee_.columns}
+        assert by_column["island"] == 0.0
+        for c in ("mass", "depth", "sex"):
+            assert by_column[c] == pytest.approx(0.1, rel=1e-12)
+        assert spy.rho() == pytest.approx(0.3, rel=1e-12)
+        assert enc.privacy_guarantee_.rho == pytest.approx(0.3, rel=1e-12)
+        assert enc.privacy_guarantee_.rho_replace >= enc.privacy_guarantee_.rho
+        assert enc.privacy_guarantee_.delta_selection == pytest.approx(1e-6)
+        assert enc.get_feature_names_out().tolist()[2:4] == [
+            "island_Biscoe", "island_infrequent"]
+        monkeypatch.undo()
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), public_num=st.lists(st.booleans(), min_size=2,
+                                                          max_size=2),
+       public_cat=st.lists(st.booleans(), min_size=2, max_size=2),
+       rho=st.floats(1e-3, 2.0), relation=st.sampled_from(["replace", "zero_out"]),
+       group_size=st.integers(1, 3))
+def test_the_figure_is_what_the_releases_cost_whatever_is_given(
+        seed, public_num, public_cat, rho, relation, group_size):
+    # Property: for any choice of public columns, the reported rho is exactly
+    # the sum of what the drawn noise costs, at most the step's rho, and equal
+    # to it unless nothing is released.
+    X, _ = _frame(300, seed=seed % 1000)
+    bounds = {c: (0.0, 10000.0) for c, p in zip(["mass", "depth"], public_num) if p}
+    cats = {c: ["a", "b"] for c, p in zip(["island", "sex"], public_cat) if p}
+    with pytest.MonkeyPatch.context() as mp:
+        spy = _Spy(mp, relation=relation, group_size=group_size)
+        enc = PrivateTableEncoder(rho=rho, relation=relation, group_size=group_size,
+                                  bounds=bounds, categories=cats,
+                                  random_state=seed).fit(X)
+    reported = enc.privacy_guarantee_.rho
+    assert spy.rho() == pytest.approx(reported, rel=1e-9, abs=1e-15)
+    assert reported <= rho * (1 + 1e-12)
+    assert reported == pytest.approx(rho, rel=1e-9)  # numbers always release
+    assert spy.kinds().count("_noisy_histogram") == 2 - sum(public_num)
+    assert spy.kinds().count("_noisy_counts") == 2 - sum(public_cat)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(bounds={"island": (0, 1)}), "'island', which is one-hot encoded"),
+    (dict(categories={"mass": [1, 2]}), "'mass', which is read as numbers"),
+    (dict(bounds={"weight": (0, 1)}), "bounds names column 'weight', which X does not"),
+    (dict(categories={7: ["a"]}), "categories names column 7"),
+    (dict(bounds={"mass": (5, 5)}), "column 'mass' must be finite with lo < hi"),
+    (dict(bounds={"mass": (0, np.inf)}), "column 'mass' must be finite"),
+    (dict(bounds={"mass": 5}), "column 'mass' must be a pair"),
+    (dict(categories={"sex": "male"}), "column 'sex' must be a list"),
+    (dict(categories={"sex": []}), "column 'sex' is empty"),
+    (dict(bounds={"mass": (0, 1), 0: (0, 2)}), "gives column 'mass' twice"),
+])
+def test_bad_constants_are_refused_before_any_release(kwargs, match, monkeypatch):
+    X, _ = _frame(500)
+    enc = PrivateTableEncoder(rho=0.1, random_state=0).fit(X)
+    before = pickle.dumps(enc)
+    spy = _Spy(monkeypatch)
+    with pytest.raises(ValueError, match=match):
+        enc.set_params(**kwargs).fit(X)
+    assert spy.spent == []
+    enc.set_params(bounds=None, categories=None)
+    assert pickle.dumps(enc) == before
+
+
+def test_a_pipeline_keeps_the_constants_through_a_deletion_and_a_clone():
+    X, y = _frame(3000)
+    bounds = {"mass": (2500, 6500)}
+    cats = {"island": ["Biscoe", "Dream", "Torgersen"]}
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                                 epsilon=1.0, bounds=bounds, categories=cats,
+                                 random_state=0)
+    assert clone(pipe).steps[0][1].get_params()["bounds"] == bounds
+    db = Database(X, y)
+    pipe.fit(db)
+    g = pipe.privacy_guarantee_
+    assert g.epsilon <= 1.0 + 1e-9
+    enc = pipe.steps[0][1]
+    assert enc.scaler_.bounds_[0].tolist() == [2500.0, 6500.0]
+    assert enc.encoder_.categories_[0].tolist() == ["Biscoe", "Dream", "Torgersen"]
+    # Deletion re-estimates the private statistics with fresh noise and keeps
+    # the given constants.
+    old_centre = enc.scaler_.center_.copy()
+    pipe.partial_unlearn(EditRequest(db, delete=["p1", "p2"], by="id"))
+    enc = pipe.steps[0][1]
+    assert enc.scaler_.bounds_[0].tolist() == [2500.0, 6500.0]
+    assert enc.encoder_.categories_[0].tolist() == ["Biscoe", "Dream", "Torgersen"]
+    assert not np.array_equal(enc.scaler_.center_, old_centre)
+    assert pipe.privacy_guarantee_.epsilon <= 1.0 + 1e-9
+
+
+def test_steps_pickled_before_the_constants_load_without_them():
+    X, _ = _frame(500)
+    for step in (PrivateStandardScaler(rho=0.1, random_state=0).fit(X[["mass"]]),
+                 PrivateOneHotEncoder(rho=0.1, random_state=0).fit(X[["sex"]]),
+                 PrivateTableEncoder(rho=0.1, random_state=0).fit(X)):
+        state = step.__getstate__()
+        state.pop("bounds", None)
+        state.pop("categories", None)
+        old = type(step).__new__(type(step))
+        old.__setstate__(state)
+        params = old.get_params()
+        assert params.get("bounds") is None and params.get("categories") is None
+        np.testing.assert_array_equal(old.transform(X[step.feature_names_in_]),
+                                      step.transform(X[step.feature_names_in_]))
+
+
+def test_a_pipeline_with_every_category_given_states_no_selection_event():
+    X, y = _frame(2000)
+    cats = {"island": ["Biscoe", "Dream", "Torgersen"], "sex": ["female", "male"]}
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                                 epsilon=1.0, categories=cats, random_state=0)
+    g = pipe.fit(X, y).privacy_guarantee_
+    assert g.delta_selection == 0.0 and g.epsilon <= 1.0 + 1e-9
+    assert "outside events" not in str(g)
+    assert "island: rho=0\n" in str(g)
