@@ -49,6 +49,19 @@ def test_operator_commands_with_json(location, capsys, tmp_path):
     assert _json(capsys, ["status", *s, "T-2", "--json"])[0]["edit"] == 1
     assert main(["status", *s]) == 0
     assert "T-1\tdone\t2 ID(s)" in capsys.readouterr().out
+    # An unknown request ID does not hide the others' status: they are
+    # listed, the unknown one is named on stderr, and the exit code is 1.
+    assert main(["status", *s, "T-1", "T-9", "T-2"]) == 1
+    out, err = capsys.readouterr()
+    assert "T-1\tdone" in out and "T-2\tdone" in out
+    assert "no request 'T-9'" in err
+    assert [r["request_id"] for r in _json(capsys, ["status", *s, "T-9", "T-2",
+                                                    "--json"], code=1)] == ["T-2"]
+    assert main(["status", *s, "T-9"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "no request 'T-9'" in err
+    assert main(["status", *s, "T-1", "--only", "done"]) == 1
+    assert "name requests or give --only, not both" in capsys.readouterr().err
     model_file = tmp_path / "model.pickle"
     shown = _json(capsys, ["show", *s, "--json", "--model-out", str(model_file)])
     assert (shown["records"], shown["edits"], shown["requests"]) == (

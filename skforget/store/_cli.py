@@ -138,12 +138,27 @@ def _process(store, args):
 
 
 def _status(store, args):
+    unknown = []
     if args.request_ids:
-        statuses = [store.status(r) for r in args.request_ids]
+        if args.only:
+            raise ValueError("--only lists the requests with a status; name "
+                             "requests or give --only, not both.")
+        statuses = []
+        # One unknown ID does not hide the others' status; it is reported
+        # after them, and the exit code says so.
+        for r in args.request_ids:
+            try:
+                statuses.append(store.status(r))
+            except UnknownRequestError as exc:
+                unknown.append(exc.args[0])
     else:
         statuses = store.requests(args.only)
-    _emit(args, [s.to_dict() for s in statuses],
-          "\n".join(map(_status_line, statuses)) or "no request")
+    if statuses or not unknown:
+        _emit(args, [s.to_dict() for s in statuses],
+              "\n".join(map(_status_line, statuses)) or "no request")
+    for message in unknown:
+        print(f"error: {message}", file=sys.stderr)
+    return 1 if unknown else 0
 
 
 def _audit_cmd(store, args):
