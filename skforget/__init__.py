@@ -7,6 +7,9 @@ descent, and delete, replace or insert records later with a certificate that
 the result is indistinguishable from a model that never saw the removed records.
 """
 
+# Imported for its registration: a scikit-learn Pipeline whose fitted
+# preprocessing leaves the guarantee warns whatever else the user imported.
+import skforget._public  # noqa: F401
 from skforget._database import Database, DatabaseVersion
 from skforget._edits import EditRequest
 from skforget._fit_plan import FitPlan, UnlearnPlan

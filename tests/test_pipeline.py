@@ -588,3 +588,27 @@ def test_a_plain_pipeline_with_a_data_fitted_step_warns():
                       NoisyGDClassifier(classes=[0, 1])).fit(X, y)
         make_forget_pipeline(PublicScaler(center=0.0, scale=3.0),
                              NoisyGDClassifier(classes=[0, 1])).fit(X, y)
+
+
+def test_a_plain_pipeline_warns_after_importing_the_estimators_only():
+    # The check that a scikit-learn Pipeline's fitted preprocessing leaves the
+    # guarantee was registered by importing skforget.pipeline: a user who
+    # imported the estimators alone got no warning. A fresh interpreter
+    # imports nothing else.
+    import subprocess
+    import sys
+
+    code = (
+        "import warnings, numpy as np\n"
+        "from sklearn.pipeline import make_pipeline\n"
+        "from sklearn.preprocessing import StandardScaler\n"
+        "from skforget import NoisyGDRegressor, PrivacyLeakWarning\n"
+        "X = np.random.default_rng(0).normal(size=(200, 3))\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    make_pipeline(StandardScaler(), NoisyGDRegressor()).fit(X, X[:, 0])\n"
+        "print(sum(issubclass(x.category, PrivacyLeakWarning) and\n"
+        "          'outside its guarantee' in str(x.message) for x in w))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "1"
