@@ -302,7 +302,11 @@ def test_clipped_softmax_is_the_constrained_maximiser(kernel):
 
     rng = np.random.default_rng(3)
     checked = 0
-    for _ in range(40):
+    # SLSQP fails on some draws (more or fewer with scipy's build): draw until
+    # 30 cases were checked, so that the check never rests on a few.
+    for _ in range(200):
+        if checked == 30:
+            break
         K = int(rng.choice([3, 5, 8]))
         z = rng.normal(0.0, float(rng.choice([0.5, 3.0, 20.0])), K)
         y = int(rng.integers(K))
