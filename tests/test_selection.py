@@ -726,3 +726,22 @@ def test_the_released_score_carries_the_noise_lemma_17_1b_prices(cancer):
     held = acc.search_score_noise(budget=budget, n_scored=40, group_size=2,
                                   held_out=True)
     assert held == pytest.approx(2 / (40 * math.sqrt(2 * budget.run_rho)), rel=1e-9)
+
+
+def test_a_returned_model_that_is_mostly_noise_says_so(cancer):
+    # Trial finding: the run's advice that its noise dominates was silenced,
+    # and a search returned models of R^2 far below 0 without a word. It is
+    # the returned model's, said once, naming the run's share of the budget.
+    X, _ = cancer
+    target = X @ np.linspace(-1, 1, X.shape[1])
+    for held_out in (None, 0.2):
+        s = PrivateSearchCV(NoisyGDRegressor(target_scale=1.0), {"alpha": [1e-4]},
+                            target_bound=1.0, n_candidates=3, random_state=0,
+                            validation_fraction=held_out)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            s.fit(X, target)
+        noisy = [str(w.message) for w in said if "mostly noise" in str(w.message)]
+        assert len(noisy) == 1, [str(w.message) for w in said]
+        assert "the search's share of the budget: at epsilon=" in noisy[0]
+        assert s.best_estimator_._plan.noise_dominated

@@ -135,14 +135,20 @@ def _mark_selected(model, budget):
 
 def _show(said):
     """Re-emit the released run's warnings (recorded while it ran) once the
-    search is recorded (Section 20.3), but not
-    its advice that its noise dominates: that concerns the run's share of the
-    budget, which the search chose and its own plan states."""
+    search is recorded (Section 20.3). That its noise dominates is said of
+    the returned model, with the run's epsilon named as the search's share:
+    silenced, a search returned models of R^2 -10 without a word."""
     for w in said:
-        if issubclass(w.category, UserWarning) and str(w.message).startswith(
-                "At epsilon="):
+        message = str(w.message)
+        if issubclass(w.category, UserWarning) and message.startswith("At epsilon="):
+            warn_about_release(
+                "PrivateSearchCV: the returned model is mostly noise. Its run "
+                "had the search's share of the budget: " + message[0].lower()
+                + message[1:] + " In a search: a larger epsilon, fewer "
+                "candidates (n_candidates), or candidates that regularise more.",
+                w.category)
             continue
-        if "runs inside scikit-learn's model selection" in str(w.message):
+        if "runs inside scikit-learn's model selection" in message:
             continue   # a run's figure; the search says its own (17.2)
         warn_about_release(w.message, w.category)
 
