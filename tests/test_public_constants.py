@@ -4,6 +4,7 @@ releases, what the figures say, and the refusals."""
 
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -207,7 +208,13 @@ def test_the_figure_is_what_the_releases_cost_whatever_is_given(
     (dict(bounds={"mass": 5}), "column 'mass' must be a pair"),
     (dict(categories={"sex": "male"}), "column 'sex' must be a list"),
     (dict(categories={"sex": []}), "column 'sex' is empty"),
-    (dict(bounds={"mass": (0, 1), 0: (0, 2)}), "gives column 'mass' twice"),
+    (dict(bounds={"mass": (-1e308, 1e308)}), "a finite width hi - lo"),
+    (dict(bounds={"mass": "12"}), "column 'mass' must be a pair"),
+    (dict(bounds={"mass": (True, 2)}), "column 'mass' must be a pair"),
+    (dict(bounds={0: (0, 1)}), "bounds names column 0, which X does not have"),
+    (dict(categories={"sex": iter(["male"])}), "column 'sex' must be a list"),
+    (dict(categories={"sex": {"male": 1}}), "column 'sex' must be a list"),
+    (dict(categories={"sex": np.array("male")}), "column 'sex' must be a list"),
 ])
 def test_bad_constants_are_refused_before_any_release(kwargs, match, monkeypatch):
     X, _ = _frame(500)
@@ -272,3 +279,128 @@ def test_a_pipeline_with_every_category_given_states_no_selection_event():
     assert g.delta_selection == 0.0 and g.epsilon <= 1.0 + 1e-9
     assert "outside events" not in str(g)
     assert "island: rho=0\n" in str(g)
+
+
+def test_keys_are_labels_on_frames_and_positions_on_arrays():
+    X, _ = _frame(1000)
+    # After a drop, an integer label is not a position: a frame's keys are
+    # its labels (a position read as a label clipped the wrong column).
+    frame = X[["mass", "depth"]].set_axis([0, 4], axis=1)
+    scaler = PrivateStandardScaler(rho=0.5, bounds={4: (10.0, 30.0)},
+                                   random_state=0).fit(frame)
+    assert scaler.bounds_[1].tolist() == [10.0, 30.0]
+    assert scaler.bounds_[0].tolist() != [10.0, 30.0]
+    # An array's columns are positions, or x<j>; both at once are refused.
+    array = X[["mass", "depth"]].to_numpy()
+    for key in (1, "x1"):
+        scaler = PrivateStandardScaler(rho=0.5, bounds={key: (10.0, 30.0)},
+                                       random_state=0).fit(array)
+        assert scaler.bounds_[1].tolist() == [10.0, 30.0]
+    with pytest.raises(ValueError, match="gives column 'x1' twice"):
+        PrivateStandardScaler(rho=0.5, bounds={1: (0, 1), "x1": (0, 2)}).fit(array)
+    # Through the table encoder, on an array, by position.
+    enc = PrivateTableEncoder(rho=0.5, bounds={1: (10.0, 30.0)},
+                              random_state=0).fit(array)
+    assert enc.scaler_.bounds_[1].tolist() == [10.0, 30.0]
+    enc = PrivateTableEncoder(rho=0.5, categories={0: ["Biscoe"], "x1": ["male"]},
+                              random_state=0).fit(
+        X[["island", "sex"]].to_numpy(dtype=object))
+    assert [c.tolist() for c in enc.encoder_.categories_] == [["Biscoe"], ["male"]]
+    # A table encoder on such a frame, numbers and categories.
+    frame = X.set_axis([0, 2, 5, 7], axis=1)
+    enc = PrivateTableEncoder(rho=0.5, bounds={2: (10.0, 30.0)},
+                              categories={7: ["male"]}, random_state=0).fit(frame)
+    assert enc.scaler_.bounds_[1].tolist() == [10.0, 30.0]
+    assert [c.tolist() for c in enc.encoder_.categories_][1] == ["male"]
+    # A set is a list of values too.
+    enc = PrivateOneHotEncoder(rho=0.1, categories={"sex": {"male", "female"}},
+                               random_state=0).fit(X[["sex"]])
+    assert enc.categories_[0].tolist() == ["female", "male"]
+
+
+@pytest.mark.parametrize("group_size", [1, 3])
+def test_the_figure_against_a_replaced_unit_is_what_the_releases_cost(
+        monkeypatch, group_size):
+    # Theorem 19.6 under zero-out: histograms and counts count twice against a
+    # replaced unit, moments once. A public range has no histogram, so a
+    # scaler whose ranges are all given states its rho, not the 17/12 of an
+    # estimated range.
+    X, _ = _frame(1000)
+    for bounds in ({"mass": (0, 1e4), "depth": (0, 40)}, {"mass": (0, 1e4)}, None):
+        spy = _Spy(monkeypatch, relation="zero_out", group_size=group_size)
+        enc = PrivateTableEncoder(rho=0.3, relation="zero_out", random_state=0,
+                                  group_size=group_size, bounds=bounds,
+                                  categories={"island": ["Biscoe"]}).fit(X)
+        cost = math.fsum(r if k == "_noisy_sums" else 2 * r for k, r in spy.spent)
+        g = enc.privacy_guarantee_
+        assert g.rho_replace >= cost * (1 - 1e-12)
+        if bounds is not None and len(bounds) == 2:
+            assert enc.scaler_.privacy_guarantee_.rho_replace == pytest.approx(
+                enc.scaler_.privacy_guarantee_.rho, rel=1e-12)
+        monkeypatch.undo()
+
+
+def test_the_noise_warning_counts_only_the_columns_that_release():
+    # From public numbers: listed columns release nothing, and given ranges
+    # leave only the moments' noise; a table whose every column is given
+    # warns of nothing (it warned, and pointed at PublicScaler).
+    rng = np.random.default_rng(0)
+    n = 300
+    X = pd.DataFrame({f"c{i}": rng.choice(["a", "b"], n) for i in range(20)})
+    X["v"] = rng.normal(size=n)
+    y = (X["v"] > 0).astype(int)
+
+    def noise_warnings(**kw):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0,
+                                  **kw).fit(X, y)
+        return [str(r.message) for r in rec if "mostly noise" in str(r.message)]
+
+    said = noise_warnings()
+    assert len(said) == 1 and "make_private_pipeline(bounds=..., categories=...)" \
+        in said[0]
+    listed = {f"c{i}": ["a", "b"] for i in range(20)}
+    assert noise_warnings(categories=listed) == []
+    assert noise_warnings(categories=listed, bounds={"v": (-5, 5)}) == []
+
+
+def test_a_search_over_a_pipeline_keeps_the_constants_and_cannot_draw_them():
+    from skforget.model_selection import PrivateSearchCV
+
+    X, y = _frame(2000)
+    cats = {"island": ["Biscoe", "Dream", "Torgersen"]}
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0,
+                                 categories=cats, bounds={"mass": (2500, 6500)})
+    s = PrivateSearchCV(pipe, {"estimator__C": [0.1, 1.0]}, epsilon=1.0,
+                        n_candidates=2, validation_fraction=0.2,
+                        random_state=0).fit(X, y)
+    enc = s.best_estimator_.steps[0][1]
+    assert enc.encoder_.categories_[0].tolist() == cats["island"]
+    assert enc.scaler_.bounds_[0].tolist() == [2500.0, 6500.0]
+    assert s.privacy_guarantee_.epsilon <= 1.0 + 1e-9
+    with pytest.raises(ValueError, match="preprocess__bounds"):
+        PrivateSearchCV(pipe, {"preprocess__bounds": [None, {"mass": (0, 1)}]},
+                        epsilon=1.0).fit(X, y)
+
+
+def test_a_replacement_under_zero_out_with_every_category_listed():
+    # Edit certificates when no release has a selection event, against a
+    # replaced unit (the figure Theorem 19.6 states): finite and within what
+    # the pipeline reports for its releases.
+    X, y = _frame(2000)
+    cats = {"island": ["Biscoe", "Dream", "Torgersen"], "sex": ["female", "male"]}
+    db = Database(X, y)
+    pipe = make_private_pipeline(
+        NoisyGDClassifier(classes=[0, 1], relation="zero_out", random_state=0),
+        epsilon=1.0, categories=cats, bounds={"mass": (2500, 6500)},
+        random_state=0).fit(db)
+    new = X.iloc[[0]].copy()
+    new.index = ["new"]
+    pipe.partial_unlearn(EditRequest(db, delete=["p3"], X_insert=new,
+                                     y_insert=y.iloc[[0]].set_axis(["new"]),
+                                     by="id"))
+    cert = pipe.privacy_guarantee_.deletion
+    assert math.isfinite(cert.epsilon_adaptive) and cert.epsilon_adaptive > 0
+    assert pipe.privacy_guarantee_.delta_selection == 0.0
+    assert pipe.steps[0][1].encoder_.categories_[1].tolist() == ["female", "male"]

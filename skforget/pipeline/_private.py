@@ -186,7 +186,7 @@ class PrivatePipeline(ForgetPipeline):
         # From public numbers, before any statistic: a filter raising it as an
         # error stops the fit before anything is spent (Section 20.3).
         self._warn_if_noise_dominates(n, n_columns, budget.rho_preprocessing
-                                      - rho_target, len(private), unit)
+                                      - rho_target, private, unit)
         selecting = [name for name in private
                      if "delta" in self.named_steps[name].get_params()]
         updates = {}
@@ -298,7 +298,7 @@ class PrivatePipeline(ForgetPipeline):
             scale = TARGET_SPREADS * spread
         return float(centre), float(scale)
 
-    def _warn_if_noise_dominates(self, n, n_columns, rho_steps, n_private, unit):
+    def _warn_if_noise_dominates(self, n, n_columns, rho_steps, private, unit):
         """Warn when, from public numbers alone (rows, columns, the split), each
         column's private histogram carries noise of more than an eighth of the
         rows: the released bounds, centres and category lists are then likely
@@ -307,11 +307,24 @@ class PrivatePipeline(ForgetPipeline):
         to 0.94 over 10 splits, median 0.88, against 0.93 with public
         constants: user guide, pipelines). A rule on public
         numbers, so it costs no privacy; it cannot see every failure."""
-        # A column gets its step's share split over the columns, and its
-        # bounds BOUNDS_SHARE of that (Section 19.3); the noise of one count:
-        rho = rho_steps / n_private / n_columns * BOUNDS_SHARE
-        sigma, _ = bounds_threshold(rho, unit.get("relation", "replace"),
-                                    unit.get("group_size", 1))
+        # A column gets its step's share split over the columns that release
+        # (a listed one does not), and its bounds BOUNDS_SHARE of that
+        # (Sections 19.2, 19.3); the noise of one count, or of the moments
+        # when every releasing column's range is given:
+        given = [self.named_steps[name].get_params() for name in private]
+        n_listed = sum(len(p.get("categories") or {}) for p in given)
+        n_ranges = sum(len(p.get("bounds") or {}) for p in given)
+        n_release = n_columns - n_listed
+        if n_release <= 0:
+            return
+        rho = rho_steps / len(private) / n_release
+        relation, g = unit.get("relation", "replace"), unit.get("group_size", 1)
+        if n_ranges < n_release:
+            sigma, _ = bounds_threshold(rho * BOUNDS_SHARE, relation, g)
+        else:
+            sigma = accounting.gaussian_noise_for_rho(
+                rho=rho, sensitivity=accounting.moments_sensitivity(
+                    relation=relation, group_size=g))
         if sigma > n / 8.0:
             warnings.warn(
                 f"On {n} rows and {n_columns} columns at epsilon={self.epsilon:g}, "
@@ -319,9 +332,9 @@ class PrivatePipeline(ForgetPipeline):
                 f"{sigma:.0f} records, more than an eighth of the rows: the "
                 "private preprocessing is likely mostly noise, and the model with "
                 "it. Give the pipeline a larger epsilon or preprocessing_share, "
-                "fewer columns, or public constants for the columns whose ranges "
-                "and categories are public (skforget.preprocessing.PublicScaler in "
-                "a ForgetPipeline).", UserWarning, stacklevel=user_stacklevel())
+                "fewer columns, or the ranges and categories you know without the "
+                "table (make_private_pipeline(bounds=..., categories=...)).",
+                UserWarning, stacklevel=user_stacklevel())
 
 
 register_pipeline_class(PrivatePipeline)

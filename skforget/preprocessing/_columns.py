@@ -6,7 +6,7 @@ column and the row but never the value."""
 
 import math
 from collections.abc import Mapping
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils.validation import _check_feature_names, _check_n_features
@@ -126,51 +126,78 @@ def _check_input(est, X, *, reset):
     return X
 
 
-def public_by_column(given, names, parameter):
-    """A dict of public constants keyed by column name (or position), as one
-    entry per column (None where none is given): ``bounds=`` and
-    ``categories=`` (privacy-accounting.md, Section 19.2). A key that names
-    no column is refused, naming it, before any release."""
+def _labels(est, X):
+    """A DataFrame's column labels, by which ``bounds=`` and ``categories=``
+    name its columns (an integer label too: scikit-learn names such a
+    frame's columns x<j>, and after a ``drop`` label and position differ);
+    None for an array, and for a table encoder's sub-step, which is given
+    the encoder's names."""
+    if hasattr(X, "columns") and "_positions" not in est.__dict__:
+        return list(X.columns)
+    return None
+
+
+def public_by_column(given, names, parameter, labels=None):
+    """A dict of public constants keyed by column, as one entry per column
+    (None where none is given): ``bounds=`` and ``categories=``
+    (privacy-accounting.md, Section 19.2). Keys are a DataFrame's labels
+    (``labels``), else names (``x<j>``) or positions. A key that names no
+    column is refused, naming it, before any release."""
     out = [None] * len(names)
     if given is None:
         return out
-    if not isinstance(given, Mapping):
-        raise TypeError(f"{parameter} must be a dict from column name (or position) "
-                        f"to a public constant, got {type(given).__name__}.")
-    index = {name: j for j, name in enumerate(names)}
+    if not isinstance(given, dict):
+        raise TypeError(f"{parameter} must be a dict from column name to a public "
+                        f"constant, got {type(given).__name__}.")
+    index = {}
+    if labels is not None:
+        for j, label in enumerate(labels):
+            index.setdefault(str(label), j)
+    else:
+        index = {name: j for j, name in enumerate(names)}
+    shown = names if labels is None else [str(c) for c in labels]
     for key, value in given.items():
-        if isinstance(key, Integral) and not isinstance(key, bool):
+        if labels is None and isinstance(key, Integral) and not isinstance(key, bool):
             j = int(key) if 0 <= int(key) < len(names) else None
         else:
             j = index.get(str(key))
         if j is None:
             raise ValueError(f"{parameter} names column {key!r}, which X does not have "
-                             f"(its columns: {', '.join(map(repr, names[:10]))}"
-                             f"{', ...' if len(names) > 10 else ''}).")
+                             f"(its columns: {', '.join(map(repr, shown[:10]))}"
+                             f"{', ...' if len(shown) > 10 else ''}).")
         if out[j] is not None:
-            raise ValueError(f"{parameter} gives column {names[j]!r} twice.")
+            raise ValueError(f"{parameter} gives column {shown[j]!r} twice.")
         out[j] = value
     return out
 
 
 def check_bounds(value, name):
-    """A public range ``(lo, hi)`` of finite numbers, ``lo < hi``."""
-    try:
-        lo, hi = value
-        lo, hi = float(lo), float(hi)
-    except (TypeError, ValueError):
+    """A public range ``(lo, hi)`` of finite numbers, ``lo < hi``, whose width
+    is finite too (``hi - lo`` overflowing to inf made the scale NaN or inf
+    according to the rows: a bit outside the figure)."""
+    pair = (isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2
+            and all(isinstance(v, Real) and not isinstance(v, (bool, np.bool_))
+                    for v in value))
+    if not pair:
         raise ValueError(f"bounds for column {name!r} must be a pair (lo, hi) of "
-                         f"numbers, got {value!r}.") from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"bounds for column {name!r} must be finite with lo < hi, "
-                         f"got ({lo!r}, {hi!r}).")
+                         f"numbers (dates and durations in seconds), got {value!r}.")
+    lo, hi = float(value[0]), float(value[1])
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi
+            and math.isfinite(hi - lo)):
+        raise ValueError(f"bounds for column {name!r} must be finite with lo < hi "
+                         f"and a finite width hi - lo, got ({lo!r}, {hi!r}).")
     return lo, hi
 
 
 def check_categories(value, name):
     """A public category list as the sorted strings values are compared as
     (``None`` or NaN listed: the category a missing value becomes)."""
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+    # A list, not an iterator (consumed by the first fit, an edit's refit then
+    # found it empty) nor a mapping (read as its keys).
+    if isinstance(value, (set, frozenset)):
+        value = list(value)
+    if (isinstance(value, (str, bytes, Mapping)) or hasattr(value, "__next__")
+            or not hasattr(value, "__len__") or np.ndim(value) != 1):
         raise ValueError(f"categories for column {name!r} must be a list of values, "
                          f"got {value!r}.")
     values = sorted(set(_as_categories(np.asarray(list(value), dtype=object))))

@@ -41,6 +41,7 @@ from skforget.preprocessing._columns import (
     _check_input,
     _column,
     _input_names,
+    _labels,
     check_bounds,
     check_categories,
     public_by_column,
@@ -140,8 +141,9 @@ class _NumericStep(_PrivateStep):
         warning reads)."""
         X = _check_input(self, X, reset=True)
         names = _input_names(self)
-        public = [None if b is None else check_bounds(b, name) for b, name in zip(
-            public_by_column(self.bounds, names, "bounds"), names, strict=True)]
+        given = public_by_column(self.bounds, names, "bounds", _labels(self, X))
+        public = [None if b is None else check_bounds(b, name)
+                  for b, name in zip(given, names, strict=True)]
         columns = [_as_float(_column(X, j), names[j]) for j in range(X.shape[1])]
         rho_col = self.rho / len(columns)
         rngs = _column_rngs(rng, len(columns))
@@ -157,9 +159,12 @@ class _NumericStep(_PrivateStep):
             scale.append(s)
         self.bounds_ = np.array(bounds, dtype=float).reshape(-1, 2)
         # Against a replaced unit the histograms count twice under zero-out
-        # (Theorem 19.6): the figure takes the path that gave them the most.
-        self.privacy_guarantee_ = self._guarantee([(n, rho_col, 0.0) for n in names],
-                                                  BOUNDS_SHARE + REFINE_SHARE)
+        # (Theorem 19.6): the figure takes the path that gave them the most,
+        # on the columns whose range is estimated (a public one has none).
+        estimated = sum(b is None for b in public) / len(public)
+        self.privacy_guarantee_ = self._guarantee(
+            [(n, rho_col, 0.0) for n in names],
+            (BOUNDS_SHARE + REFINE_SHARE) * estimated)
         return (np.array(centre, dtype=float), np.array(scale, dtype=float), octaves,
                 cleared)
 
@@ -351,8 +356,8 @@ class PrivateSimpleImputer(_NumericStep):
     """Replace missing numbers by a privately estimated mean.
 
     The mean of each column is released as in :class:`PrivateStandardScaler`
-    (range from a noisy log histogram, then the noisy mean of the values
-    clipped to it; privacy-accounting.md, Section 19.2). ``transform`` keeps
+    (range from a noisy log histogram unless given, then the noisy mean of the
+    values clipped to it; privacy-accounting.md, Section 19.2). ``transform`` keeps
     observed values as they are and fills missing ones with it.
 
     Parameters
@@ -360,8 +365,9 @@ class PrivateSimpleImputer(_NumericStep):
     rho : float, default=0.01
         Rho-coefficient of all the releases, spread equally over the columns.
     bounds : dict or None, default=None
-        Public ranges ``{column: (lo, hi)}`` known without the table, as for
-        :class:`PrivateStandardScaler`.
+        Public ranges ``{column: (lo, hi)}`` known without the table: the
+        mean is estimated within the range given (no histogram), and observed
+        values are kept as they are.
     relation : {"replace", "zero_out"}, default="replace"
     group_size : int, default=1
     add_indicator : bool, default=False
@@ -456,8 +462,9 @@ class PrivateOneHotEncoder(_PrivateStep):
         known without the table: a form's options, a codebook. Such a column
         releases nothing (its share of ``rho`` and ``delta`` goes to the
         others) and keeps every value listed, however rare; a value not
-        listed goes to ``infrequent``. ``None`` listed is the missing value.
-        A list read off the rows is outside every figure
+        listed goes to ``infrequent``. Values are compared as strings
+        (``[1, 2]`` matches 1 and "1", not 1.0); ``None`` listed is the
+        missing value. A list read off the rows is outside every figure
         (privacy-accounting.md, Section 19.2).
     random_state : int, RandomState instance or None, default=None
     ledger : skforget.PrivacyLedger or None, default=None
@@ -527,7 +534,8 @@ class PrivateOneHotEncoder(_PrivateStep):
         names = _input_names(self)
         n_cols = X.shape[1]
         public = [None if c is None else check_categories(c, name) for c, name in zip(
-            public_by_column(self.categories, names, "categories"), names, strict=True)]
+            public_by_column(self.categories, names, "categories",
+                             _labels(self, X)), names, strict=True)]
         # A listed column releases nothing (Section 19.2): rho and delta go to
         # the columns whose categories are selected.
         n_private = sum(c is None for c in public)

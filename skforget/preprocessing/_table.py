@@ -22,6 +22,7 @@ from skforget._validation import (
 from skforget.preprocessing._columns import (
     _check_input,
     _input_names,
+    _labels,
     check_bounds,
     check_categories,
     is_time_dtype,
@@ -177,13 +178,14 @@ class PrivateTableEncoder(_PrivateStep):
             return ROW_SCALE if n_columns >= ROW_SCALE_MIN_COLUMNS else 1.0
         return float(self.row_scale)
 
-    def _public_constants(self, num, cat):
+    def _public_constants(self, X, num, cat):
         """``bounds`` and ``categories`` as the sub-steps' dicts by column name,
         each checked against the column's kind (its dtype, public) before any
         release."""
         names = _input_names(self)
-        bounds = public_by_column(self.bounds, names, "bounds")
-        listed = public_by_column(self.categories, names, "categories")
+        bounds = public_by_column(self.bounds, names, "bounds", _labels(self, X))
+        listed = public_by_column(self.categories, names, "categories",
+                                  _labels(self, X))
         for j in range(len(names)):
             if bounds[j] is not None and j not in num:
                 raise ValueError(
@@ -225,7 +227,7 @@ class PrivateTableEncoder(_PrivateStep):
         times = self.__dict__.get("_times_as_numbers", True)
         num = [j for j in range(n_cols) if _is_numeric_column(X, j, times)]
         cat = [j for j in range(n_cols) if j not in num]
-        bounds, listed = self._public_constants(num, cat)
+        bounds, listed = self._public_constants(X, num, cat)
         # A column whose categories are given releases nothing: rho is spread
         # over the others (privacy-accounting.md, Section 19.2).
         n_released = max(len(num) + len(cat) - len(listed), 1)
