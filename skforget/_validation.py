@@ -144,11 +144,15 @@ def model_selection_fits():
                     search = local.get("caller") or _enclosing_search(frame)
                     refit = getattr(search, "refit", False)
                     return int(cand[1]), int(split[1]), refit is not False, search
-            if code.co_name == "fit" and "all_candidate_params" in local \
-                    and "n_splits" in local:
-                # The search's refit on all rows, after its candidates.
-                return (len(local["all_candidate_params"]),
-                        int(local["n_splits"]), True, local.get("self"))
+            if code.co_name == "fit" and "all_candidate_params" in local:
+                # The search's refit on all rows, after its candidates; the
+                # number of splits is a local of ``fit`` before scikit-learn
+                # 1.9, its ``n_splits_`` since (the count fell back to 10).
+                search = local.get("self")
+                n_splits = local.get("n_splits", getattr(search, "n_splits_", None))
+                if n_splits is not None:
+                    return (len(local["all_candidate_params"]), int(n_splits),
+                            True, search)
             if code.co_name == "cross_validate" and "cv" in local:
                 try:  # the caller's splitter, with the caller's arguments
                     return 1, int(local["cv"].get_n_splits(
