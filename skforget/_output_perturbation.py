@@ -12,6 +12,7 @@ edit is served by doing exactly that again on the edited database, with fresh
 noise: the new model's law depends on the edited data alone.
 """
 
+import warnings
 from numbers import Integral, Real
 
 from sklearn.base import _fit_context
@@ -37,7 +38,9 @@ from skforget._validation import (
     check_finite_params,
     fixed_errstate,
     segment_rng,
+    user_stacklevel,
 )
+from skforget.accounting._calibration import output_noise_dominates
 from skforget.accounting._output_perturbation import MAX_TOL, certified_solve_bounds
 from skforget.distributed import ShardedDatabase
 from skforget.exceptions import UnlearningError
@@ -129,6 +132,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 loss, n, X.shape[1], n_outputs, delta,
                 self._weighting(sample_weight is not None, n_outputs))
             counts = _count_fields(budget, self.epsilon, self._class_statistics())
+            self._warn_noise_dominated(plan, n, n_outputs)
             self._warn_about_callers(plan.rho_target + counts["rho_counts"],
                                      plan.delta)
             weights = row_weights(sample_weight, y_enc, **plan_weighting(plan))
@@ -150,6 +154,21 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             self.privacy_guarantee_ = guarantee
             self._warn_if_constant()
         return self
+
+    def _warn_noise_dominated(self, plan, n, n_outputs):
+        """Say, from public numbers before the solve, when the release's noise
+        alone moves a score as far as the data can (Section 15.6): a Ridge-like
+        alpha gave R^2 of -200 without a word."""
+        if output_noise_dominates(loss=plan.loss, n_classes=max(2, n_outputs),
+                                  target_bound=1.0, sigma=plan.sigma,
+                                  row_norm=plan.row_norm):
+            warnings.warn(
+                f"At epsilon={self.epsilon!r} on {n} rows the privacy noise alone "
+                f"moves a score by about {plan.sigma * plan.row_norm:.3g} on a row "
+                "of the data_norm ball, as far as the data can move it from 0: the "
+                "model will be mostly noise. Raise epsilon, use more rows, or "
+                f"regularise more ({self._regularization_name}='auto' chooses "
+                "for the budget).", UserWarning, stacklevel=user_stacklevel())
 
     def _release_class_counts(self, design, budget, W, *, segment):
         """Drop the previous release's class statistics and, when this release

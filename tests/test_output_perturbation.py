@@ -724,7 +724,7 @@ def test_an_extreme_target_can_neither_refuse_a_release_nor_announce_itself(stri
     for y0 in (0.0, 1e200):
         yy = y.copy()
         yy[0] = y0
-        est = OutputPerturbationRegressor(alpha=1.0, target_scale=1.0,
+        est = OutputPerturbationRegressor(alpha=50.0, target_scale=1.0,
                                           random_state=0)
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
@@ -737,3 +737,37 @@ def test_an_extreme_target_can_neither_refuse_a_release_nor_announce_itself(stri
                     est.fit(X, yy)
         assert np.all(np.isfinite(est.coef_))
         assert not [w for w in record if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_release_that_is_mostly_noise_says_so_from_public_numbers():
+    # Trial finding: OutputPerturbationRegressor(alpha=1) on diabetes gave R^2
+    # -200 without a word, where noisy GD warns. The rule reads the plan only
+    # (Section 15.6): the same for any rows of the same size.
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    X = X / np.linalg.norm(X, axis=1).max()
+    kw = dict(target_offset=152.0, target_scale=200.0, random_state=0)
+
+    def noisy(est, XX, yy):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            est.fit(XX, yy)
+        return [str(w.message) for w in rec if "mostly noise" in str(w.message)]
+
+    said = noisy(OutputPerturbationRegressor(alpha=1.0, **kw), X, y)
+    assert len(said) == 1 and "alpha='auto'" in said[0]
+    # Other rows of the same size: the same words.
+    assert noisy(OutputPerturbationRegressor(alpha=1.0, **kw), X[::-1] * 0.5,
+                 -y) == said
+    assert noisy(OutputPerturbationRegressor(**kw), X, y) == []
+    assert noisy(OutputPerturbationRegressor(alpha=1.0, epsilon=1e4, **kw),
+                 X, y) == []
+    # The rule: half the squared score noise on the ball against F(0) - min F.
+    from skforget.accounting._calibration import initial_error
+
+    est = OutputPerturbationClassifier(C=1e3, classes=[0, 1], random_state=0)
+    said = noisy(est, X, (y > 140).astype(int))
+    p = est._plan
+    assert bool(said) == (0.5 * (p.sigma * p.row_norm) ** 2
+                          >= initial_error(loss="logistic")) is True

@@ -293,6 +293,26 @@ def _fit_steps(fit_recipe, *, loss, n_classes, target_bound, lam, beta, p, v0, s
                      sigma=sigma, contraction=c)
 
 
+def output_noise_dominates(*, loss, n_classes, target_bound, sigma, row_norm):
+    """Whether an output-perturbation release is mostly noise, from public
+    numbers: the noise alone changes a score on a row of the ball by
+    ``sigma * row_norm`` (its standard deviation), and half its square reaches
+    :func:`initial_error`, the most the data can lower the loss from 0
+    (privacy-accounting.md, Section 15.6; noisy GD's rule compares the same
+    error with its noise's Gibbs level, Section 8.4). For the squared loss:
+    the noise moves a prediction by the targets' bound or more.
+
+    Examples
+    --------
+    >>> from skforget.accounting._calibration import output_noise_dominates
+    >>> kw = dict(loss="squared", n_classes=2, target_bound=1.0, row_norm=2**0.5)
+    >>> [output_noise_dominates(sigma=s, **kw) for s in (0.75, 0.2)]
+    [True, False]
+    """
+    error = initial_error(loss=loss, n_classes=n_classes, target_bound=target_bound)
+    return 0.5 * (sigma * row_norm) ** 2 >= error
+
+
 def utility_directions(loss, n_classes, n_params):
     """Directions whose noise the typical fit's length is set against
     (Section 8.4): a classifier's output scores, one per class (binary: one),
