@@ -206,3 +206,14 @@ def test_audit_records_export_in_order_within_a_window(location, capsys,
     assert "name no request" in capsys.readouterr().err
     assert main(["audit", *s, "--until", "yesterday"]) == 1
     assert "until='yesterday' is not an ISO 8601 time" in capsys.readouterr().err
+    # Within one second (times are to the second), the edits' order, not the
+    # submissions': the model hashes chain (trial finding).
+    at(5)
+    store.process()   # the pending one
+    store.submit(["p4"], request_id="E-submitted-first", due_at="2026-12-20T00:00:00Z")
+    store.submit(["p5"], request_id="E-due-first", due_at="2026-12-10T00:00:00Z")
+    store.process(limit=1)
+    store.process()
+    last = store.audit_records(since="2026-11-05T00:00:00Z")
+    assert [r["request_id"] for r in last][-2:] == ["E-due-first", "E-submitted-first"]
+    assert last[-1]["model"]["sha256_before"] == last[-2]["model"]["sha256_after"]

@@ -455,7 +455,10 @@ class RequestsMixin:
         where = "".join(f" AND finished_at {op} ?" for op, _ in window)
         rows = self._reading(lambda con: con.all(
             f"SELECT audit FROM requests WHERE audit IS NOT NULL{where} "
-            "ORDER BY finished_at, seq", tuple(value for _, value in window)))
+            # Times are to the second: within one, the edits' order (a failed
+            # request has none), so that the model hashes chain.
+            "ORDER BY finished_at, COALESCE(edit, -1), seq",
+            tuple(value for _, value in window)))
         return [json.loads(row[0]) for row in rows]
 
     def process(self, *, limit=None, progress=None):
