@@ -754,6 +754,11 @@ def test_a_private_pipeline_records_one_release_with_its_selections():
     assert [e.label for e in ledger.entries] == ["PrivatePipeline.fit",
                                                  "PrivatePipeline.partial_unlearn"]
     assert ledger.entries[1].delta == pipe.privacy_guarantee_.delta_selection
+    # What the selections have taken of the delta is shown: a store's ledger
+    # refused its tenth pipeline release while saying epsilon remained.
+    taken = ledger.entries[0].delta + ledger.entries[1].delta
+    assert (f"excluded events have taken {taken:.3g} of the delta {DELTA:.3g}"
+            in str(ledger).splitlines()[0])
     # record() of a pipeline fitted without the ledger spends its delta too
     # (fresh noise: a seeded pipeline's cannot be named after the fact).
     other = PrivacyLedger(epsilon=3.0, delta=DELTA)

@@ -399,9 +399,10 @@ class PrivacyLedger:
                     f"probability of the releases' excluded events to "
                     f"{excluded:.3g}, at or above the ledger's delta "
                     f"{self.delta:.3g}: no (epsilon, delta) statement is then left "
-                    "(privacy-accounting.md, 19.1, 20.2). Give the ledger a larger "
-                    "delta, or each release a smaller one (make_private_pipeline's "
-                    "selection_share).")
+                    "(privacy-accounting.md, 19.1, 20.2). A new ledger with a larger "
+                    "delta (a ledger's budget is fixed), or releases that take less: "
+                    "make_private_pipeline's selection_share, or its categories= "
+                    "for the columns whose categories you know (no selection).")
         if after.epsilon > self.epsilon:
             before = self._total(entries)
             alone = entry.epsilon(self.delta)
@@ -645,11 +646,16 @@ class PrivacyLedger:
     def __str__(self):
         entries = self.entries
         total = self._total(entries)
+        excluded = math.fsum(e.delta for e in entries)
         lines = [f"Privacy ledger: budget ({self.epsilon:.4g}, {self.delta:.3g}); "
                  f"spent ({total.epsilon:.4g}, {self.delta:.3g}) over "
                  f"{len(entries)} release(s), Rényi curves composed order by order; "
                  f"remaining: epsilon {self._remaining_eps(entries):.4g} for one more "
-                 "release."]
+                 "release" + (
+                     f" without category selections, whose excluded events have "
+                     f"taken {excluded:.3g} of the delta {self.delta:.3g} (each "
+                     "private pipeline's release takes its own; listed categories "
+                     "take none)" if excluded else "") + "."]
         for i, e in enumerate(entries, 1):
             kind = (f"Rényi q*{e.rho:.4g}" if e.curve is None
                     else "repeat-and-select curve" + (
