@@ -389,3 +389,20 @@ def test_a_pipeline_pickled_before_the_pooled_path_does_not_draw_it(monkeypatch)
     # What a second histogram would overspend: the figure against a replaced
     # unit (2 rho against the stored 17/12 rho).
     assert _cost(drawn, "zero_out", 1, replace=True) <= stored * (1 + 1e-12)
+
+
+def test_a_one_column_target_is_taken_as_the_estimator_takes_it():
+    # Trial finding: a (n, 1) y, which Ridge and NoisyGDRegressor take, was
+    # refused by the pipeline's target release with "y must hold one number
+    # per record ... shape (1000, 1) for 1000 records".
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=1000), "b": rng.choice(["u", "v"], 1000)})
+    y = 3 * X["a"] + rng.normal(size=1000)
+    flat = make_private_pipeline(NoisyGDRegressor(random_state=0), epsilon=1.0,
+                                 random_state=0).fit(X, y)
+    column = make_private_pipeline(NoisyGDRegressor(random_state=0), epsilon=1.0,
+                                   random_state=0).fit(X, y.to_frame())
+    np.testing.assert_array_equal(column.predict(X), flat.predict(X))
+    with pytest.raises(ValueError, match=r"one number per record of X \(a 1-D"):
+        make_private_pipeline(NoisyGDRegressor(), epsilon=1.0).fit(
+            X, np.c_[y, y])

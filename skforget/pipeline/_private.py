@@ -253,9 +253,12 @@ class PrivatePipeline(ForgetPipeline):
         except (TypeError, ValueError):
             raise ValueError("A regressor's targets y must be numbers: "
                              f"y[{_first_bad(y)}] is not one.") from None
+        if values.ndim == 2 and values.shape[1] == 1:
+            values = values[:, 0]   # a column, as the estimator takes it
         if values.ndim != 1 or len(values) != _num_samples(X):
-            raise ValueError(f"y must hold one number per record of X: shape "
-                             f"{values.shape} for {_num_samples(X)} records.")
+            raise ValueError(f"y must hold one number per record of X (a 1-D "
+                             f"array or one column): shape {values.shape} for "
+                             f"{_num_samples(X)} records.")
         check_finite_targets(values)
         first = self.named_steps[private_step_names(self)[0]]
         rng = segment_rng(first.get_params().get("random_state"), 0, TARGET_STREAM)

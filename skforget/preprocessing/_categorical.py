@@ -13,6 +13,7 @@ import numpy as np
 
 from skforget._release import warn_about_release
 from skforget._utils import named_few
+from skforget.preprocessing._columns import MISSING
 
 
 def _column_rngs(rng, n):
@@ -54,4 +55,32 @@ def warn_if_no_category_kept(step, names, categories, threshold):
         f"category needs about {threshold:.0f} records. A column of numbers "
         "stored as text is read as categories: give it a numeric dtype (the "
         "schema is public); an ID or free-text column is better dropped.",
+        UserWarning)
+
+
+def _number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def warn_if_numbers_as_categories(step, names, categories):
+    """Name the columns whose kept categories are all numbers (three or
+    more): a column of numbers read as categories, most often because the
+    table reached the step as an object array (``df.values``), whose every
+    column is then one-hot encoded. Read from the released lists only
+    (post-processing), shown once it is recorded."""
+    numeric = [name for name, cats in zip(names, categories, strict=True)
+               if len(kept := [c for c in cats if c != MISSING]) >= 3
+               and all(_number(c) for c in kept)]
+    if not numeric:
+        return
+    warn_about_release(
+        f"{step}: the categories kept for {len(numeric)} column(s) are all "
+        f"numbers ({named_few(map(repr, numeric))}): if such a column holds "
+        "quantities, give it a numeric dtype (it is then scaled, not one-hot "
+        "encoded; the schema is public). An object array, such as a DataFrame's "
+        ".values, reads every column as categories: pass the DataFrame.",
         UserWarning)

@@ -34,6 +34,7 @@ from skforget.preprocessing._categorical import (
     _column_rngs,
     _noisy_counts,
     warn_if_no_category_kept,
+    warn_if_numbers_as_categories,
 )
 from skforget.preprocessing._columns import (
     _as_categories,
@@ -562,6 +563,9 @@ class PrivateOneHotEncoder(_PrivateStep):
         selected = [j for j, c in enumerate(public) if c is None]
         warn_if_no_category_kept(type(self).__name__, [names[j] for j in selected],
                                  [categories[j] for j in selected], tau)
+        warn_if_numbers_as_categories(type(self).__name__,
+                                      [names[j] for j in selected],
+                                      [categories[j] for j in selected])
         return self
 
     def transform(self, X):
