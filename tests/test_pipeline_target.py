@@ -406,3 +406,17 @@ def test_a_one_column_target_is_taken_as_the_estimator_takes_it():
     with pytest.raises(ValueError, match=r"one number per record of X \(a 1-D"):
         make_private_pipeline(NoisyGDRegressor(), epsilon=1.0).fit(
             X, np.c_[y, y])
+
+
+def test_an_estimator_from_a_fitted_pipeline_is_not_taken_for_the_users_budget():
+    # Trial finding: the split the pipeline set on the estimator (epsilon
+    # 0.854) was later warned about as the user's own number.
+    X, y = _table(1000)
+    est = NoisyGDRegressor(random_state=0)
+    make_private_pipeline(est, epsilon=1.0, random_state=0).fit(X, y)
+    assert est.epsilon < 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        make_private_pipeline(est, epsilon=4.0)
+    with pytest.warns(UserWarning, match=r"estimator's epsilon=0.5 will be replaced"):
+        make_private_pipeline(est.set_params(epsilon=0.5), epsilon=4.0)

@@ -207,8 +207,12 @@ class PrivatePipeline(ForgetPipeline):
         self._target_release = release
         self.__dict__.pop("target_scale_", None)
         self.__dict__.pop("target_offset_", None)
-        self._final_estimator.set_params(epsilon=budget.estimator_epsilon,
-                                         delta=budget.delta_conversion)
+        split = {"epsilon": budget.estimator_epsilon,
+                 "delta": budget.delta_conversion}
+        self._final_estimator.set_params(**split)
+        # Marked as a pipeline's part, not the user's number: another
+        # make_private_pipeline given this estimator replaces it silently.
+        self._final_estimator.__dict__["_pipeline_split"] = split
         for name in private:
             self.named_steps[name].set_params(**updates[name])
 
@@ -442,8 +446,10 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta="auto",
                         "epsilon and delta the pipeline sets from its total "
                         f"budget; got {type(estimator).__name__}.")
     defaults = inspect.signature(type(estimator).__init__).parameters
+    split = estimator.__dict__.get("_pipeline_split", {})
     given = {name: params[name] for name in ("epsilon", "delta")
-             if name in defaults and params[name] != defaults[name].default}
+             if name in defaults and params[name] != defaults[name].default
+             and not (name in split and params[name] == split[name])}
     if given:
         # The user's number would otherwise be replaced without a word (the
         # pipeline's total is what it spends, Section 19.3).
