@@ -472,7 +472,10 @@ class NoisyGDRegressor(CertifyMixin, _PrivateRegressorMixin, RegressorMixin,
         Regularisation strength, as in ``Ridge``: the objective is
         ``||y - Xw||^2 + alpha ||w||^2`` (intercept included, squared loss
         clipped), i.e. ``lambda = alpha / n_samples`` per sample. Differential
-        privacy usually needs ``alpha`` of the order of ``sqrt(n_samples)``.
+        privacy needs a larger ``alpha`` than ``Ridge``'s default: the noise it
+        leaves in the coefficients has variance of order
+        ``1 / (alpha**2 rho)`` whatever ``n_samples`` (Section 15.6), so
+        ``"auto"`` depends on epsilon, not on the table's size.
         ``"auto"`` balances the privacy noise against the regularisation bias
         from public numbers (privacy-accounting.md, Section 8.5: a nominal
         norm of half the scaled targets' bound, the same at every epsilon).
