@@ -255,6 +255,10 @@ def test_audit_record_is_standalone_and_checkable(frame_store):
     assert per_unit["epsilon"] == pytest.approx(rho_to_epsilon(
         rho=per_unit["rho"], delta=guarantee.delta, method=guarantee.conversion))
     assert certificate["whole_edit"]["units_removed"] == 3
+    # At the default max_lazy_records a deletion the release already
+    # certifies leaves the model as it was: said in so many words.
+    assert certificate["served_without_a_pass"] is guarantee.deletion.without_pass
+    assert certificate["records_awaiting_a_pass"] == guarantee.deletion.n_pending
     assert certificate["adaptive"]["releases_seen"] >= 1
     assert per_unit["tightest_renyi_order"] > 1
     assert record["guarantee_after"]["epsilon"] == guarantee.epsilon
@@ -616,3 +620,36 @@ def test_a_released_warning_raised_as_an_error_comes_after_the_commit(
     assert status.status == "done" and status.edit is not None
     assert store.audit_record("W-1")["deleted_ids"] == ["cust00003"]
     assert "cust00003" not in store.database().ids.tolist()
+
+
+def test_a_deletion_served_without_a_pass_says_so_in_its_audit_record(
+        store_location):
+    # Trial finding: the record said "done", 0 noisy steps and a statement in
+    # words, but no field said the model was left as it was.
+    import pandas as pd
+
+    from skforget import EditRequest
+    from skforget.store._audit import certificate_section
+
+    rng = np.random.default_rng(0)
+    n = 5000
+    X = pd.DataFrame(rng.normal(size=(n, 4)) / 3, columns=list("abcd"),
+                     index=[f"p{i}" for i in range(n)])
+    y = pd.Series((X["a"] > 0).astype(int), index=X.index)
+    db = Database(X, y)
+    model = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(db)
+    store = RecordStore.create(store_location, db, model)
+    coef = store.model().coef_.copy()
+    store.submit(["p1"], request_id="r1")
+    store.process()
+    cert = store.audit_record("r1")["certificate"]
+    assert cert["served_without_a_pass"] is True
+    assert cert["records_awaiting_a_pass"] == 1 and cert["noisy_steps"] == 0
+    np.testing.assert_array_equal(store.model().coef_, coef)
+    # With max_lazy_records=0 every deletion passes over the data.
+    model = NoisyGDClassifier(classes=[0, 1], random_state=0, max_lazy_records=0)
+    edited = model.fit(db).partial_unlearn(EditRequest(db, delete=["p1"], by="id"))
+    section = certificate_section(edited.privacy_guarantee_.deletion,
+                                  edited.privacy_guarantee_)
+    assert section["served_without_a_pass"] is False
+    assert section["records_awaiting_a_pass"] == 0

@@ -98,6 +98,10 @@ def certificate_section(certificate, guarantee, tuned=None):
                                certificate.epsilon_adaptive, delta, method)},
         "retrained": certificate.retrained,
         "noisy_steps": certificate.steps,
+        # A deletion the release already certified (Theorem 12.9): the model
+        # is unchanged and the records' influence stays until the next pass.
+        "served_without_a_pass": bool(getattr(certificate, "without_pass", False)),
+        "records_awaiting_a_pass": int(getattr(certificate, "n_pending", 0)),
         "records_after": certificate.n_samples,
         "statement": str(certificate),
         "not_covered": [tuned] if tuned else [],
