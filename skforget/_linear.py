@@ -71,6 +71,21 @@ def check_edit_weighting(plan, weighted):
             "without: fit with sample_weight to use them.")
 
 
+def warn_if_adaptive_exceeds(cert, target):
+    """Say when an edit's figure against requests adapted to the earlier
+    releases (Theorem 6.3; a pipeline's, Theorem 19.6) passes ``target``,
+    the model's epsilon: a model's edit and a pipeline's say it alike."""
+    if cert is None or not cert.epsilon_adaptive > target:
+        return
+    warnings.warn(
+        f"After {cert.index} edit(s), the figure against requests adapted to "
+        f"earlier releases is epsilon {cert.epsilon_adaptive:.3g}, above the "
+        f"model's target {target:.3g}. If requests may depend on what the models "
+        "revealed, fit a new model on the current database (it restarts the "
+        "count; privacy_guarantee_ explains).",
+        PrivacyBudgetWarning, stacklevel=user_stacklevel())
+
+
 @contextmanager
 def _atomic_edit(estimator, edits):
     """``restore_on_error`` for ``partial_unlearn``: the estimator and the caller's
@@ -387,16 +402,8 @@ class _BasePrivateLinear(BaseEstimator):
     @staticmethod
     def _warn_if_adaptive_exceeds(guarantee):
         """Say when an edit's adaptive figure passes the model's epsilon."""
-        if not guarantee.adaptive_exceeds_target:
-            return
-        cert = guarantee.deletion
-        warnings.warn(
-            f"After {cert.index} edit(s), the figure against requests adapted to "
-            f"earlier releases is epsilon {cert.epsilon_adaptive:.3g}, above the "
-            f"model's target {guarantee.target_epsilon:.3g}. If requests may depend "
-            "on what the models revealed, fit a new model on the current database "
-            "(it restarts the count; privacy_guarantee_ explains).",
-            PrivacyBudgetWarning, stacklevel=user_stacklevel())
+        if guarantee.adaptive_exceeds_target:
+            warn_if_adaptive_exceeds(guarantee.deletion, guarantee.target_epsilon)
 
     # --- shared helpers --------------------------------------------------------
     def _intercept_scaling(self, loss=None):

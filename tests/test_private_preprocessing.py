@@ -1358,3 +1358,29 @@ def test_numbers_read_as_categories_are_named_from_the_released_lists():
     # Codes kept as strings are a user's choice the step cannot tell from
     # quantities: fewer than three kept say nothing.
     assert said(pd.DataFrame({"code": rng.choice(["1", "2"], n)})) == []
+
+
+def test_a_pipeline_edit_warns_when_the_adaptive_figure_passes_its_epsilon():
+    # Trial finding: a noisy-GD model warns once its figure against requests
+    # adapted to earlier releases passes its target; a private pipeline's
+    # climbed 1 -> 1.48 -> 1.86 without a word.
+    from skforget import PrivacyBudgetWarning
+
+    X, y = _frame(2000)
+    db = Database(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                                 epsilon=1.0, random_state=0).fit(db)
+    figures = []
+    for k, label in enumerate(["p1", "p2", "p3"], start=1):
+        request = EditRequest(db, delete=[label], by="id")
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            pipe.partial_unlearn(request)
+        db = request.apply()
+        cert = pipe.pipeline_edits_[-1]
+        figures.append(cert.epsilon_adaptive)
+        said = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning
+                and "adapted to earlier releases" in str(w.message)]
+        assert bool(said) == (cert.epsilon_adaptive > pipe.privacy_guarantee_.epsilon)
+        assert not said or f"After {k} edit(s)" in said[0]
+    assert figures[-1] > 1.0   # the last did warn

@@ -19,7 +19,7 @@ from skforget._edits import (
     check_not_selected,
     warn_if_tuned,
 )
-from skforget._linear import _atomic_edit
+from skforget._linear import _atomic_edit, warn_if_adaptive_exceeds
 from skforget._public import (
     check_public_preprocessing,
     private_step_names,
@@ -56,8 +56,7 @@ def _planned_release(pipeline, n_samples):
     largest rho of every conversion (21.5), bounding its part of Theorem 19.5."""
     _, rho, delta, _ = _preprocessing_release(pipeline, pipeline._final_estimator)
     est = pipeline._final_estimator.get_params()
-    est_delta = accounting.resolve_delta(est.get("delta", "auto"),
-                                         n_samples=n_samples)
+    est_delta = accounting.resolve_delta(est.get("delta", "auto"), n_samples=n_samples)
     rho += accounting.epsilon_to_rho(epsilon=float(est["epsilon"]), delta=est_delta,
                                      method="gaussian")
     return rho, delta
@@ -602,8 +601,8 @@ class ForgetPipeline(Pipeline):
             # the largest factor of Theorem 19.6 (4, the estimator's) bounds it.
             releases = [(*r, None)[:3] for r in self._releases]
             cert = accounting.pipeline_edit_certificate(
-                conversion=release.conversion,
-                index=index, rho_releases=[r for r, _, _ in releases],
+                conversion=release.conversion, index=index,
+                rho_releases=[r for r, _, _ in releases],
                 delta_selections=[d for _, d, _ in releases],
                 rho_replace_releases=[4 * r if q is None else q
                                       for r, _, q in releases],
@@ -615,6 +614,7 @@ class ForgetPipeline(Pipeline):
             self.pipeline_edits_ = (*self.pipeline_edits_, cert)
             self.database_version_ = edits.version_after
             mark_committed()
+        warn_if_adaptive_exceeds(cert, release.epsilon)   # as an estimator's edit
         return self
 
     # --- prediction certificates of the final step, on raw records -------------
