@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from _stores import small_store
 
-from skforget import Database, NoisyGDClassifier
+from skforget import Database, EditRequest, NoisyGDClassifier
 from skforget.accounting import rho_to_epsilon
 from skforget.store import (
     RecordStore,
@@ -423,7 +423,7 @@ def test_mixed_object_columns_keep_their_types_or_are_refused(store_location):
 
 def test_a_ledger_refusal_fails_the_request_and_leaves_the_queue_moving(
         store_location, tmp_path):
-    """A model whose ledger refuses the edit (budget spent, file gone) raised
+    """A model whose ledger refuses the edit (its budget spent) raised
     out of process(): every claimed request stayed running with no reason,
     blocking the queue on every run (service audit C1). The request now fails
     with the ledger's reason, and a later one is served."""
@@ -653,3 +653,49 @@ def test_a_deletion_served_without_a_pass_says_so_in_its_audit_record(
                                   edited.privacy_guarantee_)
     assert section["served_without_a_pass"] is False
     assert section["records_awaiting_a_pass"] == 0
+
+
+def test_an_unavailable_ledger_leaves_the_request_waiting_not_failed(
+        store_location, tmp_path):
+    """A ledger file gone (a share not mounted, a restored backup) failed the
+    request for good, so that a person's erasure needed resubmitting; a
+    locked one raised sqlite3's own error (trial findings). Both are faults
+    of the machine: the request waits, with the reason, and the next
+    process() serves it."""
+    import os
+    import sqlite3
+
+    from skforget.store import StoreBusyError
+    from skforget.store._ledger import LedgerFileError
+
+    store, ledger = _ledgered_store(store_location, tmp_path)
+    path = ledger.path
+    os.rename(path, f"{path}.away")
+    store.submit(["cust00001"], request_id="erase-1")
+    with pytest.raises(LedgerFileError, match="cannot be opened") as info:
+        store.process()
+    assert isinstance(info.value, OSError)
+    status = store.status("erase-1")
+    assert status.status == "running" and status.reason.startswith(
+        "waiting for the ledger")
+    os.rename(f"{path}.away", path)
+    (status,) = store.process()
+    assert status.status == "done" and status.reason is None
+    # A ledger another process holds past the ledger's timeout: the store's
+    # own busy error, nothing recorded, the request served afterwards.
+    n_entries = len(ledger.entries)
+    store.submit(["cust00002"], request_id="erase-2")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    model = store.model()
+    model.set_params(model__ledger=type(ledger)(path, timeout=0.05))
+    try:
+        with pytest.raises(StoreBusyError, match="the ledger"):
+            model.partial_unlearn(EditRequest(store.database(),
+                                              delete=["cust00003"], by="id"))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert len(ledger.entries) == n_entries
+    (status,) = store.process()
+    assert status.request_id == "erase-2" and status.status == "done"

@@ -20,6 +20,14 @@ import sqlite3
 
 from skforget.accounting import LedgerUnreachableError, PrivacyLedger
 from skforget.accounting._ledger import LedgerEntry
+from skforget.store._backends import StoreBusyError, is_busy
+
+
+class LedgerFileError(LedgerUnreachableError, FileNotFoundError):
+    """A :class:`SharedLedger`'s file cannot be opened (moved, deleted, a
+    share not mounted). Nothing is recorded and nothing run; an OSError too,
+    so that a deletion service leaves the request queued for a retry rather
+    than failing it for good."""
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS budget (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -106,7 +114,7 @@ class SharedLedger(PrivacyLedger):
                 con = sqlite3.connect(f"{uri}?mode=rw", uri=True,
                                       timeout=self.timeout, isolation_level=None)
             except sqlite3.OperationalError as exc:
-                raise LedgerUnreachableError(
+                raise LedgerFileError(
                     f"The ledger file {self.path!r} cannot be opened ({exc}): a "
                     "SharedLedger is never recreated by its copies, which would "
                     "start a fresh budget. Restore the file, or give the model "
@@ -150,7 +158,14 @@ class SharedLedger(PrivacyLedger):
     def _transact(self, fn):
         con = self._connect()
         try:
-            con.execute("BEGIN IMMEDIATE")
+            try:
+                con.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                # Another process held the ledger past the timeout: transient,
+                # as the store's own lock (nothing was recorded).
+                if is_busy(exc):
+                    raise StoreBusyError(f"the ledger {self.path!r}") from None
+                raise
             entries = [LedgerEntry.from_dict(json.loads(row[0])) for row in
                        con.execute("SELECT data FROM entries ORDER BY seq")]
             result, new = fn(list(entries))

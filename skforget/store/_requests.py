@@ -43,6 +43,7 @@ from skforget._utils import no_interrupts
 from skforget.accounting import LedgerUnreachableError, PrivacyBudgetExceeded
 from skforget.exceptions import UnlearningError
 from skforget.store import _audit
+from skforget.store._ledger import LedgerFileError
 
 #: What refuses an edit before any data pass and leaves the model as it was:
 #: the request fails with the reason (public numbers) instead of staying
@@ -526,6 +527,12 @@ class RequestsMixin:
             # before the commit, leaves nothing recorded.
             with releasing(rollback=True):
                 served = self._serve_once(claimed, say, finished)
+        except LedgerFileError as exc:
+            # Not a refusal: the requests wait (running, with the reason) and
+            # the next process() claims them again; failed, each would have
+            # needed a new request, and a person's erasure its resubmission.
+            self._note_waiting(claimed, f"waiting for the ledger: {exc}")
+            raise
         except _Refused as refusal:
             refused, serve, failed, where = refusal.args
             for r in failed:
@@ -571,6 +578,8 @@ class RequestsMixin:
                 try:
                     served = self._serve(con, {"delete": delete}, request_of)
                 except _REFUSALS as exc:
+                    if isinstance(exc, LedgerFileError):
+                        raise   # not a refusal (_serve_group)
                     # Refused before any data pass (the model, or its ledger's
                     # budget): a recorded outcome, not a queue left blocked.
                     raise _Refused(exc, serve, failed, where) from exc
@@ -625,6 +634,17 @@ class RequestsMixin:
         return _audit.unserved_record(row=row, status="failed", reason=reason,
                                       already_deleted=[], finished_at=finished,
                                       store=self._store_info())
+
+    def _note_waiting(self, request_ids, reason):
+        con = self._connect()
+        try:
+            con.begin_write()
+            con.executemany("UPDATE requests SET reason = ? WHERE request_id = ? "
+                            "AND status = 'running'",
+                            [(reason, r) for r in request_ids])
+            con.commit()
+        finally:
+            con.close()
 
     def _fail(self, request_id, reason, finished_ids):
         con = self._connect()
