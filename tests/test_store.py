@@ -383,6 +383,11 @@ def test_a_password_given_as_a_parameter_is_not_shown():
                            "?sslmode=disable&password=***")
     assert redact("postgresql://alice:pw@h/db?password=x").count("***") == 2
     assert redact("postgresql://h/db?passfile=/p") == "postgresql://h/db?passfile=/p"
+    # A socket URL is shown as given: it was re-assembled as postgresql:/db
+    # with its host's slashes escaped (trial finding).
+    socket = "postgresql:///db?host=/var/run/postgresql"
+    assert redact(socket) == socket
+    assert redact(f"{socket}&password=x") == f"{socket}&password=***"
     pytest.importorskip("psycopg")
     with pytest.raises(ConnectionError) as caught:
         RecordStore(url)

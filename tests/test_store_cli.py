@@ -217,3 +217,35 @@ def test_audit_records_export_in_order_within_a_window(location, capsys,
     last = store.audit_records(since="2026-11-05T00:00:00Z")
     assert [r["request_id"] for r in last][-2:] == ["E-due-first", "E-submitted-first"]
     assert last[-1]["model"]["sha256_before"] == last[-2]["model"]["sha256_after"]
+
+
+def test_warnings_read_as_one_line_and_overdue_requests_are_listed(
+        location, capsys, monkeypatch):
+    # Trial findings: under ``python -m`` a warning's location was runpy's
+    # ("<frozen runpy>:88: CoarseRangeWarning: ..."), useless in a cron log;
+    # and status could not list the overdue requests.
+    import warnings as _warnings
+
+    from skforget.exceptions import CoarseRangeWarning
+    from skforget.store import _cli
+
+    def show(store, args):
+        _warnings.warn("a released range is one bin", CoarseRangeWarning)
+        return 0
+
+    monkeypatch.setitem(_cli.COMMANDS, "show", show)
+    s = ["--store", location]
+    assert main(["show", *s]) == 0
+    err = capsys.readouterr().err
+    assert err == "warning (CoarseRangeWarning): a released range is one bin\n"
+    monkeypatch.undo()
+    store = RecordStore(location)
+    store.submit(["p1"], request_id="old", due_at="2020-01-01T00:00:00Z")
+    store.submit(["p2"], request_id="new", due_at="2999-01-01T00:00:00Z")
+    listed = _json(capsys, ["status", *s, "--only", "overdue", "--json"])
+    assert [r["request_id"] for r in listed] == ["old"]
+    assert main(["process", *s, "--quiet"]) == 0
+    capsys.readouterr()
+    listed = _json(capsys, ["status", *s, "--only", "late", "--json"])
+    assert [r["request_id"] for r in listed] == ["old"]
+    assert _json(capsys, ["status", *s, "--only", "overdue", "--json"]) == []

@@ -56,16 +56,23 @@ def redact(url):
     """A URL without its password, for messages and ``repr``: the one after
     the user (``user:pw@host``) and libpq's ``password=`` parameter."""
     parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    secret = any(key == "password" for key, _ in query)
+    if parts.password is None and not secret:
+        return url   # as given: re-assembled, postgresql:///db lost its "//"
     if parts.password is not None:
         netloc = parts.netloc.rsplit("@", 1)
         user = netloc[0].split(":", 1)[0]
         parts = parts._replace(netloc=f"{user}:***@{netloc[1]}")
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    if any(key == "password" for key, _ in query):
+    if secret:
         parts = parts._replace(query=urlencode(
             [(key, "***" if key == "password" else value) for key, value in query],
-            safe="*"))
-    return urlunsplit(parts)
+            safe="*/"))
+    out = urlunsplit(parts)
+    if url.startswith(f"{parts.scheme}://") and not out.startswith(
+            f"{parts.scheme}://"):
+        out = f"{parts.scheme}://{out[len(parts.scheme) + 1:]}"
+    return out
 
 
 class Connection:

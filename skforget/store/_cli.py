@@ -9,6 +9,7 @@ import os
 import sqlite3
 import sys
 import time
+import warnings
 
 from skforget.store._backends import is_busy
 from skforget.store._requests import UnknownRequestError
@@ -53,7 +54,8 @@ def add_commands(sub):
                          help="no progress messages on stderr")
     status = command("status", "the status of requests (all when none is named)")
     status.add_argument("request_ids", nargs="*", metavar="REQUEST_ID")
-    status.add_argument("--only", choices=["pending", "running", "done", "failed"],
+    status.add_argument("--only", choices=["pending", "running", "done", "failed",
+                                           "overdue", "late"],
                         help="list only the requests with this status")
     audit = command("audit", "print a request's audit record (JSON), or, with no "
                              "request named, every one finished (JSON Lines)")
@@ -151,6 +153,9 @@ def _status(store, args):
                 statuses.append(store.status(r))
             except UnknownRequestError as exc:
                 unknown.append(exc.args[0])
+    elif args.only in ("overdue", "late"):
+        # Not done and past due; done or failed after it (RequestStatus).
+        statuses = [s for s in store.requests() if getattr(s, args.only)]
     else:
         statuses = store.requests(args.only)
     if statuses or not unknown:
@@ -187,11 +192,19 @@ COMMANDS = {"forget": _forget, "show": _show, "submit": _submit,
             "serve": _serve}
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    # A warning's location is runpy's under ``python -m``: a cron log wants
+    # what it says, on one line.
+    print(f"warning ({category.__name__}): {message}", file=sys.stderr)
+
+
 def run_command(args):
     """Run a store command parsed by :func:`add_commands`; returns the exit code."""
     try:
         store = RecordStore(args.store)
-        return COMMANDS[args.command](store, args) or 0
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return COMMANDS[args.command](store, args) or 0
     except (OSError, ValueError, TypeError, ImportError, UnknownRequestError,
             sqlite3.OperationalError) as exc:
         if isinstance(exc, BrokenPipeError) or (
