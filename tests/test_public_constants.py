@@ -404,3 +404,43 @@ def test_a_replacement_under_zero_out_with_every_category_listed():
     assert math.isfinite(cert.epsilon_adaptive) and cert.epsilon_adaptive > 0
     assert pipe.privacy_guarantee_.delta_selection == 0.0
     assert pipe.steps[0][1].encoder_.categories_[1].tolist() == ["female", "male"]
+
+
+def test_listed_values_are_compared_as_the_columns_strings():
+    # Section 19.2: values compared as str(v). A list that matches nothing
+    # sends every row to "infrequent" (the rows cannot be read to say so).
+    col = pd.DataFrame({"c": pd.Series([1, 2, 2, None], dtype=object)})
+    enc = PrivateOneHotEncoder(rho=0.1, categories={"c": [1, 2, None]},
+                               random_state=0).fit(col)
+    assert enc.categories_[0].tolist() == ["1", "2", "<missing>"]
+    assert enc.transform(col)[:, :3].sum(axis=0).tolist() == [1, 2, 1]
+    floats = pd.DataFrame({"c": pd.Series([1.0, 2.0], dtype=object)})
+    enc = PrivateOneHotEncoder(rho=0.1, categories={"c": [1, 2]},
+                               random_state=0).fit(floats)
+    assert enc.transform(floats)[:, -1].tolist() == [1.0, 1.0]  # infrequent
+    flags = pd.DataFrame({"c": [True, False]})
+    enc = PrivateOneHotEncoder(rho=0.1, categories={"c": [False, True]},
+                               random_state=0).fit(flags)
+    assert enc.transform(flags)[:, :2].tolist() == [[0, 1], [1, 0]]
+    # NaN and pandas.NA listed are the missing value's category, as None.
+    for missing in (np.nan, pd.NA):
+        enc = PrivateOneHotEncoder(rho=0.1, categories={"c": ["a", missing]},
+                                   random_state=0).fit(col)
+        assert enc.categories_[0].tolist() == ["<missing>", "a"]
+
+
+def test_an_imputer_with_a_public_range_in_a_forget_pipeline_serves_a_deletion():
+    from skforget.pipeline import ForgetPipeline
+
+    X, y = _frame(2000)
+    db = Database(X[["mass", "depth"]], y)
+    pipe = ForgetPipeline([
+        ("impute", PrivateSimpleImputer(rho=0.05, bounds={"mass": (2000, 7000)})),
+        ("model", NoisyGDClassifier(classes=[0, 1], data_norm=1e4, random_state=0)),
+    ]).fit(db)
+    imputer = pipe.named_steps["impute"]
+    assert imputer.bounds_[0].tolist() == [2000.0, 7000.0]
+    assert 2000 <= imputer.statistics_[0] <= 7000
+    pipe.partial_unlearn(EditRequest(db, delete=["p5"], by="id"))
+    assert pipe.named_steps["impute"].bounds_[0].tolist() == [2000.0, 7000.0]
+    assert pipe.privacy_guarantee_.deletion.n_samples == 1999
