@@ -226,11 +226,12 @@ class PrivateStandardScaler(_NumericStep):
         moments). From an ``(epsilon, delta)`` target:
         ``skforget.accounting.epsilon_to_rho``.
     bounds : dict or None, default=None
-        Public ranges ``{column: (lo, hi)}`` (a name, or a position) known
-        without the table: a codebook's, a measurement's physical range. Such
-        a column skips the range's histograms (its moments take its whole
-        share) and its values are clipped to the range given. A range read off
-        the rows is outside every figure (privacy-accounting.md, Section 19.2).
+        Public ranges ``{column: (lo, hi)}`` (a DataFrame's column label, or an
+        array's position) known without the table: a codebook's, a measurement's
+        physical range. Such a column skips the range's histograms (its moments
+        take its whole share) and its values are clipped to the range given. A
+        range read off the rows is outside every figure (privacy-accounting.md,
+        Section 19.2).
     relation : {"replace", "zero_out"}, default="replace"
         Neighbouring relation, as the estimators define it.
     group_size : int, default=1
@@ -456,17 +457,17 @@ class PrivateOneHotEncoder(_PrivateStep):
         Probability of the selections' bad event (a value only the changed
         unit holds is released), spread equally over the columns; it sets the
         threshold ``g + sigma * isf(delta / g)``.
+    categories : dict or None, default=None
+        Public category lists ``{column: [values]}`` (a DataFrame's column
+        label, or an array's position) known without the table: a form's
+        options, a codebook. Such a column releases nothing (its share of
+        ``rho`` and ``delta`` goes to the others) and keeps every value listed,
+        however rare; a value not listed goes to ``infrequent``. Values are
+        compared as strings (``[1, 2]`` matches 1 and "1", not 1.0); ``None``
+        listed is the missing value. A list read off the rows is outside every
+        figure (privacy-accounting.md, Section 19.2).
     relation : {"replace", "zero_out"}, default="replace"
     group_size : int, default=1
-    categories : dict or None, default=None
-        Public category lists ``{column: [values]}`` (a name, or a position)
-        known without the table: a form's options, a codebook. Such a column
-        releases nothing (its share of ``rho`` and ``delta`` goes to the
-        others) and keeps every value listed, however rare; a value not
-        listed goes to ``infrequent``. Values are compared as strings
-        (``[1, 2]`` matches 1 and "1", not 1.0); ``None`` listed is the
-        missing value. A list read off the rows is outside every figure
-        (privacy-accounting.md, Section 19.2).
     random_state : int, RandomState instance or None, default=None
     ledger : skforget.PrivacyLedger or None, default=None
         Where ``fit`` checks and records its releases (``rho`` and the
