@@ -14,7 +14,7 @@ import pytest
 from _stores import small_store
 
 from skforget.__main__ import main
-from skforget.store import RecordStore
+from skforget.store import RecordStore, UnknownRequestError
 
 
 @pytest.fixture
@@ -249,3 +249,47 @@ def test_warnings_read_as_one_line_and_overdue_requests_are_listed(
     listed = _json(capsys, ["status", *s, "--only", "late", "--json"])
     assert [r["request_id"] for r in listed] == ["old"]
     assert _json(capsys, ["status", *s, "--only", "overdue", "--json"]) == []
+
+
+def test_a_retention_purge_after_the_export(location, capsys, monkeypatch):
+    """The guide told a team to drop old requests from the table themselves
+    (trial finding): purge_requests deletes the finished requests before a
+    time (their named IDs and audit records), after they were exported;
+    pending ones stay, and the tombstones keep answering."""
+    from datetime import datetime, timezone
+
+    import skforget.store._requests as requests
+
+    def at(day):
+        moment = datetime(2026, 11, day, 12, tzinfo=timezone.utc)
+        monkeypatch.setattr(requests, "_now", lambda: moment)
+
+    store = RecordStore(location)
+    at(1)
+    store.submit(["p1"], request_id="A")
+    store.process()
+    at(3)
+    store.submit(["p2"], request_id="B")
+    store.process()
+    store.submit(["p3"], request_id="pending")
+    exported = store.audit_records(until="2026-11-02T00:00:00Z")
+    assert [r["request_id"] for r in exported] == ["A"]
+    s = ["--store", location]
+    assert _json(capsys, ["purge", *s, "--before", "2026-11-02T00:00:00Z",
+                          "--json"]) == {"purged": 1,
+                                         "before": "2026-11-02T00:00:00Z"}
+    assert [r.request_id for r in store.requests()] == ["B", "pending"]
+    with pytest.raises(UnknownRequestError):
+        store.status("A")
+    if not location.startswith("postgresql"):
+        # The named ID is gone from the file (SQLite overwrites freed pages).
+        with open(location, "rb") as f:
+            assert b'"p1"' not in f.read()
+    # The tombstone still answers: p1 was deleted earlier.
+    again = store.submit(["p1"], request_id="A-again")
+    assert again.status == "done" and "deleted earlier" in again.reason
+    assert store.purge_requests(before="2026-11-02T00:00:00Z") == 0
+    with pytest.raises(ValueError, match="before must carry its time zone"):
+        store.purge_requests(before=datetime(2026, 11, 2))
+    assert main(["purge", *s, "--before", "tomorrow"]) == 1
+    assert "before='tomorrow' is not an ISO 8601 time" in capsys.readouterr().err

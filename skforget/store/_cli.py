@@ -64,6 +64,9 @@ def add_commands(sub):
                        help="with no request named: those finished at or after")
     audit.add_argument("--until", metavar="ISO8601",
                        help="with no request named: those finished before")
+    purge = command("purge", "delete the requests finished before a time (their "
+                             "named IDs and audit records): export them first")
+    purge.add_argument("--before", metavar="ISO8601", required=True)
     serve = command("serve", "run the HTTP entry point (needs skforget[http]); "
                              "the bearer token is read from "
                              "$SKFORGET_HTTP_TOKEN")
@@ -187,7 +190,14 @@ def _serve(store, args):
           token=os.environ.get("SKFORGET_HTTP_TOKEN"))
 
 
+def _purge(store, args):
+    n = store.purge_requests(before=args.before)
+    _emit(args, {"purged": n, "before": args.before},
+          f"purged {n} request(s) finished before {args.before}")
+
+
 COMMANDS = {"forget": _forget, "show": _show, "submit": _submit,
+            "purge": _purge,
             "process": _process, "status": _status, "audit": _audit_cmd,
             "serve": _serve}
 

@@ -433,8 +433,9 @@ class RequestsMixin:
 
     def audit_records(self, *, since=None, until=None):
         """The audit records of every request done or failed, in the order they
-        were finished (then submitted): the bulk export for a request tool or
-        an archive, each record as :meth:`audit_record` returns it.
+        were finished (within a second, the edits'): the bulk export for a
+        request tool or an archive, each record as :meth:`audit_record`
+        returns it.
 
         Parameters
         ----------
@@ -461,6 +462,38 @@ class RequestsMixin:
             "ORDER BY finished_at, COALESCE(edit, -1), seq",
             tuple(value for _, value in window)))
         return [json.loads(row[0]) for row in rows]
+
+    def purge_requests(self, *, before):
+        """Delete the requests finished (done or failed) before ``before``:
+        their rows hold the IDs their requesters named and their audit
+        records, which a retention policy may not keep. Export them first
+        (:meth:`audit_records` with ``until=before``). Pending and running
+        requests stay; the tombstones keep answering "deleted earlier"
+        without the rows; a purged request ID may be submitted again, as a
+        new request. On PostgreSQL the freed rows stay on disk until a
+        ``VACUUM`` (SQLite overwrites them: ``secure_delete``).
+
+        Parameters
+        ----------
+        before : datetime or str
+            Timezone-aware, or ISO 8601 with its offset.
+
+        Returns
+        -------
+        n_purged : int
+            Requests deleted.
+        """
+        limit = iso(parse_time(before, "before"))
+        con = self._connect()
+        try:
+            con.begin_write()
+            where = "WHERE audit IS NOT NULL AND finished_at < ?"
+            n = int(con.one(f"SELECT COUNT(*) FROM requests {where}", (limit,))[0])
+            con.execute(f"DELETE FROM requests {where}", (limit,))
+            con.commit()
+        finally:
+            con.close()
+        return n
 
     def process(self, *, limit=None, progress=None):
         """Serve the queued requests as one edit, earliest due first.
