@@ -343,8 +343,11 @@ class _BaseNoisyGD(_BasePrivateLinear):
                 f"At epsilon={self.epsilon!r} on {n} rows the privacy noise alone "
                 "exceeds the accounting's utility target, so the model will be "
                 f"mostly noise; fit runs {plan.fit_epochs} passes (one relaxation "
-                "time) rather than none. Raise epsilon, use more rows, or regularise "
-                "more.", UserWarning, stacklevel=user_stacklevel())
+                "time) rather than none" + (
+                    " (max_iter caps them; the model is noise either way)"
+                    if plan.fit_epochs > 1000 else "") + ". Raise epsilon, use more "
+                f"rows, or regularise more ({self._regularization_name}='auto' "
+                "chooses for the budget).", UserWarning, stacklevel=user_stacklevel())
 
     def _fit_sharded(self, X, y, sample_weight):
         """``fit`` on a :class:`~skforget.distributed.ShardedDatabase` (or dask

@@ -470,6 +470,26 @@ def test_a_plan_never_releases_pure_noise():
     assert clf._plan.noise_dominated and clf.n_iter_ >= 1
 
 
+def test_a_long_noise_dominated_fit_names_max_iter():
+    # Ridge's alpha=0.001 on 5000 rows: one relaxation time is 70 000 passes
+    # of a model that is noise either way; the warning says max_iter caps them.
+    from skforget import NoisyGDRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 10))
+    X /= np.linalg.norm(X, axis=1).max()
+    reg = NoisyGDRegressor(alpha=0.001, epsilon=1.0, random_state=0)
+    plan = reg._make_plan(X, X[:, 0] / 3, None)[4]
+    assert plan.noise_dominated and plan.fit_epochs > 1000
+    with pytest.warns(UserWarning, match=r"max_iter caps them.*alpha='auto'"):
+        reg._warn_noise_dominated(plan, 5000)
+    reg.set_params(max_iter=3)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        reg._warn_noise_dominated(plan, 5000)
+    assert rec == []   # max_iter given: the user chose the length
+
+
 @pytest.mark.parametrize("method", ["classic", "improved", "gaussian"])
 def test_an_epsilon_below_float64_resolution_is_refused_by_name(method):
     # The classic inverse cancelled to 0 below about 1e-15, the exact one's
