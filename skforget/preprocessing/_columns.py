@@ -182,6 +182,10 @@ def check_bounds(value, name):
         raise ValueError(f"bounds for column {name!r} must be a pair (lo, hi) of "
                          f"numbers (dates and durations in seconds), got {value!r}.")
     lo, hi = float(value[0]), float(value[1])
+    if lo == hi:
+        raise ValueError(f"bounds for column {name!r} give one value ({lo!r}): a "
+                         "column known to hold one value tells a model nothing; "
+                         "drop it.")
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi
             and math.isfinite(hi - lo)):
         raise ValueError(f"bounds for column {name!r} must be finite with lo < hi "
