@@ -769,5 +769,9 @@ def test_a_release_that_is_mostly_noise_says_so_from_public_numbers():
     est = OutputPerturbationClassifier(C=1e3, classes=[0, 1], random_state=0)
     said = noisy(est, X, (y > 140).astype(int))
     p = est._plan
-    assert bool(said) == (0.5 * (p.sigma * p.row_norm) ** 2
-                          >= initial_error(loss="logistic")) is True
+    assert said and 0.5 * (p.sigma * p.row_norm) ** 2 >= initial_error(
+        loss="logistic")
+    est = OutputPerturbationClassifier(classes=[0, 1], random_state=0)
+    assert noisy(est, X, (y > 140).astype(int)) == []
+    p = est._plan
+    assert 0.5 * (p.sigma * p.row_norm) ** 2 < initial_error(loss="logistic")
