@@ -21,10 +21,13 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from skforget.exceptions import PrivacyBudgetWarning, PrivacyLeakWarning
 
-warnings.simplefilter("always", PrivacyLeakWarning)
+# Appended: a filter the user set before importing skforget (to ignore or
+# raise these) keeps precedence (a trial's was overridden by the import).
 # Once per distinct message: a grid search would otherwise repeat the same
-# figure for every one of its fits.
-warnings.simplefilter("once", PrivacyBudgetWarning)
+# figure for every one of its fits. Before the next: a PrivacyBudgetWarning
+# is a PrivacyLeakWarning.
+warnings.simplefilter("once", PrivacyBudgetWarning, append=True)
+warnings.simplefilter("always", PrivacyLeakWarning, append=True)
 
 #: Noisy GD only: deletions served without a pass (privacy-accounting.md, 12.9).
 LAZY_CONSTRAINTS = {

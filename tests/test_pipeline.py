@@ -612,3 +612,32 @@ def test_a_plain_pipeline_warns_after_importing_the_estimators_only():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "1"
+
+
+def test_a_warning_filter_set_before_the_import_is_kept():
+    # Trial finding: importing skforget put its filters in front, overriding
+    # a user's "ignore" (or "error") set before the import. They are
+    # appended now; a budget warning is still shown once per message.
+    import subprocess
+    import sys
+
+    code = (
+        "import warnings\n"
+        "from skforget.exceptions import PrivacyLeakWarning, PrivacyBudgetWarning\n"
+        "warnings.simplefilter('ignore', PrivacyLeakWarning)\n"
+        "import skforget\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.warn('leak', PrivacyLeakWarning)\n"
+        "print(len(w))\n"
+        "warnings.resetwarnings()\n"
+        "import importlib, skforget._validation as v\n"
+        "importlib.reload(v)\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    for _ in range(3):\n"
+        "        warnings.warn('same', PrivacyBudgetWarning)\n"
+        "    for _ in range(2):\n"
+        "        warnings.warn('leak', PrivacyLeakWarning)\n"
+        "print(len(w))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == ["0", "3"]

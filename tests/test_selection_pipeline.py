@@ -419,3 +419,22 @@ def test_the_largest_search_a_ledger_takes(gaussian, kind):
     full = PrivacyLedger(epsilon=1.0, delta=delta)
     full.spend("nearly all", rho=acc.epsilon_to_rho(epsilon=1.0, delta=delta) * 0.999)
     assert acc.largest_search_epsilon(full, delta=delta, **plan) < 0.01 * eps
+
+
+def test_a_refused_search_and_a_pipeline_passed_whole_are_told_what_to_do():
+    # Trial findings: a refused search was told "what remains" for a fit
+    # (1.052, where the largest search that fitted was 0.59), and passing the
+    # pipeline itself as plan_search's pipeline= raised an internal TypeError.
+    delta = 1e-5
+    ledger = PrivacyLedger(epsilon=2.0, delta=delta)
+    ledger.spend("earlier fit", rho=acc.epsilon_to_rho(epsilon=1.5, delta=delta))
+    plan = acc.plan_search(epsilon=1.0, delta=delta)
+    with pytest.raises(acc.PrivacyBudgetExceeded,
+                       match=r"for one more fit; a search's curve costs more.*"
+                             r"largest_search_epsilon"):
+        ledger.check(plan)
+    with pytest.raises(acc.PrivacyBudgetExceeded, match=r"for one more fit\.$"):
+        ledger.check(rho=acc.epsilon_to_rho(epsilon=1.5, delta=delta))
+    with pytest.raises(TypeError, match="pipeline must be the dict of a pipeline's"):
+        acc.plan_search(epsilon=1.0, delta=delta,
+                        pipeline=make_private_pipeline(NoisyGDClassifier()))

@@ -411,7 +411,10 @@ class PrivacyLedger:
                     f"{after.epsilon:.4g} at delta {self.delta:.3g}, past its "
                     f"budget of {self.epsilon:.4g} (composed as Section 20.2 says). "
                     f"What remains: epsilon {self._remaining_eps(entries):.4g} "
-                    "for one more release.")
+                    "for one more fit" + (
+                        "; a search's curve costs more at the same epsilon: "
+                        "accounting.largest_search_epsilon(ledger, ...) says how "
+                        "large a search fits." if entry.curve is not None else "."))
         return None
 
     def _remaining_eps(self, entries):

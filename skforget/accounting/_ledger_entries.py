@@ -57,7 +57,8 @@ class LedgerEntry:
 
     label: str
     rho: float
-    curve: tuple | None
+    # Thousands of values for a search: not in the repr (to_dict keeps it).
+    curve: tuple | None = dataclasses.field(repr=False)
     relation: str | None
     group_size: int | None
     reserved: bool = False

@@ -430,6 +430,13 @@ def plan_search(*, epsilon, delta, mean=10.0, shape=0.0, refit_share=0.5,
                              low_open=False)
     rho_pre = excluded = 0.0
     if pipeline is not None:
+        if not isinstance(pipeline, dict):
+            # A trial passed the pipeline itself, as the guide's wording let it.
+            raise TypeError(
+                "pipeline must be the dict of a pipeline's split, e.g. "
+                "{'preprocessing_share': 0.25, 'selection_share': 0.1, "
+                "'estimator_conversion': 'gaussian'} (make_private_pipeline's "
+                f"defaults), not a {type(pipeline).__name__}.")
         # Theorem 17.5: the statistics as an untuned pipeline's, released once;
         # a refit is the estimator's, on the rows mapped through them.
         split = split_private_pipeline(epsilon=epsilon, delta=delta, **pipeline)
