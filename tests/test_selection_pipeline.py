@@ -438,3 +438,10 @@ def test_a_refused_search_and_a_pipeline_passed_whole_are_told_what_to_do():
     with pytest.raises(TypeError, match="pipeline must be the dict of a pipeline's"):
         acc.plan_search(epsilon=1.0, delta=delta,
                         pipeline=make_private_pipeline(NoisyGDClassifier()))
+
+
+def test_a_ledger_asked_about_a_pipeline_object_says_what_it_takes():
+    ledger = PrivacyLedger(epsilon=2.0, delta=1e-5)
+    for obj in (make_private_pipeline(NoisyGDClassifier()), NoisyGDClassifier()):
+        with pytest.raises(TypeError, match=r"A plan, not a .*estimator.plan\(X, y\)"):
+            ledger.would_exceed(obj)

@@ -430,6 +430,14 @@ class PrivacyLedger:
             return rho, curve, None, None
         if rho is not None or curve is not None:
             raise ValueError("Give a plan, or rho / curve, not both.")
+        if hasattr(plan, "get_params"):
+            # An estimator or a pipeline (a trial's): its figure needs the
+            # rows' number, which only its plan has read.
+            raise TypeError(
+                f"A plan, not a {type(plan).__name__}: pass estimator.plan(X, y) "
+                "for a model; a private pipeline checks its release against its "
+                "ledger in fit, before any statistic (or pass rho= and delta= of "
+                "its split: accounting.split_private_pipeline).")
         _refuse_selected(plan, "A plan")
         if hasattr(plan, "run_rho"):   # with a pipeline's statistics (17.5)
             return (plan.preprocessing_rho, search_curve(plan), False,
