@@ -13,6 +13,7 @@ import copy
 import math
 import os
 import pickle
+import re
 import signal
 import threading
 import warnings
@@ -615,8 +616,15 @@ def test_str_lists_the_parts(binary_data):
     ledger.spend("private means", rho=0.001)
     text = str(ledger)
     assert text.startswith("Privacy ledger: budget (4, 1e-05); spent (")
-    assert "1. NoisyGDClassifier.fit: epsilon" in text
-    assert "2. private means: epsilon" in text
+    # Each entry with the time it was recorded (a trial's auditor could not
+    # trace the printout back to the work).
+    assert re.search(r"1\. NoisyGDClassifier\.fit \(\d{4}-\d\d-\d\dT\d\d:\d\d:"
+                     r"\d\dZ\): epsilon", text)
+    assert re.search(r"2\. private means \(.*Z\): epsilon", text)
+    assert all(e.recorded_at for e in ledger.entries)
+    old = acc.LedgerEntry.from_dict({k: v for k, v in ledger.entries[0].to_dict()
+                                     .items() if k != "recorded_at"})
+    assert old.recorded_at == ""
     assert f"remaining: epsilon {ledger.remaining_epsilon:.4g}" in text
 
 

@@ -27,6 +27,7 @@ import dataclasses
 import math
 import os
 import threading
+from datetime import datetime, timezone
 
 import numpy as np
 from scipy.optimize import brentq
@@ -364,7 +365,9 @@ class PrivacyLedger:
                            group_size=None if group_size is None else int(group_size),
                            reserved=reserved, gaussian=bool(gaussian) and curve is None,
                            delta=float(delta),
-                           noise=tuple(str(k) for k in noise if k is not None))
+                           noise=tuple(str(k) for k in noise if k is not None),
+                           recorded_at=datetime.now(timezone.utc).strftime(
+                               "%Y-%m-%dT%H:%M:%SZ"))
 
     def _resolve(self, entries, entry):
         """``entry`` with the ledger's relation and unit where it gives none."""
@@ -673,7 +676,8 @@ class PrivacyLedger:
                         f" + q*{e.rho:.4g}" if e.rho else ""))
             if e.delta:  # spent from the budget's delta (Section 20.2)
                 kind += f", outside events of probability {e.delta:.3g}"
-            lines.append(f"  {i}. {e.label}: epsilon {e.epsilon(self.delta):.4g} "
+            when = f" ({e.recorded_at})" if e.recorded_at else ""
+            lines.append(f"  {i}. {e.label}{when}: epsilon {e.epsilon(self.delta):.4g} "
                          f"alone ({kind})" + (" [under way]" if e.reserved else ""))
         if self._snapshot:
             lines.append("  (a pickled snapshot: it refuses to record; see resume())")

@@ -48,6 +48,10 @@ class LedgerEntry:
         conditionally on an event of probability at least ``1 - delta``
         (approximate zCDP, Bun & Steinke 2016, Definition 8.1; a private
         category selection, Proposition 19.3). 0 for an exact figure.
+    recorded_at : str
+        When the release was checked and reserved, UTC ISO 8601 to the
+        second (empty for an entry recorded before the field existed): what
+        an auditor reads the ledger against.
     noise : tuple of str
         Names of the seeded noise the release drew (a hash of the seed, its
         segment and stream: ``skforget._validation.noise_key``); empty for
@@ -66,6 +70,7 @@ class LedgerEntry:
     gaussian: bool = False
     delta: float = 0.0
     noise: tuple = ()
+    recorded_at: str = ""
 
     def epsilon(self, delta):
         """The entry's figure alone at ``delta`` (information only)."""
