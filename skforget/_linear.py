@@ -40,6 +40,7 @@ from skforget._rows import (
 from skforget._utils import no_interrupts
 from skforget._validation import (
     check_labels_present,
+    model_selection_label,
     noise_key,
     user_stacklevel,
 )
@@ -369,8 +370,10 @@ class _BasePrivateLinear(BaseEstimator):
         the final figure the block may put in the yielded dict as ``"rho"``,
         when the public call (``releasing``) has succeeded; cancels it if the
         call fails before. A no-op without a ledger."""
+        ledger = getattr(self, "ledger", None)
+        label = f"{type(self).__name__}.{what}"
         return release_spending(
-            getattr(self, "ledger", None), f"{type(self).__name__}.{what}",
+            ledger, label + (model_selection_label() if ledger is not None else ""),
             rho=rho, relation=self._param("relation"),
             group_size=int(self._param("group_size")),
             # GDP releases compose as GDP (privacy-accounting.md, 20.2, 21.5)

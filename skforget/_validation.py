@@ -167,6 +167,22 @@ def model_selection_fits():
     return None
 
 
+def model_selection_label():
+    """Where a fit runs, for its ledger entry's label: " (a fit of a
+    GridSearchCV: 2 candidate(s) x 3 split(s) + a refit)", or "" outside
+    scikit-learn's model selection. Public: the caller's own arguments (a
+    trial's auditor saw a grid's fits as anonymous lines)."""
+    fits = model_selection_fits()
+    if fits is None:
+        return ""
+    n_candidates, n_splits, refit, search = fits
+    # A worker process of scikit-learn < 1.7 cannot see its search.
+    who = (type(search).__name__ if search is not None else
+           "scikit-learn search" if n_candidates > 1 or refit else "cross-validation")
+    return (f" (a fit of a {who}: {n_candidates} candidate(s) x {n_splits} "
+            f"split(s){' + a refit' if refit else ''})")
+
+
 _PIPELINE = f"{os.sep}sklearn{os.sep}pipeline.py"
 
 #: Checks run when a private estimator is fitted inside a plain scikit-learn

@@ -552,6 +552,10 @@ def test_grid_search_in_process_records_every_fit(binary_data):
         warnings.simplefilter("always")
         _grid(ledger, 1).fit(X, y)
     assert len(ledger.entries) == 2 * 3 + 1  # and the refit
+    # Each entry says what it was part of (an auditor saw anonymous lines).
+    assert {e.label for e in ledger.entries} == {
+        "NoisyGDClassifier.fit (a fit of a GridSearchCV: 2 candidate(s) x 3 "
+        "split(s) + a refit)"}
     said = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning]
     assert any("2 candidate(s) x 3 split(s) and a refit on all rows, 7 fits"
                in m and "The ledger given records each fit" in m for m in said)
@@ -573,6 +577,9 @@ def test_grid_search_in_worker_processes(binary_data, tmp_path):
         warnings.simplefilter("ignore")
         _grid(shared, 2).fit(X, y)
     assert len(shared.entries) == 7
+    # (a worker of scikit-learn < 1.7 cannot see the search's class)
+    assert all("2 candidate(s) x 3 split(s) + a refit" in e.label
+               for e in shared.entries)
     rho = shared.entries[-1].rho
     assert shared.total.epsilon == pytest.approx(acc.rho_to_epsilon(
         rho=sum(e.rho for e in shared.entries), delta=DELTA, method="gaussian"))
