@@ -577,9 +577,9 @@ def test_grid_search_in_worker_processes(binary_data, tmp_path):
         warnings.simplefilter("ignore")
         _grid(shared, 2).fit(X, y)
     assert len(shared.entries) == 7
-    # (a worker of scikit-learn < 1.7 cannot see the search's class)
-    assert all("2 candidate(s) x 3 split(s) + a refit" in e.label
-               for e in shared.entries)
+    # (a worker of scikit-learn < 1.7 cannot see the search, its class or
+    # its refit)
+    assert all("2 candidate(s) x 3 split(s)" in e.label for e in shared.entries)
     rho = shared.entries[-1].rho
     assert shared.total.epsilon == pytest.approx(acc.rho_to_epsilon(
         rho=sum(e.rho for e in shared.entries), delta=DELTA, method="gaussian"))
