@@ -52,6 +52,18 @@ def is_busy(exc):
         and ("locked" in str(exc) or "busy" in str(exc)))
 
 
+def begin_immediate(con, display):
+    """SQLite's write transaction, taken within the connection's timeout: a
+    writer holding the file past it is :class:`StoreBusyError` (transient,
+    nothing written), naming ``display``. The store's and a SharedLedger's."""
+    try:
+        con.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if is_busy(exc):
+            raise StoreBusyError(display) from None
+        raise
+
+
 def redact(url):
     """A URL without its password, for messages and ``repr``: the one after
     the user (``user:pw@host``) and libpq's ``password=`` parameter."""
@@ -159,12 +171,7 @@ class SQLite:
 
     @staticmethod
     def begin_write(con, locked):
-        try:
-            con.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            if is_busy(exc):
-                raise StoreBusyError(con.dialect.display) from None
-            raise
+        begin_immediate(con, con.dialect.display)
 
     @staticmethod
     def begin_read(con):

@@ -20,7 +20,7 @@ import sqlite3
 
 from skforget.accounting import LedgerUnreachableError, PrivacyLedger
 from skforget.accounting._ledger import LedgerEntry
-from skforget.store._backends import StoreBusyError, is_busy
+from skforget.store._backends import begin_immediate
 
 
 class LedgerFileError(LedgerUnreachableError, FileNotFoundError):
@@ -158,14 +158,9 @@ class SharedLedger(PrivacyLedger):
     def _transact(self, fn):
         con = self._connect()
         try:
-            try:
-                con.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                # Another process held the ledger past the timeout: transient,
-                # as the store's own lock (nothing was recorded).
-                if is_busy(exc):
-                    raise StoreBusyError(f"the ledger {self.path!r}") from None
-                raise
+            # Another process holding the ledger past the timeout is
+            # transient, as the store's own lock (nothing was recorded).
+            begin_immediate(con, f"the ledger {self.path!r}")
             entries = [LedgerEntry.from_dict(json.loads(row[0])) for row in
                        con.execute("SELECT data FROM entries ORDER BY seq")]
             result, new = fn(list(entries))
