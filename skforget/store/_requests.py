@@ -484,16 +484,13 @@ class RequestsMixin:
             Requests deleted.
         """
         limit = iso(parse_time(before, "before"))
-        con = self._connect()
-        try:
-            con.begin_write()
-            where = "WHERE audit IS NOT NULL AND finished_at < ?"
+        where = "WHERE audit IS NOT NULL AND finished_at < ?"
+
+        def purge(con):
             n = int(con.one(f"SELECT COUNT(*) FROM requests {where}", (limit,))[0])
             con.execute(f"DELETE FROM requests {where}", (limit,))
-            con.commit()
-        finally:
-            con.close()
-        return n
+            return n
+        return self._writing(purge)
 
     def process(self, *, limit=None, progress=None):
         """Serve the queued requests as one edit, earliest due first.
@@ -610,9 +607,9 @@ class RequestsMixin:
                     f"{len(delete)} record(s)")
                 try:
                     served = self._serve(con, {"delete": delete}, request_of)
+                except LedgerFileError:
+                    raise   # not a refusal: the requests wait (_serve_group)
                 except _REFUSALS as exc:
-                    if isinstance(exc, LedgerFileError):
-                        raise   # not a refusal (_serve_group)
                     # Refused before any data pass (the model, or its ledger's
                     # budget): a recorded outcome, not a queue left blocked.
                     raise _Refused(exc, serve, failed, where) from exc
@@ -669,31 +666,21 @@ class RequestsMixin:
                                       store=self._store_info())
 
     def _note_waiting(self, request_ids, reason):
-        con = self._connect()
-        try:
-            con.begin_write()
-            con.executemany("UPDATE requests SET reason = ? WHERE request_id = ? "
-                            "AND status = 'running'",
-                            [(reason, r) for r in request_ids])
-            con.commit()
-        finally:
-            con.close()
+        self._writing(lambda con: con.executemany(
+            "UPDATE requests SET reason = ? WHERE request_id = ? AND status = "
+            "'running'", [(reason, r) for r in request_ids]))
 
     def _fail(self, request_id, reason, finished_ids):
-        con = self._connect()
-        try:
-            con.begin_write()
+        def fail(con):
             row = self._read_request(con, request_id)
-            failing = row is not None and row["status"] == "running"
-            if failing:
-                finished = iso(_now())
-                con.execute("UPDATE requests SET status = 'failed', reason = ?, "
-                            "finished_at = ?, audit = ? WHERE request_id = ?",
-                            (reason, finished,
-                             json.dumps(self._failure_record(row, reason, finished)),
-                             request_id))
-            con.commit()
-        finally:
-            con.close()
-        if failing:
+            if row is None or row["status"] != "running":
+                return False
+            finished = iso(_now())
+            con.execute("UPDATE requests SET status = 'failed', reason = ?, "
+                        "finished_at = ?, audit = ? WHERE request_id = ?",
+                        (reason, finished,
+                         json.dumps(self._failure_record(row, reason, finished)),
+                         request_id))
+            return True
+        if self._writing(fail):
             finished_ids.add(request_id)

@@ -529,6 +529,18 @@ class RecordStore(RequestsMixin):
         finally:
             con.close()
 
+    def _writing(self, write):
+        """``write(con)`` in one write transaction, committed if it returns
+        (closed without a commit, a failed one writes nothing)."""
+        con = self._connect()
+        try:
+            con.begin_write()
+            result = write(con)
+            con.commit()
+            return result
+        finally:
+            con.close()
+
     def database(self):
         """The current records, their IDs and version.
 
