@@ -149,13 +149,10 @@ def public_by_column(given, names, parameter, labels=None):
     if not isinstance(given, dict):
         raise TypeError(f"{parameter} must be a dict from column name to a public "
                         f"constant, got {type(given).__name__}.")
-    index = {}
-    if labels is not None:
-        for j, label in enumerate(labels):
-            index.setdefault(str(label), j)
-    else:
-        index = {name: j for j, name in enumerate(names)}
     shown = names if labels is None else [str(c) for c in labels]
+    index = {}
+    for j, name in enumerate(shown):
+        index.setdefault(name, j)   # a repeated label names its first column
     for key, value in given.items():
         if labels is None and isinstance(key, Integral) and not isinstance(key, bool):
             j = int(key) if 0 <= int(key) < len(names) else None
