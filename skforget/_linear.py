@@ -76,7 +76,10 @@ def warn_if_adaptive_exceeds(cert, target):
     """Say when an edit's figure against requests adapted to the earlier
     releases (Theorem 6.3; a pipeline's, Theorem 19.6) passes ``target``,
     the model's epsilon: a model's edit and a pipeline's say it alike."""
-    if cert is None or not cert.epsilon_adaptive > target:
+    # Relative slack: after one release the figure is that release's epsilon,
+    # reached by another sum of the same terms (a pipeline's: equal to the
+    # last digit or two, not above it).
+    if cert is None or not cert.epsilon_adaptive > target * (1 + 1e-9):
         return
     warnings.warn(
         f"After {cert.index} edit(s), the figure against requests adapted to "
