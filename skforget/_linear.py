@@ -16,6 +16,7 @@ descent, output perturbation) subclass :class:`_BasePrivateLinear` and implement
 import copy
 import functools
 import math
+import sys
 import warnings
 from contextlib import contextmanager
 
@@ -435,11 +436,14 @@ class _BasePrivateLinear(BaseEstimator):
     def _row_norm_bound(self, loss=None):
         """Public bound ``R`` on ``||[x, s_b]||`` (privacy-accounting.md, 10.2)."""
         R = math.hypot(self._param("data_norm"), self._intercept_scaling(loss))
-        if not math.isfinite(R * R):
+        if not math.isfinite(R * R) or R * R < sys.float_info.min:
+            # Below, the curvature and the noise scale underflow to 0 or to
+            # subnormals, which lose their digits (red team r2).
             raise ValueError(
                 f"data_norm={self.data_norm!r} and intercept_scaling="
                 f"{self.intercept_scaling!r} give a row-norm bound whose square "
-                "overflows; rescale the rows with a public constant instead.")
+                f"{'overflows' if R > 1 else 'underflows'} float64; rescale the rows "
+                "with a public constant instead (to a data_norm near 1).")
         return R
 
     def _check_conditioning(self, loss, n_samples, lam=None):

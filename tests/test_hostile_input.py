@@ -518,6 +518,22 @@ def test_regularisation_too_strong_for_float64_is_refused_by_name(Est, name):
     assert est.__dict__.keys() == before.keys()
 
 
+@pytest.mark.parametrize("data_norm", [1e-160, 1e-300])
+def test_a_data_norm_whose_square_underflows_is_refused_by_name(data_norm):
+    # Red team r2: data_norm=1e-300 was refused as "curvature_trace must be in
+    # (0.0, inf), got 0.0", a quantity the user never set. (A regressor's
+    # intercept column keeps its bound near 1; its lambda's underflow is named.)
+    X = 1e-301 * np.array([[0.5, 0.1], [0.1, 0.5], [-0.3, 0.2]] * 10)
+    y = [1, 0, 1] * 10
+    est = NoisyGDClassifier(data_norm=data_norm, random_state=0, classes=[0, 1])
+    before = copy.deepcopy(est.__dict__)
+    said = re.escape(f"data_norm={data_norm!r} and intercept_scaling='auto'") + \
+        ".* square underflows float64"
+    with pytest.raises(ValueError, match=said):
+        est.fit(X, y)
+    assert est.__dict__.keys() == before.keys()
+
+
 @pytest.mark.parametrize("retrain", [False, True])
 def test_every_edit_says_a_label_set_read_from_the_rows_is_kept(retrain):
     """A label set read from the rows is part of the model and fixed at fit: a
