@@ -445,3 +445,76 @@ def test_an_imputer_with_a_public_range_in_a_forget_pipeline_serves_a_deletion()
     pipe.partial_unlearn(EditRequest(db, delete=["p5"], by="id"))
     assert pipe.named_steps["impute"].bounds_[0].tolist() == [2000.0, 7000.0]
     assert pipe.privacy_guarantee_.deletion.n_samples == 1999
+
+
+def test_shares_no_release_can_spend_go_to_the_estimator():
+    # Trials (budget #9, sweep #3, second reader F5): with every categorical
+    # column listed the pipeline kept its split, so 15 % of epsilon went
+    # unspent (the estimator at 0.854 where the whole 1 was free).
+    from skforget.accounting import PrivacyLedger, split_private_pipeline
+
+    X, y = _frame(2000)
+    cats = {"island": ["Biscoe", "Dream", "Torgersen"], "sex": ["female", "male"]}
+    est = NoisyGDClassifier(classes=[0, 1], random_state=0)
+    whole = split_private_pipeline(epsilon=1.0, delta=1e-5, preprocessing_share=0.0,
+                                   selection_share=0.0,
+                                   estimator_conversion=est._dp_conversion())
+    nominal = split_private_pipeline(epsilon=1.0, delta=1e-5,
+                                     estimator_conversion=est._dp_conversion())
+
+    # Listed columns only: the whole budget goes to the estimator.
+    ledger = PrivacyLedger(1.0, 1e-5)
+    pipe = make_private_pipeline(clone(est).set_params(ledger=ledger), epsilon=1.0,
+                                 categories=cats, random_state=0)
+    pipe.fit(X[["island", "sex"]], y)
+    assert pipe[-1].epsilon == pytest.approx(whole.estimator_epsilon, rel=1e-12)
+    assert pipe[-1].epsilon > 0.999 > nominal.estimator_epsilon
+    assert pipe[-1].delta == 1e-5
+    assert pipe[0].rho == 0.0 and pipe[0].delta == 0.0
+    g = pipe.privacy_guarantee_
+    assert g.epsilon <= 1.0 + 1e-9 and g.delta <= 1e-5
+    # The ledger reserved what the split gave (nothing refused at its budget)
+    # and recorded the composed figure.
+    assert ledger.total.epsilon == pytest.approx(g.epsilon, rel=1e-9)
+
+    # Numbers only: no selection, so the whole delta is the conversion's.
+    pipe = make_private_pipeline(clone(est), epsilon=1.0, random_state=0)
+    pipe.fit(X[["mass", "depth"]], y)
+    assert pipe[-1].delta == 1e-5 and pipe[0].delta == 0.0
+    assert pipe.privacy_guarantee_.delta_selection == 0.0
+    assert pipe[0].rho == pytest.approx(whole.rho * 0.25, rel=1e-12)
+
+    # A column that releases keeps the nominal split.
+    pipe = make_private_pipeline(clone(est), epsilon=1.0, random_state=0)
+    pipe.fit(X, y)
+    assert pipe[-1].epsilon == pytest.approx(nominal.estimator_epsilon, rel=1e-12)
+    assert pipe[0].rho == pytest.approx(nominal.rho_preprocessing, rel=1e-12)
+    assert pipe[0].delta == pytest.approx(nominal.delta_selection, rel=1e-12)
+
+
+@pytest.mark.parametrize("step, kwargs", [
+    (PrivateTableEncoder, {"rho": 0.0}),
+    (PrivateTableEncoder, {"delta": 0.0}),
+    (PrivateStandardScaler, {"rho": 0.0}),
+    (PrivateOneHotEncoder, {"rho": 0.0}),
+    (PrivateOneHotEncoder, {"delta": 0.0}),
+])
+def test_a_share_of_zero_is_refused_when_a_column_releases(step, kwargs, monkeypatch):
+    X, _ = _frame(300)
+    X = X[["mass"]] if step is PrivateStandardScaler else \
+        X[["island"]] if step is PrivateOneHotEncoder else X
+    spy = _Spy(monkeypatch)
+    s = step(random_state=0, **kwargs)
+    before = dict(s.__dict__)
+    name = next(iter(kwargs))
+    with pytest.raises(ValueError, match=f"{type(s).__name__}: {name}=0, but"):
+        s.fit(X)
+    assert s.__dict__ == before and spy.spent == []
+    # Nothing to release: 0 is the step's figure, and accepted.
+    if step is not PrivateStandardScaler:
+        listed = {c: sorted(X[c].unique()) for c in X
+                  if not pd.api.types.is_numeric_dtype(X[c])}
+        if step is PrivateTableEncoder and name == "rho":
+            X = X[list(listed)]
+        fitted = step(random_state=0, categories=listed, **kwargs).fit(X)
+        assert fitted.privacy_guarantee_.rho == 0.0 or name == "delta"

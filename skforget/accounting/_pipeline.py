@@ -111,7 +111,8 @@ def split_private_pipeline(*, epsilon, delta, preprocessing_share=0.25,
     delta : float
         Total target delta, in (0, 1).
     preprocessing_share : float, default=0.25
-        Share of ``rho`` for the preprocessing, in (0, 1).
+        Share of ``rho`` for the preprocessing, in [0, 1) (0: the
+        preprocessing releases nothing, every column's categories given).
     selection_share : float, default=0.1
         Share of ``delta`` for the partition selections, in [0, 1).
     estimator_conversion : {"improved", "classic", "gaussian"}, default="improved"
@@ -137,7 +138,8 @@ def split_private_pipeline(*, epsilon, delta, preprocessing_share=0.25,
     """
     epsilon = check_positive(epsilon, "epsilon")
     delta = check_probability(delta, "delta")
-    share = check_real(preprocessing_share, "preprocessing_share", low=0.0, high=1.0)
+    share = check_real(preprocessing_share, "preprocessing_share", low=0.0, high=1.0,
+                       low_open=False)
     sel = check_real(selection_share, "selection_share", low=0.0, high=1.0,
                      low_open=False)
     delta_s = sel * delta

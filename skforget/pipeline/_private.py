@@ -79,9 +79,12 @@ class PrivatePipeline(ForgetPipeline):
     delta : float or "auto", default="auto"
         Total target delta; "auto" is ``min(1e-5, n**-1.1)``.
     preprocessing_share : float, default=0.25
-        Share of the rho-coefficient spent on the private steps.
+        Share of the rho-coefficient spent on the private steps; 0 when no
+        column releases a statistic (every column's categories given): the
+        estimator then gets the whole budget.
     selection_share : float, default=0.1
-        Share of ``delta`` left to the partition selections.
+        Share of ``delta`` left to the partition selections; 0 when no column
+        selects (a table of numbers, or every category list given).
     transform_input, memory, verbose
         As for :class:`ForgetPipeline`.
 
@@ -156,17 +159,27 @@ class PrivatePipeline(ForgetPipeline):
                              "(skforget.preprocessing.Private*); use ForgetPipeline "
                              "for public preprocessing only.")
         # Any 2-D table (lists of rows too), read as the private steps read it.
-        _, n, n_columns = _n_rows_cols(unwrap_database(X, y)[0])
+        table, n, n_columns = _n_rows_cols(unwrap_database(X, y)[0])
         if n_columns == 0:
             raise ValueError(f"X has {n} rows but no columns: a private pipeline "
                              "needs at least one column to fit.")
         delta = accounting.resolve_delta(self.delta, n_samples=n)
         est = self._final_estimator
         conversion = getattr(est, "_dp_conversion", lambda: "improved")()
+        needs = self._public_needs(table, private)
+        released = sum(r for r, _ in needs.values())
+        # A share that no release can spend (every column's categories given;
+        # no categorical column) goes to the estimator: the schema and the
+        # constants are public, so the split stays a function of public
+        # numbers (Section 19.3). A search planned its own (Theorem 17.5).
+        own = statistics is None
         budget = accounting.split_private_pipeline(
             epsilon=self.epsilon, delta=delta,
-            preprocessing_share=self.preprocessing_share,
-            selection_share=self.selection_share, estimator_conversion=conversion)
+            preprocessing_share=(self.preprocessing_share if released or not own
+                                 or _scales_target(est) else 0.0),
+            selection_share=(self.selection_share if not own or any(
+                s for _, s in needs.values()) else 0.0),
+            estimator_conversion=conversion)
         if statistics is not None:   # a search's (Theorem 17.5): (rho, delta_S)
             budget = dataclasses.replace(budget, rho_preprocessing=statistics[0],
                                          delta_selection=statistics[1])
@@ -176,8 +189,8 @@ class PrivatePipeline(ForgetPipeline):
         # private centre and scale, the target weighing as many columns as the
         # table, at least TARGET_COLUMNS, of the share (Section 19.6); the
         # figure is fixed here, with the relation of the fit.
-        weight = max(TARGET_COLUMNS, n_columns)
-        rho_target = (budget.rho_preprocessing * weight / (n_columns + weight)
+        weight = max(TARGET_COLUMNS, released)
+        rho_target = (budget.rho_preprocessing * weight / (released + weight)
                       if _scales_target(est) else 0.0)
         # Its replace figure counts the histograms at the most a path spends
         # on them: all of rho_target when the first finds no range (19.6).
@@ -187,19 +200,39 @@ class PrivatePipeline(ForgetPipeline):
         # error stops the fit before anything is spent (Section 20.3).
         self._warn_if_noise_dominates(n, n_columns, budget.rho_preprocessing
                                       - rho_target, private, unit)
-        selecting = [name for name in private
-                     if "delta" in self.named_steps[name].get_params()]
+        # Each share is spread over the steps that can spend it; a step that
+        # releases nothing gets 0, which its fit checks (19.2).
+        releasing = [name for name in private if needs[name][0]]
+        selecting = [name for name in private if needs[name][1]]
         updates = {}
         for name in private:
             keys = self.named_steps[name].get_params()
-            update = {"rho": (budget.rho_preprocessing - rho_target) / len(private),
+            update = {"rho": ((budget.rho_preprocessing - rho_target) / len(releasing)
+                              if name in releasing else 0.0),
                       **{k: v for k, v in unit.items() if k in keys}}
-            if name in selecting:
-                update["delta"] = budget.delta_selection / len(selecting)
+            if "delta" in keys:
+                update["delta"] = (budget.delta_selection / len(selecting)
+                                   if name in selecting else 0.0)
             if "data_norm" in keys and "data_norm" in est.get_params():
                 update["data_norm"] = est.get_params()["data_norm"]
             updates[name] = update
         return budget, private, release, updates
+
+    def _public_needs(self, table, private):
+        """``{step: (releasing, selecting)}`` column counts of the private
+        steps, from the table's schema and the public constants (19.3). A
+        step after another reads that step's output, whose schema only its
+        fit gives: it is counted as releasing and selecting what it may."""
+        first = self.steps[0][0]
+        needs = {}
+        for name in private:
+            step = self.named_steps[name]
+            count = getattr(step, "_public_needs", None)
+            if name == first and count is not None:
+                needs[name] = count(table)
+            else:
+                needs[name] = (1, int("delta" in step.get_params()))
+        return needs
 
     def _set_split(self, budget, private, release, updates):
         """Give the estimator and the private steps their parts of the split
@@ -396,9 +429,12 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta="auto",
     delta : float or "auto", default="auto"
         Total target delta; "auto" is ``min(1e-5, n**-1.1)``.
     preprocessing_share : float, default=0.25
-        Share of the budget's rho-coefficient spent on the preprocessing.
+        Share of the budget's rho-coefficient spent on the preprocessing; 0
+        when no column releases a statistic (every column's categories
+        given): the estimator then gets the whole budget.
     selection_share : float, default=0.1
-        Share of ``delta`` left to the category selections.
+        Share of ``delta`` left to the category selections; 0 when no column
+        selects (a table of numbers, or every category list given).
     bounds : dict or None, default=None
         Public ranges ``{column: (lo, hi)}`` of numeric columns that you know
         without the table (a codebook's, a measurement's physical range): no

@@ -40,6 +40,18 @@ def _input_names(est):
     return [str(c) for c in names]
 
 
+def _names_of(est, X):
+    """The names :func:`_input_names` gives ``X``'s columns once ``est`` is
+    fitted on it, read without fitting: a DataFrame's labels when all are
+    strings (scikit-learn's feature names), else ``x<j>``."""
+    labels = list(X.columns) if hasattr(X, "columns") else []
+    if labels and all(isinstance(c, str) for c in labels):
+        return labels
+    positions = est.__dict__.get("_positions")
+    return [f"x{j}" for j in (positions if positions is not None
+                              else range(X.shape[1]))]
+
+
 def is_time_dtype(dtype):
     """Dates, durations and periods: numbers of seconds (:func:`_as_float`)."""
     return (getattr(dtype, "kind", None) in ("M", "m")

@@ -43,6 +43,8 @@ from skforget.preprocessing._columns import (
     _column,
     _input_names,
     _labels,
+    _n_rows_cols,
+    _names_of,
     check_bounds,
     check_categories,
     public_by_column,
@@ -61,7 +63,9 @@ __all__ = ["PrivateOneHotEncoder", "PrivateSimpleImputer", "PrivateStandardScale
 INFREQUENT = "infrequent"
 
 _COMMON = {
-    "rho": [Interval(Real, 0, None, closed="neither")],
+    # 0 for a step that releases nothing (every column's categories given):
+    # refused at fit when a column would release (_check_shares).
+    "rho": [Interval(Real, 0, None, closed="left")],
     "relation": [StrOptions({"replace", "zero_out"})],
     "group_size": [Interval(Integral, 1, None, closed="left")],
     "random_state": ["random_state"],
@@ -101,6 +105,28 @@ class _PrivateStep(TransformerMixin, BaseEstimator):
 
     def __setstate__(self, state):
         super().__setstate__({**self._added_params, **state})
+
+    def _public_needs(self, X):
+        """``(releasing, selecting)``: how many columns of ``X`` a fit would
+        release a Gaussian statistic of, and select the categories of, read
+        from its schema and the public constants alone, the step unchanged
+        (privacy-accounting.md, 19.2, 19.3). Every column of a numeric step
+        releases its moments."""
+        return _n_rows_cols(X)[2], 0
+
+    def _check_shares(self, releasing, selecting):
+        """Refuse, before any release, a ``rho`` or ``delta`` of 0 (a step
+        that a pipeline's split gave nothing, 19.3) when a column releases."""
+        if releasing and self.rho == 0:
+            raise ValueError(
+                f"{type(self).__name__}: rho=0, but {releasing} column(s) release "
+                "statistics (only columns whose categories are given release "
+                "nothing). Give rho > 0, or the categories of every column.")
+        if selecting and getattr(self, "delta", None) == 0:
+            raise ValueError(
+                f"{type(self).__name__}: delta=0, but the categories of {selecting} "
+                "column(s) are selected, which needs delta > 0. Give delta > 0, or "
+                "those columns' categories.")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -145,6 +171,7 @@ class _NumericStep(_PrivateStep):
         given = public_by_column(self.bounds, names, "bounds", _labels(self, X))
         public = [None if b is None else check_bounds(b, name)
                   for b, name in zip(given, names, strict=True)]
+        self._check_shares(X.shape[1], 0)
         columns = [_as_float(_column(X, j), names[j]) for j in range(X.shape[1])]
         rho_col = self.rho / len(columns)
         rngs = _column_rngs(rng, len(columns))
@@ -452,11 +479,13 @@ class PrivateOneHotEncoder(_PrivateStep):
     Parameters
     ----------
     rho : float, default=0.01
-        Rho-coefficient of the noisy counts, spread equally over the columns.
+        Rho-coefficient of the noisy counts, spread equally over the columns
+        whose categories are not given (0 allowed when every column's are).
     delta : float, default=1e-7
         Probability of the selections' bad event (a value only the changed
         unit holds is released), spread equally over the columns; it sets the
-        threshold ``g + sigma * isf(delta / g)``.
+        threshold ``g + sigma * isf(delta / g)`` (0 allowed when every
+        column's categories are given).
     categories : dict or None, default=None
         Public category lists ``{column: [values]}`` (a DataFrame's column
         label, or an array's position) known without the table: a form's
@@ -500,7 +529,7 @@ class PrivateOneHotEncoder(_PrivateStep):
     """
 
     _parameter_constraints: dict = {
-        **_COMMON, "delta": [Interval(Real, 0, 1, closed="neither")],
+        **_COMMON, "delta": [Interval(Real, 0, 1, closed="left")],
         "categories": [dict, None]}
     _added_params = {"ledger": None, "categories": None}
 
@@ -531,6 +560,13 @@ class PrivateOneHotEncoder(_PrivateStep):
         """
         return self._fit(X, segment_rng(self.random_state, 0, PREPROCESSING_STREAM))
 
+    def _public_needs(self, X):
+        X, _, _ = _n_rows_cols(X)
+        listed = public_by_column(self.categories, _names_of(self, X), "categories",
+                                  _labels(self, X))
+        unlisted = sum(c is None for c in listed)
+        return unlisted, unlisted
+
     def _fit(self, X, rng):
         X = _check_input(self, X, reset=True)
         names = _input_names(self)
@@ -541,6 +577,7 @@ class PrivateOneHotEncoder(_PrivateStep):
         # A listed column releases nothing (Section 19.2): rho and delta go to
         # the columns whose categories are selected.
         n_private = sum(c is None for c in public)
+        self._check_shares(n_private, n_private)
         rho_col = self.rho / max(n_private, 1)
         delta_col = self.delta / max(n_private, 1)
         sigma, tau = accounting.partition_selection(

@@ -23,6 +23,8 @@ from skforget.preprocessing._columns import (
     _check_input,
     _input_names,
     _labels,
+    _n_rows_cols,
+    _names_of,
     check_bounds,
     check_categories,
     is_time_dtype,
@@ -71,10 +73,11 @@ class PrivateTableEncoder(_PrivateStep):
     Parameters
     ----------
     rho : float, default=0.01
-        Rho-coefficient of all the releases.
+        Rho-coefficient of all the releases (0 allowed when no column releases:
+        every column categorical with its categories given).
     delta : float, default=1e-7
         Probability of the partition selections' bad events, all categorical
-        columns together.
+        columns together (0 allowed when none selects).
     bounds : dict or None, default=None
         Public ranges ``{column: (lo, hi)}`` of numeric columns, known without
         the table (:class:`PrivateStandardScaler`).
@@ -135,7 +138,7 @@ class PrivateTableEncoder(_PrivateStep):
     """
 
     _parameter_constraints: dict = {
-        **_COMMON, "delta": [Interval(Real, 0, 1, closed="neither")],
+        **_COMMON, "delta": [Interval(Real, 0, 1, closed="left")],
         "add_indicator": ["boolean"],
         "data_norm": [Interval(Real, 0, None, closed="neither")],
         "row_scale": [Interval(Real, 0, None, closed="neither"),
@@ -202,6 +205,21 @@ class PrivateTableEncoder(_PrivateStep):
                 {names[j]: check_categories(listed[j], names[j]) for j in cat
                  if listed[j] is not None})
 
+    def _kinds(self, X):
+        """Numeric and categorical column positions, from the dtypes (the
+        schema is public, Section 19.3)."""
+        times = self.__dict__.get("_times_as_numbers", True)
+        num = [j for j in range(X.shape[1]) if _is_numeric_column(X, j, times)]
+        return num, [j for j in range(X.shape[1]) if j not in num]
+
+    def _public_needs(self, X):
+        X, _, _ = _n_rows_cols(X)
+        num, cat = self._kinds(X)
+        listed = public_by_column(self.categories, _names_of(self, X), "categories",
+                                  _labels(self, X))
+        unlisted = sum(listed[j] is None for j in cat)
+        return len(num) + unlisted, unlisted
+
     def _part(self, X, cols):
         if hasattr(X, "iloc"):
             return X.iloc[:, cols]
@@ -225,9 +243,9 @@ class PrivateTableEncoder(_PrivateStep):
         X = _check_input(self, X, reset=True)
         n_cols = X.shape[1]
         times = self.__dict__.get("_times_as_numbers", True)
-        num = [j for j in range(n_cols) if _is_numeric_column(X, j, times)]
-        cat = [j for j in range(n_cols) if j not in num]
+        num, cat = self._kinds(X)
         bounds, listed = self._public_constants(X, num, cat)
+        self._check_shares(len(num) + len(cat) - len(listed), len(cat) - len(listed))
         # A column whose categories are given releases nothing: rho is spread
         # over the others (privacy-accounting.md, Section 19.2).
         n_released = max(len(num) + len(cat) - len(listed), 1)
