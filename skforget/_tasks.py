@@ -447,11 +447,16 @@ class _PrivateClassifierMixin:
             others = [k for k in range(W.shape[0]) if k != c]
             margins = [b[c] - b[k] - np.linalg.norm(W[c] - W[k]) * R for k in others]
             if min(margins) >= 0:
+                # A threshold clipped to the ball's edge (Section 18.12) leaves
+                # a margin of 0 up to rounding: "by 2.22e-16" read as nonsense.
+                edge = min(margins) <= 1e-9 * max(1.0, float(np.abs(b).max()))
+                how = ("there: its decision threshold lies at the ball's edge or "
+                       "beyond" if edge else f"by {min(margins):.3g} there")
                 warn_about_release(
                     f"The model predicts class {np.asarray(self.classes_[c]).item()!r} "
                     "for every row of "
                     f"norm <= data_norm={R:g}: its intercept outweighs its "
-                    f"coefficients by {min(margins):.3g} there. At this epsilon and "
+                    f"coefficients {how}. At this epsilon and "
                     "size the private model does not separate the classes well "
                     "enough to predict the other one anywhere (as "
                     "LogisticRegression() may, for the error); for a binary model "

@@ -862,7 +862,7 @@ def test_a_warning_about_the_release_raised_as_an_error_finds_it_recorded(cls):
         # Said from public numbers before the release (output perturbation's
         # noise at this size): not the warning this test is about.
         warnings.filterwarnings("ignore", message="At epsilon=")
-        with pytest.raises(UserWarning, match="outweighs its coefficients by"):
+        with pytest.raises(UserWarning, match="outweighs its coefficients"):
             model.fit(X, y)
     (entry,) = ledger.entries
     assert not entry.reserved and entry.label == f"{cls.__name__}.fit"

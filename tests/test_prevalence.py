@@ -774,3 +774,23 @@ def test_multiclass_balanced_warns_when_a_count_is_mostly_noise():
     with pytest.warns(UserWarning, match="mostly noise"):
         NoisyGDClassifier(classes=[0, 1, 2], class_weight="balanced",
                           random_state=0).fit(X, y)
+
+
+def test_a_threshold_at_the_balls_edge_is_said_in_words():
+    # Trial 18, F2: a threshold clipped to the ball's edge (Section 18.12)
+    # leaves a margin of 0 up to rounding, and the warning read "outweighs its
+    # coefficients by 2.22e-16".
+    X, y = _rare_table(n=2000)
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.fit(X, y)
+    R = float(clf.data_norm)
+    for excess, said in [(0.0, "decision threshold lies at the ball's edge"),
+                         (3e-17, "decision threshold lies at the ball's edge"),
+                         (0.25, "by 0.25 there")]:
+        clf.intercept_ = np.array([-np.linalg.norm(clf.coef_) * R - excess])
+        with pytest.warns(UserWarning, match="predicts class 0 for every row") as rec:
+            clf._warn_if_constant()
+        text = " ".join(str(w.message) for w in rec)
+        assert said in text and "e-1" not in text.split("coefficients")[1][:40]
