@@ -25,6 +25,7 @@ from skforget.accounting import (
     PrivacyBudgetExceeded,
     PrivacyGuarantee,
     PrivacyLedger,
+    UnaccountableReleaseError,
 )
 from skforget.exceptions import (
     CoarseRangeWarning,
@@ -59,6 +60,7 @@ __all__ = [
     "PrivacyBudgetWarning",
     "PrivacyLedger",
     "PrivacyLeakWarning",
+    "UnaccountableReleaseError",
     "UnlearningError",
     "__version__",
 ]

@@ -49,7 +49,11 @@ from skforget._validation import (
     sklearn_caller,
     user_stacklevel,
 )
-from skforget.accounting import LedgerUnreachableError, PrivacyBudgetExceeded
+from skforget.accounting import (
+    LedgerUnreachableError,
+    PrivacyBudgetExceeded,
+    UnaccountableReleaseError,
+)
 from skforget.accounting._ledger import Spent
 from skforget.exceptions import PrivacyBudgetWarning
 
@@ -161,6 +165,25 @@ def releasing_atomically(*objects):
         mark_committed()
 
 
+def refuse_label_folds(label):
+    """Refuse a ledgered release made by a fold of scikit-learn model selection
+    whose folds read the labels (:func:`model_selection_fits`): one record's
+    label moves others between folds, so the fits' training rows differ by
+    several records and their figures do not add (privacy-accounting.md,
+    Section 20.4). Before any pass."""
+    size = model_selection_fits()
+    if size is None or size.split != "labels" or not size.in_fold:
+        return
+    raise UnaccountableReleaseError(
+        f"{label} is a fit of scikit-learn model selection whose folds were drawn "
+        f"by reading the labels ({size.splitter}): one record's label moves other "
+        "records between folds, so each fit's training rows differ by several "
+        "records, not one, and no ledger figure covers the fits together "
+        "(privacy-accounting.md, Section 20.4). Draw the folds without the rows: "
+        f"cv=KFold(n_splits={size.n_splits}, shuffle=True, random_state=0), or "
+        "tune with skforget.model_selection.PrivateSearchCV.")
+
+
 @contextmanager
 def release_spending(ledger, label, **figure):
     """Reserve a planned release on ``ledger`` (None: no ledger) before the
@@ -172,6 +195,7 @@ def release_spending(ledger, label, **figure):
     if ledger is None:
         yield Spent()
         return
+    refuse_label_folds(label)
     if UNNAMED_NOISE in figure.get("noise", ()):
         raise PrivacyBudgetExceeded(
             f"{label} draws its noise from a RandomState, whose draws a ledger "
@@ -331,16 +355,21 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
     if size is None:
         many, fits = 10, "10 such fits"
     else:
-        n_cand, n_splits, refit, search = size
-        many = n_cand * n_splits + int(refit)
+        n_cand, n_splits, refit = size.n_candidates, size.n_splits, size.refit
+        # A record is trained by every fit but those of the folds holding it
+        # out: once per candidate when the folds partition the rows.
+        many = size.fits_per_record()
         # Successive halving counts one iteration's candidates here; a grid
         # over a figure's parameter fits others at larger figures (an audit's
         # finding: "epsilon 1.45" said where 9.14 was spent).
-        iteration = "Halving" in type(search).__name__
-        varies = _varies_the_figure(search)
+        iteration = "Halving" in type(size.search).__name__
+        varies = _varies_the_figure(size.search)
         fits = (f"this {'iteration' if iteration else 'one'} makes {n_cand} "
                 f"candidate(s) x {n_splits} split(s)"
-                + (" and a refit on all rows" if refit else "") + f", {many} fits"
+                + (" and a refit on all rows" if refit else "")
+                + (f", {many} of them train on each record (its fold holds it "
+                   "out once per candidate)" if size.split == "partition"
+                   else f", {many} fits")
                 + (" at this fit's figure" if varies else ""))
         at_least = "at least " if iteration or varies else ""
     total, total_delta = reading(many)
@@ -367,6 +396,19 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
         shared = ("The fits share rows and their Rényi figures add "
                   f"({fits}: epsilon {at_least}{total:.3g} at delta "
                   f"{total_delta:.2g})")
+    if size is not None and size.split == "labels":
+        # One record's label moves others between folds: each fit's training
+        # rows then differ by several records, not one (Section 20.4).
+        alt = size._replace(split="partition").fits_per_record()
+        shared = (f"Its folds were drawn by reading the labels ({size.splitter}), "
+                  "so one record's label moves other records between folds, and "
+                  "the fits' figures do not add: no figure covers the fits "
+                  "together (with folds drawn without the rows, cv=KFold(n_splits="
+                  f"{size.n_splits}, shuffle=True, random_state=0), {alt} of "
+                  f"these fits would train on each record: epsilon {at_least}"
+                  f"{reading(alt)[0]:.3g} at delta {reading(alt)[1]:.2g})")
+        recorded = ("A ledger refuses these fits (UnaccountableReleaseError). "
+                    if ledger is not None else "")
     warnings.warn(
         f"{name}.fit runs inside scikit-learn's model selection (GridSearchCV, "
         f"cross_val_score, ...). Each fit is ({one:.3g}, {one_delta:.2g})-DP "

@@ -15,6 +15,7 @@ import os
 import sys
 import warnings
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -125,12 +126,69 @@ def _enclosing_search(frame):
     return None
 
 
+class ModelSelectionFits(NamedTuple):
+    """The fits of the scikit-learn model selection running a fit (public: the
+    caller's own arguments). ``split`` says how its folds are drawn: "labels"
+    (they read ``y``: a stratified splitter, or ``cv=<int>`` for a classifier,
+    which scikit-learn makes a ``StratifiedKFold``), "partition" (every record
+    held out exactly once, by position or a permutation drawn without the rows:
+    ``KFold``, ``LeaveOneOut``), "other", or None when it cannot be seen.
+    ``in_fold``: this fit is one of the folds' (not a search's refit on all
+    rows)."""
+
+    n_candidates: int
+    n_splits: int
+    refit: bool
+    search: object
+    split: str | None
+    in_fold: bool
+    splitter: str = ""
+
+    def fits_per_record(self):
+        """How many of the fits one record is trained by, at most: a partition
+        holds it out once per candidate."""
+        held_out = self.n_candidates if self.split == "partition" else 0
+        return self.n_candidates * self.n_splits - held_out + int(self.refit)
+
+
+#: Splitters whose folds read the labels: one record's label moves others
+#: between folds (privacy-accounting.md, Section 20.4).
+_LABEL_SPLITTERS = frozenset({"StratifiedKFold", "RepeatedStratifiedKFold",
+                              "StratifiedShuffleSplit", "StratifiedGroupKFold"})
+#: Splitters holding every record out exactly once, chosen without the rows.
+_PARTITIONS = frozenset({"KFold", "LeaveOneOut"})
+
+
+def _split_kind(cv, estimator, y):
+    """``(kind, name)``: "labels", "partition" or "other" for the splitter
+    ``cv`` (as given to a search, or resolved by ``check_cv``) of a search
+    over ``estimator``, and the splitter in words."""
+    if cv is None or isinstance(cv, Integral):
+        # check_cv's rule: a classifier on binary or multiclass targets gets a
+        # StratifiedKFold, anything else a KFold (read from the type of y,
+        # whose values only the labels' kind decides).
+        from sklearn.base import is_classifier
+        from sklearn.utils.multiclass import type_of_target
+
+        stratified = is_classifier(estimator) and y is not None and \
+            type_of_target(y) in ("binary", "multiclass")
+        given = f"cv={5 if cv is None else int(cv)}"
+        return (("labels", f"{given} for a classifier, which scikit-learn makes a "
+                 "StratifiedKFold") if stratified else ("partition", given))
+    name = type(cv).__name__
+    if name in _LABEL_SPLITTERS:
+        return "labels", name
+    if name in _PARTITIONS:
+        return "partition", name
+    return "other", name
+
+
 def model_selection_fits():
     """How many fits the scikit-learn model selection running this fit makes,
-    read from the call stack (public: the caller's own arguments):
-    ``(n_candidates, n_splits, refit, search)`` from a search's
-    ``_fit_and_score`` (also in a joblib worker; ``search`` None when it
-    cannot be seen), ``(1, n_splits, False, None)`` from ``cross_validate``
+    read from the call stack (public: the caller's own arguments), as a
+    :class:`ModelSelectionFits`: from a search's ``_fit_and_score`` (also in a
+    joblib worker; ``search`` None when it cannot be seen), from its refit
+    (its ``fit``), or ``(1, n_splits, False, None)`` from ``cross_validate``
     in this process; None when unknown."""
     frame = sys._getframe(1)
     while frame is not None:
@@ -146,7 +204,11 @@ def model_selection_fits():
                     # (in this process; a joblib worker cannot see it).
                     search = local.get("caller") or _enclosing_search(frame)
                     refit = getattr(search, "refit", False)
-                    return int(cand[1]), int(split[1]), refit is not False, search
+                    kind = (None, "") if search is None else _split_kind(
+                        search.cv, search.estimator, local.get("y"))
+                    return ModelSelectionFits(int(cand[1]), int(split[1]),
+                                              refit is not False, search, kind[0],
+                                              True, kind[1])
             if code.co_name == "fit" and "all_candidate_params" in local:
                 # The search's refit on all rows, after its candidates; the
                 # number of splits is a local of ``fit`` before scikit-learn
@@ -154,13 +216,19 @@ def model_selection_fits():
                 search = local.get("self")
                 n_splits = local.get("n_splits", getattr(search, "n_splits_", None))
                 if n_splits is not None:
-                    return (len(local["all_candidate_params"]), int(n_splits),
-                            True, search)
+                    kind, name = _split_kind(search.cv, search.estimator,
+                                             local.get("y"))
+                    return ModelSelectionFits(
+                        len(local["all_candidate_params"]), int(n_splits), True,
+                        search, kind, False, name)
             if code.co_name == "cross_validate" and "cv" in local:
                 try:  # the caller's splitter, with the caller's arguments
-                    return 1, int(local["cv"].get_n_splits(
-                        local.get("X"), local.get("y"), local.get("groups"))), \
-                        False, None
+                    cv = local["cv"]
+                    kind, name = _split_kind(cv, local.get("estimator"), local.get("y"))
+                    return ModelSelectionFits(
+                        1, int(cv.get_n_splits(local.get("X"), local.get("y"),
+                                               local.get("groups"))), False, None,
+                        kind, True, name)
                 except Exception:  # noqa: BLE001 - a size we cannot read
                     return None
         frame = frame.f_back
@@ -175,7 +243,7 @@ def model_selection_label():
     fits = model_selection_fits()
     if fits is None:
         return ""
-    n_candidates, n_splits, refit, search = fits
+    n_candidates, n_splits, refit, search = fits[:4]
     # A worker process of scikit-learn < 1.7 cannot see its search.
     who = (type(search).__name__ if search is not None else
            "scikit-learn search" if n_candidates > 1 or refit else "cross-validation")

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, KFold
 
 import skforget._noisy_gd as noisy_gd_module
 import skforget._output_perturbation as op_module
@@ -541,8 +541,9 @@ def test_shared_ledger_survives_pickle_and_skops(binary_data, tmp_path):
 def _grid(ledger, n_jobs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyBudgetWarning)
-        return GridSearchCV(_model(ledger=ledger), {"C": [0.1, 1.0]}, cv=3,
-                            n_jobs=n_jobs)
+        # Folds drawn without the rows: stratified ones are refused (below).
+        return GridSearchCV(_model(ledger=ledger), {"C": [0.1, 1.0]},
+                            cv=KFold(3, shuffle=True, random_state=0), n_jobs=n_jobs)
 
 
 def test_grid_search_in_process_records_every_fit(binary_data):
@@ -557,8 +558,9 @@ def test_grid_search_in_process_records_every_fit(binary_data):
         "NoisyGDClassifier.fit (a fit of a GridSearchCV: 2 candidate(s) x 3 "
         "split(s) + a refit)"}
     said = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning]
-    assert any("2 candidate(s) x 3 split(s) and a refit on all rows, 7 fits"
-               in m and "The ledger given records each fit" in m for m in said)
+    assert any("2 candidate(s) x 3 split(s) and a refit on all rows, 5 of them "
+               "train on each record" in m and "The ledger given records each fit"
+               in m for m in said)
 
 
 def test_grid_search_in_worker_processes(binary_data, tmp_path):
@@ -1278,8 +1280,9 @@ def test_a_random_state_with_a_ledger_is_refused_and_grid_clones_are_caught():
         warnings.simplefilter("ignore")
         search = GridSearchCV(NoisyGDClassifier(classes=[0, 1], random_state=0,
                                                 ledger=grid),
-                              {"C": [0.1, 1.0]}, cv=2, error_score=np.nan,
-                              refit=False).fit(X, y)
+                              {"C": [0.1, 1.0]},
+                              cv=KFold(2, shuffle=True, random_state=0),
+                              error_score=np.nan, refit=False).fit(X, y)
     assert np.isfinite(search.cv_results_["split0_test_score"]).sum() == 1
     assert len(grid.entries) == 1
     # A model recorded after the fact cannot name its seeded noise.
@@ -1434,3 +1437,65 @@ def test_a_private_steps_ledger_records_the_pipelines_releases():
         fitted.set_params(two__random_state=1)
         fitted.partial_unlearn(EditRequest(X.iloc[1:], y.iloc[1:], delete=[0]))
     assert len(own.entries) == 3
+
+
+def test_fits_on_folds_that_read_the_labels_are_refused_by_a_ledger(binary_data):
+    """A StratifiedKFold (what cv=<int> gives a classifier) moves other
+    records between folds when one record's label changes: each fold fit's
+    training rows then differ by several records, and their figures do not
+    add (privacy-accounting.md, 20.4). A ledger refuses such fits before any
+    pass; folds drawn without the rows are recorded."""
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+
+    from skforget import UnaccountableReleaseError
+
+    X, y = binary_data
+    # The fact the refusal rests on: one flipped label moves others.
+    def folds(labels):
+        out = np.empty(len(labels), dtype=int)
+        for k, (_, test) in enumerate(StratifiedKFold(3).split(X, labels)):
+            out[test] = k
+        return out
+
+    moved = 0
+    for i in range(30):
+        flipped = y.copy()
+        flipped[i] = 1 - flipped[i]
+        changed = folds(y) != folds(flipped)
+        changed[i] = False
+        moved = max(moved, changed.sum())
+    assert moved >= 1
+    ledger = PrivacyLedger(epsilon=100.0, delta=DELTA)
+    for cv in (3, StratifiedKFold(3, shuffle=True, random_state=0)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(UnaccountableReleaseError,
+                               match="folds were drawn by reading the labels"):
+                cross_val_score(_model(ledger=ledger), X, y, cv=cv,
+                                error_score="raise")
+            with pytest.raises(ValueError, match="All the 6 fits failed") as err:
+                GridSearchCV(_model(ledger=ledger), {"C": [0.1, 1.0]},
+                             cv=cv).fit(X, y)
+        assert "UnaccountableReleaseError" in str(err.value)
+        assert "cv=KFold(n_splits=3, shuffle=True, random_state=0)" in str(err.value)
+    assert ledger.entries == ()
+    # A subclass of the budget refusal: code catching refusals still does.
+    assert issubclass(UnaccountableReleaseError, PrivacyBudgetExceeded)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cross_val_score(_model(ledger=ledger), X, y,
+                        cv=KFold(3, shuffle=True, random_state=0))
+    assert len(ledger.entries) == 3
+
+
+def test_a_relation_or_unit_mismatch_is_its_own_refusal(binary_data):
+    # Budget trial #6: a relation mismatch was raised as "budget exceeded".
+    from skforget import UnaccountableReleaseError
+
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA, relation="replace",
+                           group_size=1)
+    with pytest.raises(UnaccountableReleaseError, match="relation='replace'"):
+        ledger.spend("a zero-out fit", rho=0.01, relation="zero_out")
+    with pytest.raises(UnaccountableReleaseError, match="group_size=1"):
+        ledger.spend("a group fit", rho=0.01, group_size=2)
+    assert ledger.entries == ()

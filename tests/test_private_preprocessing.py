@@ -1189,17 +1189,18 @@ def test_model_selection_over_a_private_pipeline_warns_with_the_pipelines_figure
     # The estimator's warning used to state its own share: "(0.854, 9e-06)-DP
     # alone" for a pipeline at (1, 1e-5), and 3 fits at epsilon 1.56 where the
     # pipeline's releases compose to 1.83 (Theorem 19.5, Section 21.7).
-    from sklearn.model_selection import cross_val_score
+    from sklearn.model_selection import KFold, cross_val_score
 
     from skforget import PrivacyBudgetWarning
     from skforget.accounting import approximate_zcdp_epsilon, split_private_pipeline
 
     X, y = _frame(3000)
+    kf3 = KFold(3, shuffle=True, random_state=0)   # folds drawn without the rows
     pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0),
                                  epsilon=1.0, delta=1e-5, random_state=0)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        cross_val_score(pipe, X, y, cv=3)
+        cross_val_score(pipe, X, y, cv=kf3)
     messages = [str(r.message) for r in rec
                 if issubclass(r.category, PrivacyBudgetWarning)]
     assert messages and all(m.startswith("PrivatePipeline (its private "
@@ -1207,11 +1208,13 @@ def test_model_selection_over_a_private_pipeline_warns_with_the_pipelines_figure
                             for m in messages)
     b = split_private_pipeline(epsilon=1.0, delta=1e-5,
                                estimator_conversion="gaussian")
+    # Each record is trained by 2 of the 3 folds' fits.
     total, total_delta = approximate_zcdp_epsilon(
-        rho=3 * b.rho, delta_conversion=b.delta_conversion,
-        delta_selection=3 * b.delta_selection, method="gaussian")
+        rho=2 * b.rho, delta_conversion=b.delta_conversion,
+        delta_selection=2 * b.delta_selection, method="gaussian")
     assert "Each fit is (1, 1e-05)-DP alone" in messages[0]
-    assert f"3 fits: epsilon {total:.3g} at delta {total_delta:.2g}" in messages[0]
+    assert f"2 of them train on each record (its fold holds it out once per " \
+        f"candidate): epsilon {total:.3g} at delta {total_delta:.2g}" in messages[0]
     # With a ledger, the pipeline records its releases (the estimator's own
     # recording is off meanwhile): the warning says so, not "pass a ledger".
     from skforget import PrivacyLedger
@@ -1223,7 +1226,7 @@ def test_model_selection_over_a_private_pipeline_warns_with_the_pipelines_figure
                     estimator__random_state=None)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        cross_val_score(pipe, X, y, cv=3)
+        cross_val_score(pipe, X, y, cv=kf3)
     messages = [str(r.message) for r in rec
                 if issubclass(r.category, PrivacyBudgetWarning)]
     assert messages and all("The ledger given records" in m for m in messages)
@@ -1234,7 +1237,7 @@ def test_model_selection_over_a_private_pipeline_warns_with_the_pipelines_figure
                     estimator__random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        scores = cross_val_score(pipe, X, y, cv=3, error_score=np.nan)
+        scores = cross_val_score(pipe, X, y, cv=kf3, error_score=np.nan)
     assert np.isfinite(scores).sum() == 1 and len(seeded.entries) == 1
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 from sklearn.base import clone
+from sklearn.model_selection import KFold
 
 from skforget import (
     EditRequest,
@@ -554,37 +555,49 @@ def test_scipy_distributions_are_drawn(cancer):
 
 
 def test_sklearn_model_selection_says_what_it_spends(cancer):
-    from sklearn.model_selection import GridSearchCV, cross_val_score
+    from sklearn.model_selection import GridSearchCV, ShuffleSplit, cross_val_score
 
     from skforget import OutputPerturbationClassifier, PrivacyBudgetWarning
 
     X, y = cancer
-    # The figure the search spends: 2 candidates x 3 splits and a refit.
+    kf3 = KFold(3, shuffle=True, random_state=0)   # folds drawn without the rows
+    # The figure the search spends: 2 candidates x 3 splits and a refit, of
+    # which each record trains 2 x 2 + 1 (its fold holds it out once).
     with pytest.warns(PrivacyBudgetWarning, match=r"2 candidate\(s\) x 3 split\(s\) "
-                      r"and a refit on all rows, 7 fits: epsilon") as rec:
+                      r"and a refit on all rows, 5 of them train on each record "
+                      r"\(its fold holds it out once per candidate\): epsilon") as rec:
         GridSearchCV(NoisyGDClassifier(classes=[0, 1]), {"C": [0.1, 1.0]},
-                     cv=3).fit(X, y)
+                     cv=kf3).fit(X, y)
     assert any("PrivateSearchCV" in str(w.message) and "ledger=" in str(w.message)
                for w in rec)
     # The refit counts them too (scikit-learn 1.9 keeps the splits in
     # n_splits_: the refit fell back to "10 such fits").
     assert not any("such fits" in str(w.message) for w in rec)
     with pytest.warns(PrivacyBudgetWarning, match=r"1 candidate\(s\) x 2 split"):
-        cross_val_score(OutputPerturbationClassifier(classes=[0, 1]), X, y, cv=2)
+        cross_val_score(OutputPerturbationClassifier(classes=[0, 1]), X, y,
+                        cv=KFold(2, shuffle=True, random_state=0))
+    # Another splitter (which may train on a record in every fit): every fit.
+    with pytest.warns(PrivacyBudgetWarning, match=r"1 candidate\(s\) x 3 split"
+                      r"\(s\), 3 fits: epsilon"):
+        cross_val_score(NoisyGDClassifier(classes=[0, 1]), X, y,
+                        cv=ShuffleSplit(3, test_size=0.3, random_state=0))
     # A grid over epsilon fits candidates at other figures, and successive
     # halving counts one iteration here: "at least" (an audit's finding, a
     # grid over [0.5, 4] said 1.45 where its fits spent 9.14).
     with pytest.warns(PrivacyBudgetWarning,
-                      match=r"7 fits at this fit's figure: epsilon at least"):
+                      match=r"5 of them train on each record \(its fold holds it "
+                      r"out once per candidate\) at this fit's figure: epsilon at "
+                      "least"):
         GridSearchCV(NoisyGDClassifier(classes=[0, 1]), {"epsilon": [0.5, 4.0]},
-                     cv=3).fit(X, y)
+                     cv=kf3).fit(X, y)
     from sklearn.experimental import enable_halving_search_cv  # noqa: F401
     from sklearn.model_selection import HalvingGridSearchCV
 
     with pytest.warns(PrivacyBudgetWarning, match=r"this iteration makes .* "
                       r"epsilon at least"):
         HalvingGridSearchCV(NoisyGDClassifier(classes=[0, 1]),
-                            {"C": [0.01, 0.1, 1.0, 10.0]}, factor=2, cv=3).fit(X, y)
+                            {"C": [0.01, 0.1, 1.0, 10.0]}, factor=2,
+                            cv=kf3).fit(X, y)
     # Neither a plain fit nor the private search warns.
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyBudgetWarning)
@@ -601,16 +614,17 @@ def test_model_selection_with_a_seed_says_no_figure_covers_the_fits(cancer, seed
     from skforget import PrivacyBudgetWarning
 
     X, y = cancer
+    kf2 = KFold(2, shuffle=True, random_state=5)   # folds drawn without the rows
     with pytest.warns(PrivacyBudgetWarning) as rec:
         cross_val_score(NoisyGDClassifier(classes=[0, 1], random_state=seed), X, y,
-                        cv=2)
+                        cv=kf2)
     text = str(rec[0].message)
     assert "every fit draws the same noise, so no figure covers the fits " \
         "together; with random_state=None their Rényi figures would add (this one " \
-        "makes 1 candidate(s) x 2 split(s), 2 fits: epsilon" in text
+        "makes 1 candidate(s) x 2 split(s), 1 of them train on each record" in text
     assert "random_state=0" not in text      # the seed is not shown
     with pytest.warns(PrivacyBudgetWarning) as rec:
-        cross_val_score(NoisyGDClassifier(classes=[0, 1]), X, y, cv=2)
+        cross_val_score(NoisyGDClassifier(classes=[0, 1]), X, y, cv=kf2)
     assert "same noise" not in str(rec[0].message)
     assert "The fits share rows and their Rényi figures add" in str(rec[0].message)
     # A pipeline whose private steps alone are seeded draws their same noise.
@@ -619,7 +633,7 @@ def test_model_selection_with_a_seed_says_no_figure_covers_the_fits(cancer, seed
     pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0,
                                  random_state=seed)
     with pytest.warns(PrivacyBudgetWarning) as rec:
-        cross_val_score(pipe, X, y, cv=2)
+        cross_val_score(pipe, X, y, cv=kf2)
     assert any("every fit draws the same noise" in str(w.message) for w in rec)
 
 
@@ -688,7 +702,7 @@ def test_a_search_in_sklearn_model_selection_warns_with_its_own_figure(cancer):
     search = _search(random_state=None, n_candidates=2)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        cross_val_score(search, X, y, cv=3)
+        cross_val_score(search, X, y, cv=KFold(3, shuffle=True, random_state=0))
     said = [str(w.message) for w in rec if issubclass(w.category, PrivacyBudgetWarning)]
     assert said and all(m.startswith("PrivateSearchCV.fit runs inside") for m in said)
     from skforget.model_selection._search import SCORE_SHARE
@@ -697,10 +711,12 @@ def test_a_search_in_sklearn_model_selection_warns_with_its_own_figure(cancer):
     # on the run's own rows taking its share.
     budget = acc.plan_search(epsilon=1.0, delta=1e-5, mean=2.0, refit_share=0.0,
                              score_share=SCORE_SHARE)
+    # Each record is trained by 2 of the 3 folds' searches.
     total = acc._selection.rdp_curve_epsilon(
-        orders=acc.LEDGER_ORDERS, rdp=3 * acc.search_curve(budget), delta=1e-5)[0]
+        orders=acc.LEDGER_ORDERS, rdp=2 * acc.search_curve(budget), delta=1e-5)[0]
     assert "Each fit is (1, 1e-05)-DP alone" in said[0]
-    assert f"3 fits: epsilon {total:.3g} at delta 1e-05" in said[0]
+    assert f"2 of them train on each record (its fold holds it out once per " \
+        f"candidate): epsilon {total:.3g} at delta 1e-05" in said[0]
 
 
 def test_the_released_score_carries_the_noise_lemma_17_1b_prices(cancer):
@@ -748,3 +764,30 @@ def test_a_returned_model_that_is_mostly_noise_says_so(cancer):
         assert len(noisy) == 1, [str(w.message) for w in said]
         assert "the search's share of the budget: at epsilon=" in noisy[0]
         assert s.best_estimator_._plan.noise_dominated
+
+
+def test_sklearn_folds_that_read_the_labels_are_said_to_compose_to_no_figure(cancer):
+    # cv=<int> makes a classifier's folds a StratifiedKFold, which moves other
+    # records between folds when one record's label changes: the fits'
+    # figures do not add (privacy-accounting.md, 20.4).
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
+
+    X, y = cancer
+    for cv, said in [(3, "cv=3 for a classifier, which scikit-learn makes a "
+                      "StratifiedKFold"),
+                     (StratifiedKFold(3), "StratifiedKFold")]:
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            GridSearchCV(NoisyGDClassifier(classes=[0, 1]), {"C": [0.1, 1.0]},
+                         cv=cv).fit(X, y)
+        text = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning][0]
+        assert f"folds were drawn by reading the labels ({said})" in text
+        assert "no figure covers the fits together" in text
+        assert "Rényi figures add" not in text
+        assert "cv=KFold(n_splits=3, shuffle=True, random_state=0), 5 of these " \
+            "fits would train on each record" in text
+    # A regressor's cv=<int> is a KFold: a partition of positions.
+    from skforget import NoisyGDRegressor
+
+    with pytest.warns(PrivacyBudgetWarning, match="1 of them train on each record"):
+        cross_val_score(NoisyGDRegressor(target_scale=1.0), X, y.astype(float), cv=2)

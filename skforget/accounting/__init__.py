@@ -36,6 +36,7 @@ from skforget.accounting._ledger import (
     LedgerUnreachableError,
     PrivacyBudgetExceeded,
     PrivacyLedger,
+    UnaccountableReleaseError,
     ledger_spending,
 )
 from skforget.accounting._releases import release_rho, search_curve
@@ -164,6 +165,7 @@ __all__ = [
     "PrivacyGuarantee",
     "PrivacyLedger",
     "ReleaseGuarantee",
+    "UnaccountableReleaseError",
     "SearchBudget",
     "Segment",
     "TrainingPlan",

@@ -61,6 +61,20 @@ class PrivacyBudgetExceeded(ValueError):
     """
 
 
+class UnaccountableReleaseError(PrivacyBudgetExceeded):
+    """A release whose figure does not add to a ledger's as one statement.
+
+    Its neighbouring relation or privacy unit differs from the ledger's, or it
+    is a fit of scikit-learn model selection whose folds were drawn by reading
+    the labels (``StratifiedKFold``, the default ``cv=<int>`` of a
+    classifier): one record's label then moves others between folds, so the
+    fits' training sets differ by more than that record and their figures do
+    not add (privacy-accounting.md, Section 20.4). Raised before any training
+    pass; a subclass of :class:`PrivacyBudgetExceeded`, which code catching
+    refusals already handles.
+    """
+
+
 class LedgerUnreachableError(RuntimeError):
     """A release cannot be recorded in the ledger it names.
 
@@ -378,18 +392,29 @@ class PrivacyLedger:
             group_size=entry.group_size or group or 1)
 
     def _refusal(self, entries, entry):
-        """The reason ``entry`` (resolved) may not join ``entries``, or None."""
+        """The reason ``entry`` (resolved) may not join ``entries``, or None:
+        a :class:`PrivacyBudgetExceeded` to raise."""
         relation = self.relation or (entries[0].relation if entries else None)
         group = self.group_size or (entries[0].group_size if entries else None)
         if relation is not None and entry.relation != relation:
-            return (f"{entry.label} is accounted under relation="
-                    f"{entry.relation!r}, the ledger under {relation!r}: the two "
-                    "figures do not add as one statement (privacy-accounting.md, "
-                    "Section 20.4).")
+            return UnaccountableReleaseError(
+                f"{entry.label} is accounted under relation={entry.relation!r}, the "
+                f"ledger under {relation!r}: the two figures do not add as one "
+                f"statement (privacy-accounting.md, Section 20.4). Give it "
+                f"relation={relation!r}, or keep its releases in a ledger of "
+                "their own.")
         if group is not None and entry.group_size != group:
-            return (f"{entry.label} is accounted for units of {entry.group_size} "
-                    f"record(s), the ledger for units of {group}: the figures do "
-                    "not add as one statement (privacy-accounting.md, 20.4).")
+            return UnaccountableReleaseError(
+                f"{entry.label} is accounted for units of {entry.group_size} "
+                f"record(s), the ledger for units of {group}: the figures do not "
+                f"add as one statement (privacy-accounting.md, 20.4). Give it "
+                f"group_size={group}, or keep its releases in a ledger of their "
+                "own.")
+        reason = self._budget_refusal(entries, entry)
+        return None if reason is None else PrivacyBudgetExceeded(reason)
+
+    def _budget_refusal(self, entries, entry):
+        """The reason ``entry`` would exceed the budget, as text, or None."""
         reason = noise_refusal(entries, entry)
         if reason is not None:
             return reason
@@ -503,7 +528,7 @@ class PrivacyLedger:
         reason = self._transact(
             lambda e: (self._refusal(e, self._resolve(e, entry)), None))
         if reason is not None:
-            raise PrivacyBudgetExceeded(reason)
+            raise reason
 
     # --- recording -----------------------------------------------------------
     def _check_reachable(self, label):
@@ -544,7 +569,7 @@ class PrivacyLedger:
 
         reason = self._transact(step)
         if reason is not None:
-            raise PrivacyBudgetExceeded(reason)
+            raise reason
         return entry.id
 
     def settle(self, entry_id, *, rho=None, curve=None, delta=None):
