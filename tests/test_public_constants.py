@@ -495,7 +495,6 @@ def test_shares_no_release_can_spend_go_to_the_estimator():
 @pytest.mark.parametrize("step, kwargs", [
     (PrivateTableEncoder, {"rho": 0.0}),
     (PrivateTableEncoder, {"delta": 0.0}),
-    (PrivateStandardScaler, {"rho": 0.0}),
     (PrivateOneHotEncoder, {"rho": 0.0}),
     (PrivateOneHotEncoder, {"delta": 0.0}),
 ])
@@ -518,3 +517,52 @@ def test_a_share_of_zero_is_refused_when_a_column_releases(step, kwargs, monkeyp
             X = X[list(listed)]
         fitted = step(random_state=0, categories=listed, **kwargs).fit(X)
         assert fitted.privacy_guarantee_.rho == 0.0 or name == "delta"
+
+
+def test_a_numeric_step_never_takes_rho_zero_and_an_edit_says_to_fit_again():
+    # Second reader (session 18), F2, F3: a numeric step releases every
+    # column's moments, so rho=0 is refused by validation; a pipeline split
+    # at fit for listed categories refuses an edit after the list is cleared,
+    # and says to fit again (giving the step rho by hand would take the
+    # pipeline past its target).
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X, y = _frame(600)
+    for step in (PrivateStandardScaler, PrivateSimpleImputer):
+        with pytest.raises(InvalidParameterError, match="'rho' parameter"):
+            step(rho=0.0).fit(X[["mass"]])
+    cats = {"island": ["Biscoe", "Dream", "Torgersen"], "sex": ["female", "male"]}
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                                 epsilon=1.0, categories=cats, random_state=0)
+    table = X[["island", "sex"]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(table, y)
+    before, coef = pipe.privacy_guarantee_, pipe[-1].coef_.copy()
+    pipe.set_params(preprocess__categories=None)
+    from skforget import UnlearningError
+
+    with pytest.raises(UnlearningError, match="fit the pipeline again"):
+        pipe.partial_unlearn(EditRequest(table, y, delete=[0]))
+    assert pipe.privacy_guarantee_ == before
+    np.testing.assert_array_equal(pipe[-1].coef_, coef)
+
+
+def test_a_rényi_read_pipeline_reserves_what_it_reports():
+    # Second reader (session 18), F1: the reservation read a cs23 estimator's
+    # target by the Gaussian inverse (epsilon 1.092 reserved for a pipeline
+    # reporting 1.0), refusing it in a ledger of 1.08.
+    from skforget.accounting import PrivacyLedger
+
+    X, y = _frame(600)
+    cats = {"island": ["Biscoe", "Dream", "Torgersen"], "sex": ["female", "male"]}
+    ledger = PrivacyLedger(1.0 + 1e-6, 1e-5)
+    pipe = make_private_pipeline(
+        NoisyGDClassifier(classes=[0, 1], recipe="cs23", random_state=0,
+                          ledger=ledger),
+        epsilon=1.0, delta=1e-5, categories=cats, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X[["island", "sex"]], y)
+    assert ledger.total.epsilon == pytest.approx(pipe.privacy_guarantee_.epsilon,
+                                                 rel=1e-9)

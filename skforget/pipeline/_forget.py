@@ -52,13 +52,13 @@ def _final_estimator_has(attr):
 def _planned_release(pipeline, n_samples):
     """``(rho, delta)`` bounding one release of a pipeline with private steps,
     from public numbers: the private steps' ``rho`` and selection ``delta``
-    (19.2) and the estimator's target read by the Gaussian inverse, the
-    largest rho of every conversion (21.5), bounding its part of Theorem 19.5."""
+    (19.2), and the estimator's target read by its own conversion: the bound
+    its plan meets, which Theorem 19.5's figure states."""
     _, rho, delta, _ = _preprocessing_release(pipeline, pipeline._final_estimator)
-    est = pipeline._final_estimator.get_params()
-    est_delta = accounting.resolve_delta(est.get("delta", "auto"), n_samples=n_samples)
-    rho += accounting.epsilon_to_rho(epsilon=float(est["epsilon"]), delta=est_delta,
-                                     method="gaussian")
+    est = pipeline._final_estimator
+    est_delta = accounting.resolve_delta(est.delta, n_samples=n_samples)
+    rho += accounting.epsilon_to_rho(epsilon=float(est.epsilon), delta=est_delta,
+                                     method=est._dp_conversion())
     return rho, delta
 
 

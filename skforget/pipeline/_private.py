@@ -80,8 +80,9 @@ class PrivatePipeline(ForgetPipeline):
         Total target delta; "auto" is ``min(1e-5, n**-1.1)``.
     preprocessing_share : float, default=0.25
         Share of the rho-coefficient spent on the private steps; 0 when no
-        column releases a statistic (every column's categories given): the
-        estimator then gets the whole budget.
+        column releases a statistic (every column's categories given) and no
+        regressor's target is released: the estimator then gets the whole
+        budget.
     selection_share : float, default=0.1
         Share of ``delta`` left to the partition selections; 0 when no column
         selects (a table of numbers, or every category list given).
@@ -431,7 +432,8 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta="auto",
     preprocessing_share : float, default=0.25
         Share of the budget's rho-coefficient spent on the preprocessing; 0
         when no column releases a statistic (every column's categories
-        given): the estimator then gets the whole budget.
+        given) and no regressor's target is released: the estimator then
+        gets the whole budget.
     selection_share : float, default=0.1
         Share of ``delta`` left to the category selections; 0 when no column
         selects (a table of numbers, or every category list given).

@@ -117,16 +117,22 @@ class _PrivateStep(TransformerMixin, BaseEstimator):
     def _check_shares(self, releasing, selecting):
         """Refuse, before any release, a ``rho`` or ``delta`` of 0 (a step
         that a pipeline's split gave nothing, 19.3) when a column releases."""
+        # A pipeline splits its budget at fit for the constants then given: a
+        # step it gave 0 is refitted by an edit with that 0.
+        again = (" In a pipeline (which gives 0 to a step that releases nothing "
+                 "for the constants given at fit), fit the pipeline again: its "
+                 "split follows the constants in force.")
         if releasing and self.rho == 0:
             raise ValueError(
                 f"{type(self).__name__}: rho=0, but {releasing} column(s) release "
-                "statistics (only columns whose categories are given release "
-                "nothing). Give rho > 0, or the categories of every column.")
+                "statistics (only categorical columns whose categories are given "
+                "release nothing). Give rho > 0, or those columns' categories."
+                + again)
         if selecting and getattr(self, "delta", None) == 0:
             raise ValueError(
                 f"{type(self).__name__}: delta=0, but the categories of {selecting} "
                 "column(s) are selected, which needs delta > 0. Give delta > 0, or "
-                "those columns' categories.")
+                "those columns' categories." + again)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -147,8 +153,10 @@ class _PrivateStep(TransformerMixin, BaseEstimator):
 
 
 class _NumericStep(_PrivateStep):
+    # Every column releases its moments: rho = 0 is never a numeric step's.
     _parameter_constraints: dict = {**_COMMON, "add_indicator": ["boolean"],
-                                    "bounds": [dict, None]}
+                                    "bounds": [dict, None],
+                                    "rho": [Interval(Real, 0, None, closed="neither")]}
     _added_params = {"ledger": None, "bounds": None}
 
     def __init__(self, rho=0.01, *, bounds=None, relation="replace", group_size=1,
