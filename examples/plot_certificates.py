@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.model_selection import train_test_split
 
-from skforget import EditRequest, NoisyGDClassifier
+from skforget import Database, EditRequest, NoisyGDClassifier
 from skforget.datasets import load_dataset
 
 data = load_dataset("breast_cancer")
@@ -37,7 +37,8 @@ X, X_test, y, y_test = train_test_split(
 model = NoisyGDClassifier(C=0.1, clip_norm=0.5, epsilon=1.0, max_edit_size=20,
                           classes=[0, 1],
                           random_state=0, certify_k_max=20)
-model.fit(X, y)
+db = Database(X, y)   # the rows with a version, which requests are checked by
+model.fit(db)
 print(f"test accuracy {model.score(X_test, y_test):.3f}, "
       f"{model.n_iter_[0]} passes over the data")
 for k in (1, 5, 20):
@@ -83,9 +84,9 @@ print(f"k=5: public {model.certified_radius(5):.4f}, "
 # twenty records: the ball of radius ``r(20)`` has contracted by
 # ``(1 - eta lambda) ** K_R``.
 before = model.certify(X_test, 20).mean()
-request = EditRequest(X, y, delete=np.arange(20))
+request = EditRequest(db, delete=np.arange(20))
 model.partial_unlearn(request)
-X, y = request.apply()
+db = request.apply()
 print(f"certified against deleting 20 records before the edit: {before:.1%}")
 print(f"after {model.n_unlearn_iter_} unlearning passes, identical to the model that "
       f"never saw them: {model.certify(X_test, 0).mean():.1%} "

@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
-from skforget import EditRequest, NoisyGDClassifier
+from skforget import Database, EditRequest, NoisyGDClassifier
 from skforget.datasets import load_dataset
 
 data = load_dataset("breast_cancer")
@@ -32,9 +32,12 @@ X, X_test, y, y_test = train_test_split(
 )
 print(f"{len(X)} training rows, {X.shape[1]} features")
 
+# A Database holds the training rows with a version, so that the model can
+# tell a request built on them from one built on stale rows.
+db = Database(X, y)
 model = NoisyGDClassifier(C=0.1, clip_norm=0.5, epsilon=1.0, classes=[0, 1],
                           random_state=0)
-model.fit(X, y)
+model.fit(db)
 baseline = LogisticRegression().fit(X, y)
 print(f"private test accuracy:     {model.score(X_test, y_test):.3f}")
 print(f"non-private test accuracy: {baseline.score(X_test, y_test):.3f}")
@@ -61,14 +64,18 @@ print(f"epsilon={g.epsilon:.3f}  delta={g.delta:g}  rho={g.rho:.4f}  "
 # Three people ask to be forgotten. :class:`~skforget.EditRequest` names rows
 # of the model's current database; ``partial_unlearn`` serves it, here
 # without any pass over the data: at the default target the model already
-# certifies the three removed records, so its coefficients stay and the
-# certificate says what protects them (a larger request, or a stronger
-# ``deletion_epsilon``, runs noisy steps on the edited data). ``apply()``
-# gives the data owner the edited database. The model keeps no row.
-request = EditRequest(X, y, delete=[10, 20, 30])
+# certifies each of the three removed records, so its coefficients stay and
+# the certificate says what protects them (a larger request, or a stronger
+# ``deletion_epsilon``, runs noisy steps on the edited data). Together, the
+# three are a group awaiting the next pass, whose figure grows as the square
+# of its size: here above the model's epsilon, which the printed guarantee
+# says (``max_lazy_records=0`` passes over the data at every deletion, where
+# a group must be forgotten together). ``apply()`` gives the data owner the
+# edited database, the next version. The model keeps no row.
+request = EditRequest(db, delete=[10, 20, 30])
 model.partial_unlearn(request)
-X, y = request.apply()
-print(f"{len(X)} rows left; test accuracy {model.score(X_test, y_test):.3f}")
+db = request.apply()
+print(f"{len(db.X)} rows left; test accuracy {model.score(X_test, y_test):.3f}")
 print(model.privacy_guarantee_)
 
 # %%

@@ -33,7 +33,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy.special import comb
 
-from skforget import EditRequest, NoisyGDClassifier
+from skforget import Database, EditRequest, NoisyGDClassifier
 from skforget.accounting import advantage_bound
 
 n, max_k, trials = 101, 10, 2000
@@ -123,18 +123,19 @@ def noisy_gd_attack(secret, adaptive, rng):
     """Run fit, one requester edit and the deletion; return the adversary's guess."""
     X, y = make_data(rng)
     y[0] = secret
-    model = NoisyGDClassifier(**params, random_state=rng.integers(2**32)).fit(X, y)
+    db = Database(X, y)
+    model = NoisyGDClassifier(**params, random_state=rng.integers(2**32)).fit(db)
     if adaptive:
         label = int(model.coef_[0, 0] > 0)     # what the release says
     else:
         label = int(rng.integers(2))           # blind to the release
     copies = rng.choice(np.arange(1, n_rows), size=n_copies, replace=False)
-    request = EditRequest(X, y, replace=copies,
+    request = EditRequest(db, replace=copies,
                           X_replace=np.repeat(X[:1], n_copies, axis=0),
                           y_replace=np.full(n_copies, label))
     model.partial_unlearn(request)
-    X, y = request.apply()
-    request = EditRequest(X, y, delete=[0])    # the owner leaves
+    db = request.apply()
+    request = EditRequest(db, delete=[0])    # the owner leaves
     model.partial_unlearn(request)
     return int(model.coef_[0, 0] > 0), model.privacy_guarantee_.deletion
 
