@@ -1028,6 +1028,10 @@ def test_a_range_no_bin_cleared_is_called_noise():
     scaler = PrivateStandardScaler(rho=0.0005, random_state=0)
     message = str(_coarse_warnings(scaler, X)[0].message)
     assert "'few'" in message and "no bin cleared its noise threshold" in message
+    # Said first, in words (trial 18, F10: it read as a coarse range).
+    assert message.startswith("PrivateStandardScaler: no bin of the log histogram "
+                              "of 'few' stood out from its noise, so its range is "
+                              "a guess that may hold none of its values")
     ample = PrivateStandardScaler(rho=0.0005, random_state=0)
     flag = pd.DataFrame({"flag": np.ones(20000)})
     message = str(_coarse_warnings(ample, flag)[0].message)

@@ -358,8 +358,19 @@ class PrivateStandardScaler(_NumericStep):
             why = beyond_resolution(*octaves[j])
             return text if why is None else f"{text} ({why})"
 
+        # No bin cleared: the range is where noise peaked, which may hold no
+        # value of the column, leaving it constant (trial 18, F10).
+        guessed = [names[j] for j in coarse if not cleared[j]]
+        one = len(guessed) == 1
+        lead = (f"no bin of the log histogram of {named_few(map(repr, guessed))} "
+                "stood out from its noise, so "
+                + ("its range is a guess that may hold none of its values, and "
+                   "the column is then constant" if one else "their ranges are "
+                   "guesses that may hold none of their values, and those columns "
+                   "are then constant")
+                + " after clipping. More generally, " if guessed else "")
         warn_about_release(
-            f"{type(self).__name__}: the private range of {len(coarse)} of "
+            f"{type(self).__name__}: {lead}the private range of {len(coarse)} of "
             f"{len(names)} column(s) is a single bin of the log histogram, or "
             f"reaches its outer bin: "
             f"{named_few(map(entry, coarse))}. Values outside it are clipped to its "
