@@ -165,23 +165,41 @@ def releasing_atomically(*objects):
         mark_committed()
 
 
-def refuse_label_folds(label):
-    """Refuse a ledgered release made by a fold of scikit-learn model selection
-    whose folds read the labels (:func:`model_selection_fits`): one record's
-    label moves others between folds, so the fits' training rows differ by
-    several records and their figures do not add (privacy-accounting.md,
-    Section 20.4). Before any pass."""
+def refuse_unaccountable_folds(label):
+    """Refuse a ledgered release made inside scikit-learn model selection or
+    calibration unless its folds, at every level it runs in, are drawn
+    without the rows (:meth:`ModelSelectionFits.composes`): a splitter that
+    reads the labels or groups moves other records between folds when one
+    record changes, so the fits' figures do not add, and one that cannot be
+    read may (privacy-accounting.md, Section 20.4). Before any pass."""
+    if sklearn_caller() == "calibration":
+        raise UnaccountableReleaseError(
+            f"{label} is a fit of CalibratedClassifierCV, whose folds read the "
+            "labels (a StratifiedKFold) and whose calibrator is fitted on exact "
+            "scores of private rows: no ledger figure covers it "
+            "(privacy-accounting.md, Section 20.4). Calibrate a fitted model on "
+            "public rows: CalibratedClassifierCV(FrozenEstimator(model)).")
     size = model_selection_fits()
-    if size is None or size.split != "labels" or not size.in_fold:
+    if size is None or size.composes():
         return
+    where = (f"folds drawn by reading the labels ({size.splitter})"
+             if size.split == "labels" and size.in_fold else
+             f"folds from {size.splitter}" if size.in_fold and
+             size.split == "unknown" else "an enclosing model selection whose "
+             "folds it cannot tell are drawn without the rows")
     raise UnaccountableReleaseError(
-        f"{label} is a fit of scikit-learn model selection whose folds were drawn "
-        f"by reading the labels ({size.splitter}): one record's label moves other "
-        "records between folds, so each fit's training rows differ by several "
-        "records, not one, and no ledger figure covers the fits together "
-        "(privacy-accounting.md, Section 20.4). Draw the folds without the rows: "
-        f"cv=KFold(n_splits={size.n_splits}, shuffle=True, random_state=0), or "
-        "tune with skforget.model_selection.PrivateSearchCV.")
+        f"{label} is a fit of scikit-learn model selection on {where}. A splitter "
+        "that reads the labels or groups (StratifiedKFold, what cv=<int> gives a "
+        "classifier; GroupKFold; ...) moves other records between folds when one "
+        "record changes, so each fit's training rows differ by several records, "
+        "not one, and no ledger figure covers the fits together; folds this "
+        "process cannot read (index lists, other splitters, a worker process of "
+        "cross_validate, validation_curve, learning_curve, "
+        "permutation_test_score) are refused alike (privacy-accounting.md, "
+        "Section 20.4). Draw the folds without the rows, e.g. cv=KFold(n_splits="
+        f"{size.n_splits or 5}, shuffle=True, random_state=0), at every level and "
+        "with n_jobs=1 for cross_validate, or tune with "
+        "skforget.model_selection.PrivateSearchCV.")
 
 
 @contextmanager
@@ -195,7 +213,7 @@ def release_spending(ledger, label, **figure):
     if ledger is None:
         yield Spent()
         return
-    refuse_label_folds(label)
+    refuse_unaccountable_folds(label)
     if UNNAMED_NOISE in figure.get("noise", ()):
         raise PrivacyBudgetExceeded(
             f"{label} draws its noise from a RandomState, whose draws a ledger "
@@ -287,6 +305,31 @@ def _varies_the_figure(search):
     return False
 
 
+def _no_composition(size, group, reading):
+    """The warning's sentence for fits whose folds are not drawn without the
+    rows at every level (:meth:`ModelSelectionFits.composes`, Section 20.4),
+    with what folds drawn without them would compose to (``reading(m)``: the
+    figure of ``m`` fits)."""
+    if size.in_fold and size.split == "labels":
+        why = f"Its folds were drawn by reading the labels ({size.splitter})"
+    elif size.in_fold and size.split == "unknown":
+        why = (f"Its folds come from {size.splitter}, which this process cannot "
+               "tell are drawn without the rows")
+    else:
+        why = ("An enclosing model selection draws its folds in a way this "
+               "process cannot tell is without the rows")
+    text = (f"{why}: one record can then move other records between folds, so "
+            "the fits' figures do not add, and no figure covers the fits together")
+    if size.n_splits and not size.outer:
+        alt = size._replace(split="partition").fits_per_record(group)
+        epsilon, delta = reading(alt)
+        text += (f" (with folds drawn without the rows, cv=KFold(n_splits="
+                 f"{size.n_splits}, shuffle=True, random_state=0), {alt} of these "
+                 f"fits would train on each {'record' if group == 1 else 'unit'}: "
+                 f"epsilon {epsilon:.3g} at delta {delta:.2g})")
+    return text
+
+
 def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
     """Warn about what the scikit-learn code running ``estimator``'s fit does
     to the guarantee, read from the call stack (public): a plain ``Pipeline``
@@ -351,27 +394,33 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
             PrivacyBudgetWarning, stacklevel=user_stacklevel())
         return
     size = model_selection_fits()
+    group = int(estimator.get_params().get("group_size", 1) or 1)
     at_least = ""
-    if size is None:
+    if size is None or not size.n_splits:
         many, fits = 10, "10 such fits"
     else:
         n_cand, n_splits, refit = size.n_candidates, size.n_splits, size.refit
         # A record is trained by every fit but those of the folds holding it
-        # out: once per candidate when the folds partition the rows.
-        many = size.fits_per_record()
+        # out: once per candidate when the folds partition the rows (not a
+        # unit of several records, which they may spread over the folds).
+        many = size.fits_per_record(group)
         # Successive halving counts one iteration's candidates here; a grid
         # over a figure's parameter fits others at larger figures (an audit's
-        # finding: "epsilon 1.45" said where 9.14 was spent).
+        # finding: "epsilon 1.45" said where 9.14 was spent); an enclosing
+        # model selection repeats this level's fits.
         iteration = "Halving" in type(size.search).__name__
         varies = _varies_the_figure(size.search)
         fits = (f"this {'iteration' if iteration else 'one'} makes {n_cand} "
                 f"candidate(s) x {n_splits} split(s)"
-                + (" and a refit on all rows" if refit else "")
+                + ((" and a refit on its rows" if size.outer else
+                    " and a refit on all rows") if refit else "")
                 + (f", {many} of them train on each record (its fold holds it "
                    "out once per candidate)" if size.split == "partition"
-                   else f", {many} fits")
-                + (" at this fit's figure" if varies else ""))
-        at_least = "at least " if iteration or varies else ""
+                   and group == 1 else f", {many} fits")
+                + (" at this fit's figure" if varies else "")
+                + (" inside an enclosing model selection, which repeats them"
+                   if size.outer else ""))
+        at_least = "at least " if iteration or varies or size.outer else ""
     total, total_delta = reading(many)
     recorded = ("The ledger given records each fit's figure as it runs, not "
                 "the choice made from exact scores. " if ledger is not None
@@ -396,19 +445,10 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
         shared = ("The fits share rows and their Rényi figures add "
                   f"({fits}: epsilon {at_least}{total:.3g} at delta "
                   f"{total_delta:.2g})")
-    if size is not None and size.split == "labels":
-        # One record's label moves others between folds: each fit's training
-        # rows then differ by several records, not one (Section 20.4).
-        alt = size._replace(split="partition").fits_per_record()
-        shared = (f"Its folds were drawn by reading the labels ({size.splitter}), "
-                  "so one record's label moves other records between folds, and "
-                  "the fits' figures do not add: no figure covers the fits "
-                  "together (with folds drawn without the rows, cv=KFold(n_splits="
-                  f"{size.n_splits}, shuffle=True, random_state=0), {alt} of "
-                  f"these fits would train on each record: epsilon {at_least}"
-                  f"{reading(alt)[0]:.3g} at delta {reading(alt)[1]:.2g})")
-        recorded = ("A ledger refuses these fits (UnaccountableReleaseError). "
-                    if ledger is not None else "")
+    if size is not None and not size.composes():
+        shared, recorded = _no_composition(size, group, reading), (
+            "A ledger refuses these fits (UnaccountableReleaseError). "
+            if ledger is not None else "")
     warnings.warn(
         f"{name}.fit runs inside scikit-learn's model selection (GridSearchCV, "
         f"cross_val_score, ...). Each fit is ({one:.3g}, {one_delta:.2g})-DP "

@@ -128,41 +128,53 @@ def _enclosing_search(frame):
 
 class ModelSelectionFits(NamedTuple):
     """The fits of the scikit-learn model selection running a fit (public: the
-    caller's own arguments). ``split`` says how its folds are drawn: "labels"
-    (they read ``y``: a stratified splitter, or ``cv=<int>`` for a classifier,
-    which scikit-learn makes a ``StratifiedKFold``), "partition" (every record
-    held out exactly once, by position or a permutation drawn without the rows:
-    ``KFold``, ``LeaveOneOut``), "other", or None when it cannot be seen.
-    ``in_fold``: this fit is one of the folds' (not a search's refit on all
-    rows)."""
+    caller's own arguments), its innermost level read from the call stack.
+    ``split`` says how its folds are drawn (:func:`_split_kind`): "partition"
+    (every record held out exactly once, by position or a permutation drawn
+    without the rows: ``KFold``, ``LeaveOneOut``), "positional" (positions
+    or such a permutation, a record possibly in every fit: ``ShuffleSplit``,
+    ``RepeatedKFold``, ``TimeSeriesSplit``, ``LeavePOut``), "labels" (they
+    read ``y``: a stratified splitter, or ``cv=<int>`` for a classifier) or
+    "unknown" (anything else: groups, index lists, other classes, or a
+    splitter a worker process cannot see). ``in_fold``: a fold's fit, not a
+    search's refit on its input. ``outer``: the kinds of the enclosing levels
+    (nested model selection), outermost last."""
 
     n_candidates: int
     n_splits: int
     refit: bool
     search: object
-    split: str | None
+    split: str
     in_fold: bool
     splitter: str = ""
+    outer: tuple = ()
 
-    def fits_per_record(self):
-        """How many of the fits one record is trained by, at most: a partition
-        holds it out once per candidate."""
-        held_out = self.n_candidates if self.split == "partition" else 0
+    def fits_per_record(self, group_size=1):
+        """How many of this level's fits train on one unit, at most: a
+        partition holds one record out once per candidate (not a unit of
+        several records, which it may spread over the folds)."""
+        held_out = self.n_candidates if self.split == "partition" and \
+            group_size == 1 else 0
         return self.n_candidates * self.n_splits - held_out + int(self.refit)
 
+    def composes(self):
+        """Whether the fits' figures add as one statement (20.4): folds drawn
+        without the rows at every level this fit runs in."""
+        kinds = ((self.split,) if self.in_fold else ()) + self.outer
+        return all(kind in ("partition", "positional") for kind in kinds)
 
-#: Splitters whose folds read the labels: one record's label moves others
-#: between folds (privacy-accounting.md, Section 20.4).
-_LABEL_SPLITTERS = frozenset({"StratifiedKFold", "RepeatedStratifiedKFold",
-                              "StratifiedShuffleSplit", "StratifiedGroupKFold"})
-#: Splitters holding every record out exactly once, chosen without the rows.
-_PARTITIONS = frozenset({"KFold", "LeaveOneOut"})
+
+_STRATIFIED = ("StratifiedKFold", "RepeatedStratifiedKFold", "StratifiedShuffleSplit",
+               "StratifiedGroupKFold")
 
 
 def _split_kind(cv, estimator, y):
-    """``(kind, name)``: "labels", "partition" or "other" for the splitter
-    ``cv`` (as given to a search, or resolved by ``check_cv``) of a search
-    over ``estimator``, and the splitter in words."""
+    """``(kind, name)`` for the splitter ``cv`` (as given to a search, or
+    resolved by ``check_cv``) over ``estimator`` (see
+    :class:`ModelSelectionFits`), and the splitter in words. Exact classes
+    only: a subclass may draw its folds otherwise."""
+    from sklearn import model_selection as ms
+
     if cv is None or isinstance(cv, Integral):
         # check_cv's rule: a classifier on binary or multiclass targets gets a
         # StratifiedKFold, anything else a KFold (read from the type of y,
@@ -176,63 +188,81 @@ def _split_kind(cv, estimator, y):
         return (("labels", f"{given} for a classifier, which scikit-learn makes a "
                  "StratifiedKFold") if stratified else ("partition", given))
     name = type(cv).__name__
-    if name in _LABEL_SPLITTERS:
-        return "labels", name
-    if name in _PARTITIONS:
+    if type(cv) in (ms.KFold, ms.LeaveOneOut):
         return "partition", name
-    return "other", name
+    if type(cv) in (ms.ShuffleSplit, ms.RepeatedKFold, ms.TimeSeriesSplit,
+                    ms.LeavePOut):
+        return "positional", name
+    return ("labels" if name in _STRATIFIED else "unknown"), name
 
 
-def model_selection_fits():
-    """How many fits the scikit-learn model selection running this fit makes,
-    read from the call stack (public: the caller's own arguments), as a
-    :class:`ModelSelectionFits`: from a search's ``_fit_and_score`` (also in a
-    joblib worker; ``search`` None when it cannot be seen), from its refit
-    (its ``fit``), or ``(1, n_splits, False, None)`` from ``cross_validate``
-    in this process; None when unknown."""
-    frame = sys._getframe(1)
+def _levels(frame):
+    """The model-selection levels on the stack from ``frame`` up, innermost
+    first: ``(n_candidates, n_splits, refit, search, kind, in_fold, name)``
+    each. A search's fold fits and its own ``fit`` are one level."""
+    levels, seen = [], set()
     while frame is not None:
         code = frame.f_code
         if _MODEL_SELECTION in os.path.abspath(code.co_filename):
             local = frame.f_locals
-            if code.co_name == "_fit_and_score":
-                cand = local.get("candidate_progress")
-                split = local.get("split_progress")
-                if cand and split:
-                    # scikit-learn >= 1.7 passes the search as ``caller``;
-                    # before, the search's ``fit`` is further up this stack
-                    # (in this process; a joblib worker cannot see it).
-                    search = local.get("caller") or _enclosing_search(frame)
-                    refit = getattr(search, "refit", False)
-                    kind = (None, "") if search is None else _split_kind(
+            cand, split = local.get("candidate_progress"), local.get("split_progress")
+            if code.co_name == "_fit_and_score" and cand and split:
+                # scikit-learn >= 1.7 passes the search as ``caller``;
+                # before, the search's ``fit`` is further up this stack (in
+                # this process; a joblib worker cannot see it).
+                search = local.get("caller") or _enclosing_search(frame)
+                kind, name = ("unknown", "a splitter this process cannot see") \
+                    if search is None else _split_kind(
                         search.cv, search.estimator, local.get("y"))
-                    return ModelSelectionFits(int(cand[1]), int(split[1]),
-                                              refit is not False, search, kind[0],
-                                              True, kind[1])
-            if code.co_name == "fit" and "all_candidate_params" in local:
-                # The search's refit on all rows, after its candidates; the
-                # number of splits is a local of ``fit`` before scikit-learn
-                # 1.9, its ``n_splits_`` since (the count fell back to 10).
+                seen.add(id(search))
+                levels.append((int(cand[1]), int(split[1]),
+                               getattr(search, "refit", False) is not False,
+                               search, kind, True, name))
+            elif code.co_name == "fit" and "all_candidate_params" in local:
                 search = local.get("self")
-                n_splits = local.get("n_splits", getattr(search, "n_splits_", None))
-                if n_splits is not None:
+                if id(search) not in seen:
+                    # The search's refit on its input, after its candidates;
+                    # the number of splits is a local of ``fit`` before
+                    # scikit-learn 1.9, its ``n_splits_`` since.
+                    seen.add(id(search))
+                    n_splits = local.get("n_splits",
+                                         getattr(search, "n_splits_", None)) or 0
                     kind, name = _split_kind(search.cv, search.estimator,
                                              local.get("y"))
-                    return ModelSelectionFits(
-                        len(local["all_candidate_params"]), int(n_splits), True,
-                        search, kind, False, name)
-            if code.co_name == "cross_validate" and "cv" in local:
-                try:  # the caller's splitter, with the caller's arguments
-                    cv = local["cv"]
-                    kind, name = _split_kind(cv, local.get("estimator"), local.get("y"))
-                    return ModelSelectionFits(
-                        1, int(cv.get_n_splits(local.get("X"), local.get("y"),
-                                               local.get("groups"))), False, None,
-                        kind, True, name)
+                    levels.append((len(local["all_candidate_params"]),
+                                   int(n_splits), True, search, kind, False, name))
+            elif code.co_name in ("cross_validate", "cross_val_predict") \
+                    and "cv" in local and hasattr(local["cv"], "get_n_splits"):
+                cv = local["cv"]
+                kind, name = _split_kind(cv, local.get("estimator"), local.get("y"))
+                try:   # the caller's splitter, with the caller's arguments
+                    n = int(cv.get_n_splits(local.get("X"), local.get("y"),
+                                            local.get("groups")))
                 except Exception:  # noqa: BLE001 - a size we cannot read
-                    return None
+                    n, kind = 0, "unknown"
+                levels.append((1, n, False, None, kind, True, name))
         frame = frame.f_back
-    return None
+    return levels
+
+
+def model_selection_fits():
+    """The scikit-learn model selection running this fit, read from the call
+    stack (public: the caller's own arguments), as a
+    :class:`ModelSelectionFits` of its innermost level with the kinds of the
+    enclosing ones; None outside model selection. Inside it, where no level
+    can be read (a worker process of ``cross_validate``,
+    ``validation_curve``, ``learning_curve``, ``permutation_test_score``,
+    ...), a level of kind "unknown" with no count (``n_splits`` 0)."""
+    frame = sys._getframe(1)
+    levels = _levels(frame)
+    if not levels:
+        if sklearn_caller() != "model_selection":
+            return None
+        return ModelSelectionFits(1, 0, False, None, "unknown", True,
+                                  "a splitter this call does not show")
+    n_cand, n_splits, refit, search, kind, in_fold, name = levels[0]
+    return ModelSelectionFits(n_cand, n_splits, refit, search, kind, in_fold, name,
+                              tuple(level[4] for level in levels[1:] if level[5]))
 
 
 def model_selection_label():
@@ -244,6 +274,8 @@ def model_selection_label():
     if fits is None:
         return ""
     n_candidates, n_splits, refit, search = fits[:4]
+    if not n_splits:
+        return " (a fit of scikit-learn model selection)"
     # A worker process of scikit-learn < 1.7 cannot see its search.
     who = (type(search).__name__ if search is not None else
            "scikit-learn search" if n_candidates > 1 or refit else "cross-validation")

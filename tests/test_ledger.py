@@ -20,6 +20,7 @@ import warnings
 
 import numpy as np
 import pytest
+import sklearn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
@@ -538,6 +539,11 @@ def test_shared_ledger_survives_pickle_and_skops(binary_data, tmp_path):
         SharedLedger(tmp_path / "new.sqlite")
 
 
+#: scikit-learn >= 1.7 passes its search to the worker processes.
+_WORKERS_SEE_THE_SEARCH = tuple(
+    int(part) for part in sklearn.__version__.split(".")[:2]) >= (1, 7)
+
+
 def _grid(ledger, n_jobs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyBudgetWarning)
@@ -575,6 +581,16 @@ def test_grid_search_in_worker_processes(binary_data, tmp_path):
     assert "SharedLedger" in str(err.value)
     assert in_memory.entries == ()
     shared = SharedLedger(tmp_path / "grid.sqlite", epsilon=100.0, delta=DELTA)
+    if not _WORKERS_SEE_THE_SEARCH:
+        # A worker of scikit-learn < 1.7 cannot see the search, hence its
+        # splitter: its fits are refused, as any whose folds cannot be read.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(ValueError, match="All the 6 fits failed") as err:
+                _grid(shared, 2).fit(X, y)
+        assert "UnaccountableReleaseError" in str(err.value)
+        assert shared.entries == ()
+        return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _grid(shared, 2).fit(X, y)
@@ -1470,7 +1486,7 @@ def test_fits_on_folds_that_read_the_labels_are_refused_by_a_ledger(binary_data)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             with pytest.raises(UnaccountableReleaseError,
-                               match="folds were drawn by reading the labels"):
+                               match="folds drawn by reading the labels"):
                 cross_val_score(_model(ledger=ledger), X, y, cv=cv,
                                 error_score="raise")
             with pytest.raises(ValueError, match="All the 6 fits failed") as err:
@@ -1499,3 +1515,75 @@ def test_a_relation_or_unit_mismatch_is_its_own_refusal(binary_data):
     with pytest.raises(UnaccountableReleaseError, match="group_size=1"):
         ledger.spend("a group fit", rho=0.01, group_size=2)
     assert ledger.entries == ()
+
+
+def test_every_fold_fit_a_ledger_cannot_account_for_is_refused(binary_data, tmp_path):
+    """Second reader (session 18): fits on label-reading folds were recorded
+    through cross_val_predict, validation_curve, learning_curve,
+    permutation_test_score, CalibratedClassifierCV, worker processes of
+    cross_validate, group splitters, a StratifiedKFold subclass, a list of
+    its splits and an outer stratified cross-validation. Refused, fail-closed:
+    a level whose folds cannot be read is refused too (Section 20.4)."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.model_selection import (
+        GroupKFold,
+        StratifiedKFold,
+        cross_val_predict,
+        cross_val_score,
+        learning_curve,
+        permutation_test_score,
+        validation_curve,
+    )
+
+    from skforget import UnaccountableReleaseError
+
+    X, y = binary_data
+    groups = np.arange(len(y)) % 17
+
+    class Mine(StratifiedKFold):
+        pass
+
+    ledger = PrivacyLedger(epsilon=1000.0, delta=DELTA)
+    kf = KFold(3, shuffle=True, random_state=0)
+    model = _model(ledger=ledger)
+    calls = {
+        "cross_val_predict": lambda: cross_val_predict(model, X, y, cv=3),
+        "validation_curve": lambda: validation_curve(
+            model, X, y, param_name="C", param_range=[0.1, 1.0], cv=3,
+            error_score="raise"),
+        "learning_curve": lambda: learning_curve(model, X, y, cv=3,
+                                                 train_sizes=[0.5, 1.0],
+                                                 error_score="raise"),
+        "permutation_test_score": lambda: permutation_test_score(
+            model, X, y, cv=kf, n_permutations=2),
+        "calibration": lambda: CalibratedClassifierCV(model, cv=3).fit(X, y),
+        "GroupKFold": lambda: cross_val_score(model, X, y, groups=groups,
+                                              cv=GroupKFold(3), error_score="raise"),
+        "subclass": lambda: cross_val_score(model, X, y, cv=Mine(3),
+                                            error_score="raise"),
+        "index lists": lambda: cross_val_score(
+            model, X, y, cv=list(StratifiedKFold(3).split(X, y)), error_score="raise"),
+        "outer stratified": lambda: cross_val_score(
+            GridSearchCV(model, {"C": [0.1, 1.0]}, cv=kf, error_score="raise"),
+            X, y, cv=3, error_score="raise"),
+    }
+    for name, call in calls.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(UnaccountableReleaseError):
+                call()
+        assert ledger.entries == (), name
+    # A worker process of cross_validate cannot see its splitter at all.
+    shared = SharedLedger(tmp_path / "cv.sqlite", epsilon=100.0, delta=DELTA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(UnaccountableReleaseError):
+            cross_val_score(_model(ledger=shared), X, y, cv=kf, n_jobs=2,
+                            error_score="raise")
+    assert shared.entries == ()
+    # Folds drawn without the rows at every level compose: recorded, nested
+    # too (every fit's figure added, an upper bound).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cross_val_score(GridSearchCV(model, {"C": [0.1, 1.0]}, cv=kf), X, y, cv=kf)
+    assert len(ledger.entries) == 3 * (2 * 3 + 1)

@@ -791,3 +791,26 @@ def test_sklearn_folds_that_read_the_labels_are_said_to_compose_to_no_figure(can
 
     with pytest.warns(PrivacyBudgetWarning, match="1 of them train on each record"):
         cross_val_score(NoisyGDRegressor(target_scale=1.0), X, y.astype(float), cv=2)
+
+
+def test_the_count_is_per_unit_and_at_least_inside_a_nested_search(cancer):
+    # Second reader (session 18), F4, F5: a partition spreads a unit of
+    # several records over the folds (every fit may train on part of it), and
+    # an enclosing cross-validation repeats the inner search's fits.
+    from sklearn.model_selection import GridSearchCV, cross_val_score
+
+    X, y = cancer
+    kf3 = KFold(3, shuffle=True, random_state=0)
+    with pytest.warns(PrivacyBudgetWarning, match=r"2 candidate\(s\) x 3 split\(s\) "
+                      r"and a refit on all rows, 7 fits: epsilon"):
+        GridSearchCV(NoisyGDClassifier(classes=[0, 1], group_size=2),
+                     {"C": [0.1, 1.0]}, cv=kf3).fit(X, y)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        cross_val_score(GridSearchCV(NoisyGDClassifier(classes=[0, 1]),
+                                     {"C": [0.1, 1.0]}, cv=kf3), X, y, cv=kf3)
+    said = {str(w.message) for w in rec if w.category is PrivacyBudgetWarning}
+    assert any("a refit on its rows, 5 of them train on each record (its fold holds "
+               "it out once per candidate) inside an enclosing model selection, "
+               "which repeats them: epsilon at least" in m for m in said)
+    assert not any("refit on all rows" in m for m in said)
