@@ -40,6 +40,7 @@ from skforget._rows import (
 )
 from skforget._utils import no_interrupts
 from skforget._validation import (
+    SelectionContextMixin,
     check_labels_present,
     model_selection_label,
     noise_key,
@@ -166,7 +167,7 @@ def _first_non_finite(X, y, message):
     return f"y[{int(rows[0])}]" if name == "y" else f"row {int(rows[0])} of X"
 
 
-class _BasePrivateLinear(BaseEstimator):
+class _BasePrivateLinear(SelectionContextMixin, BaseEstimator):
     """Rows, coefficients and margins of a private linear model.
 
     Subclasses (through the mixins below) define the targets and the
@@ -376,8 +377,10 @@ class _BasePrivateLinear(BaseEstimator):
         call fails before. A no-op without a ledger."""
         ledger = getattr(self, "ledger", None)
         label = f"{type(self).__name__}.{what}"
+        context = self.__dict__.get("_selection_context", ())
         return release_spending(
-            ledger, label + (model_selection_label() if ledger is not None else ""),
+            ledger, label + (model_selection_label(context) if ledger is not None
+                             else ""), context,
             rho=rho, relation=self._param("relation"),
             group_size=int(self._param("group_size")),
             # GDP releases compose as GDP (privacy-accounting.md, 20.2, 21.5)

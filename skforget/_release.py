@@ -165,7 +165,7 @@ def releasing_atomically(*objects):
         mark_committed()
 
 
-def refuse_unaccountable_folds(label):
+def refuse_unaccountable_folds(label, context=()):
     """Refuse a ledgered release made inside scikit-learn model selection or
     calibration unless its folds, at every level it runs in, are drawn
     without the rows (:meth:`ModelSelectionFits.composes`): a splitter that
@@ -179,7 +179,7 @@ def refuse_unaccountable_folds(label):
             "scores of private rows: no ledger figure covers it "
             "(privacy-accounting.md, Section 20.4). Calibrate a fitted model on "
             "public rows: CalibratedClassifierCV(FrozenEstimator(model)).")
-    size = model_selection_fits()
+    size = model_selection_fits(context)
     if size is None or size.composes():
         return
     where = (f"folds drawn by reading the labels ({size.splitter})"
@@ -192,18 +192,18 @@ def refuse_unaccountable_folds(label):
         "that reads the labels or groups (StratifiedKFold, what cv=<int> gives a "
         "classifier; GroupKFold; ...) moves other records between folds when one "
         "record changes, so each fit's training rows differ by several records, "
-        "not one, and no ledger figure covers the fits together; folds this "
-        "process cannot read (index lists, other splitters, a worker process of "
-        "cross_validate, validation_curve, learning_curve, "
-        "permutation_test_score) are refused alike (privacy-accounting.md, "
-        "Section 20.4). Draw the folds without the rows, e.g. cv=KFold(n_splits="
-        f"{size.n_splits or 5}, shuffle=True, random_state=0), at every level and "
-        "with n_jobs=1 for cross_validate, or tune with "
+        "not one, and no ledger figure covers the fits together; a level whose "
+        "fits cannot be read here (validation_curve, learning_curve, "
+        "permutation_test_score, CalibratedClassifierCV, RFECV and other "
+        "meta-estimators, index lists, other splitters) is refused alike "
+        "(privacy-accounting.md, Section 20.4). Draw the folds without the "
+        f"rows at every level, e.g. cv=KFold(n_splits={size.n_splits or 5}, "
+        "shuffle=True, random_state=0), or tune with "
         "skforget.model_selection.PrivateSearchCV.")
 
 
 @contextmanager
-def release_spending(ledger, label, **figure):
+def release_spending(ledger, label, context=(), **figure):
     """Reserve a planned release on ``ledger`` (None: no ledger) before the
     block's data pass; cancel it if the block raises. Inside
     :func:`releasing`, the entry is recorded when the outermost call
@@ -213,7 +213,7 @@ def release_spending(ledger, label, **figure):
     if ledger is None:
         yield Spent()
         return
-    refuse_unaccountable_folds(label)
+    refuse_unaccountable_folds(label, context)
     if UNNAMED_NOISE in figure.get("noise", ()):
         raise PrivacyBudgetExceeded(
             f"{label} draws its noise from a RandomState, whose draws a ledger "
@@ -283,26 +283,6 @@ def warn_about_release(message, category=UserWarning):
         warnings.warn(message, category, stacklevel=user_stacklevel())
     else:
         pending.warnings.append((message, category))
-
-
-#: Parameters whose value sets a fit's target figure: a search that varies one
-#: fits candidates at several figures, and this fit's alone cannot bound them.
-_FIGURE_PARAMETERS = frozenset({
-    "epsilon", "delta", "deletion_epsilon", "prevalence_share", "class_weight",
-    "recipe", "relation", "group_size", "max_edit_size", "rho", "selection_share",
-    "preprocessing_share"})
-
-
-def _varies_the_figure(search):
-    """Whether a scikit-learn search's candidates vary a parameter that sets
-    a fit's figure (read from its public grid or distributions)."""
-    grids = getattr(search, "param_grid", None) or getattr(
-        search, "param_distributions", None) or []
-    for grid in (grids if isinstance(grids, list | tuple) else [grids]):
-        for key in getattr(grid, "keys", lambda: ())():
-            if key.rsplit("__", 1)[-1] in _FIGURE_PARAMETERS:
-                return True
-    return False
 
 
 def _no_composition(size, group, reading):
@@ -393,7 +373,7 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
             "public rows keeps the guarantee.",
             PrivacyBudgetWarning, stacklevel=user_stacklevel())
         return
-    size = model_selection_fits()
+    size = model_selection_fits(estimator.__dict__.get("_selection_context", ()))
     group = int(estimator.get_params().get("group_size", 1) or 1)
     at_least = ""
     if size is None or not size.n_splits:
@@ -408,8 +388,7 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
         # over a figure's parameter fits others at larger figures (an audit's
         # finding: "epsilon 1.45" said where 9.14 was spent); an enclosing
         # model selection repeats this level's fits.
-        iteration = "Halving" in type(size.search).__name__
-        varies = _varies_the_figure(size.search)
+        iteration, varies = size.halving, size.varies
         fits = (f"this {'iteration' if iteration else 'one'} makes {n_cand} "
                 f"candidate(s) x {n_splits} split(s)"
                 + ((" and a refit on its rows" if size.outer else

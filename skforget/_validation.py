@@ -126,28 +126,45 @@ def _enclosing_search(frame):
     return None
 
 
-class ModelSelectionFits(NamedTuple):
-    """The fits of the scikit-learn model selection running a fit (public: the
-    caller's own arguments), its innermost level read from the call stack.
-    ``split`` says how its folds are drawn (:func:`_split_kind`): "partition"
+class Level(NamedTuple):
+    """One scikit-learn level a fit runs in (public: the caller's arguments).
+    ``kind`` says how its folds are drawn (:func:`_split_kind`): "partition"
     (every record held out exactly once, by position or a permutation drawn
-    without the rows: ``KFold``, ``LeaveOneOut``), "positional" (positions
-    or such a permutation, a record possibly in every fit: ``ShuffleSplit``,
-    ``RepeatedKFold``, ``TimeSeriesSplit``, ``LeavePOut``), "labels" (they
-    read ``y``: a stratified splitter, or ``cv=<int>`` for a classifier) or
-    "unknown" (anything else: groups, index lists, other classes, or a
-    splitter a worker process cannot see). ``in_fold``: a fold's fit, not a
-    search's refit on its input. ``outer``: the kinds of the enclosing levels
-    (nested model selection), outermost last."""
+    without the rows: ``KFold``, ``LeaveOneOut``), "positional" (positions or
+    such a permutation, a record possibly in every fit: ``ShuffleSplit``,
+    ``RepeatedKFold``, ``TimeSeriesSplit``, ``LeavePOut``), "labels" (they read
+    ``y``: a stratified splitter, or ``cv=<int>`` for a classifier) or
+    "unknown" (groups, index lists, other classes, a meta-estimator whose
+    fits are not read: ``validation_curve``, ``CalibratedClassifierCV``,
+    ``RFECV``, ...). ``in_fold``: a fold's fit, not a search's refit on its
+    input. ``varies``, ``halving``: the search's grid sets a fit's figure, or
+    it is a successive-halving iteration."""
 
     n_candidates: int
     n_splits: int
     refit: bool
-    search: object
+    kind: str
+    in_fold: bool
+    name: str
+    varies: bool = False
+    halving: bool = False
+    owner: str = ""
+
+
+class ModelSelectionFits(NamedTuple):
+    """The innermost :class:`Level` a fit runs in, and the kinds of the
+    enclosing ones (``outer``)."""
+
+    n_candidates: int
+    n_splits: int
+    refit: bool
     split: str
     in_fold: bool
     splitter: str = ""
     outer: tuple = ()
+    varies: bool = False
+    halving: bool = False
+    owner: str = ""
 
     def fits_per_record(self, group_size=1):
         """How many of this level's fits train on one unit, at most: a
@@ -170,9 +187,9 @@ _STRATIFIED = ("StratifiedKFold", "RepeatedStratifiedKFold", "StratifiedShuffleS
 
 def _split_kind(cv, estimator, y):
     """``(kind, name)`` for the splitter ``cv`` (as given to a search, or
-    resolved by ``check_cv``) over ``estimator`` (see
-    :class:`ModelSelectionFits`), and the splitter in words. Exact classes
-    only: a subclass may draw its folds otherwise."""
+    resolved by ``check_cv``) over ``estimator`` (see :class:`Level`), and the
+    splitter in words. Exact classes only: a subclass may draw its folds
+    otherwise."""
     from sklearn import model_selection as ms
 
     if cv is None or isinstance(cv, Integral):
@@ -193,94 +210,220 @@ def _split_kind(cv, estimator, y):
     if type(cv) in (ms.ShuffleSplit, ms.RepeatedKFold, ms.TimeSeriesSplit,
                     ms.LeavePOut):
         return "positional", name
+    if name == "_SubsampleMetaSplitter":
+        # A halving search's iteration: a random subsample of its folds'
+        # training rows, drawn without the rows (resample by position).
+        kind, base = _split_kind(getattr(cv, "base_cv", None), estimator, y)
+        return ("positional" if kind in ("partition", "positional") else kind), base
     return ("labels" if name in _STRATIFIED else "unknown"), name
 
 
+_UNSEEN = "a splitter this process cannot see"
+
+#: scikit-learn modules that run a fit on its input as given (wrappers,
+#: pipelines, utilities), where no level is read.
+_PASSING = tuple(f"{os.sep}sklearn{os.sep}{part}" for part in (
+    "base.py", "pipeline.py", f"compose{os.sep}", f"utils{os.sep}",
+    f"externals{os.sep}", f"frozen{os.sep}", "_config.py",
+    f"model_selection{os.sep}_split.py"))
+#: Functions of a search's or cross-validation's modules that pass a fit on.
+_PASSING_FUNCTIONS = frozenset({
+    "_run_search", "cross_val_score", "_fit_and_predict", "<genexpr>", "<listcomp>",
+    "_warn_or_raise_about_fit_failures", "_insert_error_scores", "_score",
+    "_aggregate_score_dicts", "_normalize_score_results", "_fit_and_score"})
+_SEARCH_FILE = f"{_MODEL_SELECTION}_search"
+_VALIDATION_FILE = f"{_MODEL_SELECTION}_validation.py"
+
+
+def _candidates(search):
+    """A search's number of candidates, before it runs them (0 where its
+    grid does not say: successive halving)."""
+    from sklearn.model_selection import ParameterGrid
+
+    if "Halving" in type(search).__name__:
+        return 0
+    if getattr(search, "param_grid", None) is not None:
+        return len(ParameterGrid(search.param_grid))
+    return int(getattr(search, "n_iter", 0) or 0)
+
+
+def _search_level(search, n_candidates, n_splits, cv, y, in_fold):
+    estimator = getattr(search, "estimator", None)
+    kind, name = _split_kind(cv, estimator, y)
+    given = getattr(search, "cv", None)
+    if given is None or isinstance(given, Integral):   # as the user wrote it
+        name = _split_kind(given, estimator, y)[1]
+    return Level(int(n_candidates), int(n_splits or 0),
+                 getattr(search, "refit", False) is not False, kind, in_fold, name,
+                 _varies_the_figure(search), "Halving" in type(search).__name__,
+                 type(search).__name__)
+
+
 def _levels(frame):
-    """The model-selection levels on the stack from ``frame`` up, innermost
-    first: ``(n_candidates, n_splits, refit, search, kind, in_fold, name)``
-    each. A search's fold fits and its own ``fit`` are one level."""
-    levels, seen = [], set()
+    """The scikit-learn levels on the stack from ``frame`` up, innermost
+    first (:class:`Level`). A search's fold fits and its ``fit`` are one
+    level; a scikit-learn frame that is neither a level nor passing a fit on
+    is a level of kind "unknown" (fail-closed)."""
+    levels, seen, fold = [], set(), False
     while frame is not None:
-        code = frame.f_code
-        if _MODEL_SELECTION in os.path.abspath(code.co_filename):
-            local = frame.f_locals
-            cand, split = local.get("candidate_progress"), local.get("split_progress")
-            if code.co_name == "_fit_and_score" and cand and split:
-                # scikit-learn >= 1.7 passes the search as ``caller``;
-                # before, the search's ``fit`` is further up this stack (in
-                # this process; a joblib worker cannot see it).
-                search = local.get("caller") or _enclosing_search(frame)
-                kind, name = ("unknown", "a splitter this process cannot see") \
-                    if search is None else _split_kind(
-                        search.cv, search.estimator, local.get("y"))
+        path = os.path.abspath(frame.f_code.co_filename)
+        name = frame.f_code.co_name
+        local = frame.f_locals
+        if f"{os.sep}sklearn{os.sep}" not in path or any(p in path for p in _PASSING):
+            pass
+        elif _SEARCH_FILE in path:
+            search = local.get("self")
+            if name == "evaluate_candidates" and id(search) not in seen:
                 seen.add(id(search))
-                levels.append((int(cand[1]), int(split[1]),
-                               getattr(search, "refit", False) is not False,
-                               search, kind, True, name))
-            elif code.co_name == "fit" and "all_candidate_params" in local:
-                search = local.get("self")
-                if id(search) not in seen:
-                    # The search's refit on its input, after its candidates;
-                    # the number of splits is a local of ``fit`` before
-                    # scikit-learn 1.9, its ``n_splits_`` since.
+                levels.append(_search_level(
+                    search, len(local.get("candidate_params") or ()),
+                    local.get("n_splits", getattr(search, "n_splits_", 0)),
+                    local.get("cv"), local.get("y"), True))
+            elif name == "fit" and hasattr(search, "_run_search") \
+                    and id(search) not in seen:
+                # After its candidates, the search's refit on its input; before
+                # them, the clone its folds' clones are made from (whose
+                # context they inherit where joblib dispatches them from a
+                # thread of its own). The number of splits is a local of
+                # ``fit`` before scikit-learn 1.9, its ``n_splits_`` since.
+                seen.add(id(search))
+                refit = "all_candidate_params" in local
+                levels.append(_search_level(
+                    search, len(local["all_candidate_params"]) if refit
+                    else _candidates(search),
+                    local.get("n_splits", getattr(search, "n_splits_", 0)),
+                    local.get("cv_orig", search.cv), local.get("y"), not refit))
+        elif path.endswith(_VALIDATION_FILE):
+            cand, split = local.get("candidate_progress"), local.get("split_progress")
+            if name == "_fit_and_score" and cand and split:
+                # A search's fold fit in a worker: scikit-learn >= 1.7 passes
+                # the search as ``caller`` (before, its ``fit`` is above, in
+                # this process only).
+                search = local.get("caller") or _enclosing_search(frame)
+                if search is None:
+                    levels.append(Level(int(cand[1]), int(split[1]), False,
+                                        "unknown", True, _UNSEEN))
+                elif id(search) not in seen:
                     seen.add(id(search))
-                    n_splits = local.get("n_splits",
-                                         getattr(search, "n_splits_", None)) or 0
-                    kind, name = _split_kind(search.cv, search.estimator,
-                                             local.get("y"))
-                    levels.append((len(local["all_candidate_params"]),
-                                   int(n_splits), True, search, kind, False, name))
-            elif code.co_name in ("cross_validate", "cross_val_predict") \
-                    and "cv" in local and hasattr(local["cv"], "get_n_splits"):
+                    levels.append(_search_level(search, cand[1], split[1],
+                                                search.cv, local.get("y"), True))
+            elif name in ("cross_validate", "cross_val_predict") and \
+                    hasattr(local.get("cv"), "get_n_splits"):
                 cv = local["cv"]
-                kind, name = _split_kind(cv, local.get("estimator"), local.get("y"))
+                kind, label = _split_kind(cv, local.get("estimator"), local.get("y"))
                 try:   # the caller's splitter, with the caller's arguments
                     n = int(cv.get_n_splits(local.get("X"), local.get("y"),
                                             local.get("groups")))
                 except Exception:  # noqa: BLE001 - a size we cannot read
                     n, kind = 0, "unknown"
-                levels.append((1, n, False, None, kind, True, name))
+                levels.append(Level(1, n, False, kind, True, label,
+                                    owner="cross-validation"))
+                fold = False
+            elif name == "_fit_and_score":
+                fold = True   # cross_validate's, whose frame must be above
+            elif name not in _PASSING_FUNCTIONS:
+                levels.append(Level(1, 0, False, "unknown", True, f"{name}()"))
+        elif not (name in ("fit", "_fit") and type(local.get("self")).__name__
+                  == "FixedThresholdClassifier"):
+            # Any other scikit-learn meta-estimator (calibration, RFECV,
+            # validation_curve, ...): its fits are not read here.
+            owner = type(local.get("self")).__name__ if "self" in local else name
+            levels.append(Level(1, 0, False, "unknown", True, owner))
         frame = frame.f_back
+    if fold:   # a cross-validation fold whose splitter is not on this stack
+        levels.insert(0, Level(1, 0, False, "unknown", True, _UNSEEN))
     return levels
 
 
-def model_selection_fits():
-    """The scikit-learn model selection running this fit, read from the call
-    stack (public: the caller's own arguments), as a
-    :class:`ModelSelectionFits` of its innermost level with the kinds of the
-    enclosing ones; None outside model selection. Inside it, where no level
-    can be read (a worker process of ``cross_validate``,
-    ``validation_curve``, ``learning_curve``, ``permutation_test_score``,
-    ...), a level of kind "unknown" with no count (``n_splits`` 0)."""
-    frame = sys._getframe(1)
-    levels = _levels(frame)
+def _key(level):
+    return level.owner, level.name, level.kind, level.in_fold
+
+
+def selection_context(inherited=()):
+    """The levels a clone is made in (:class:`Level`, innermost first), read
+    at clone time in the thread that makes it, then those of the object
+    cloned (``inherited``: made by an enclosing level, perhaps in another
+    process, or the search's base clone when joblib dispatches from its own
+    thread, whose stack shows no level). A fit in a worker process or thread
+    reads the levels that dispatched it from here (Section 20.4)."""
+    own = [level for level in _levels(sys._getframe(2)) if level.name != _UNSEEN]
+    keys = {_key(level) for level in own}
+    return tuple(own) + tuple(level for level in inherited
+                              if _key(level) not in keys)
+
+
+class SelectionContextMixin:
+    """Keeps, on a clone scikit-learn makes, the levels it was made in
+    (:func:`selection_context`): a worker process or thread fitting the clone
+    cannot see the levels that dispatched it, and its ledger must refuse a
+    fit that one of them makes unaccountable (Section 20.4). Private state of
+    an unfitted clone, public (the caller's arguments)."""
+
+    def __sklearn_clone__(self):
+        clone = super().__sklearn_clone__()
+        context = selection_context(self.__dict__.get("_selection_context", ()))
+        if context:
+            clone.__dict__["_selection_context"] = context
+        return clone
+
+
+def model_selection_fits(context=()):
+    """The scikit-learn levels running this fit, read from the call stack and
+    from its clone-time ``context`` (:func:`selection_context`), as a
+    :class:`ModelSelectionFits` of the innermost with the kinds of the
+    enclosing ones; None outside them."""
+    now = _levels(sys._getframe(1))
+    if context:   # the clone knows what a worker cannot see
+        now = [level for level in now if level.name != _UNSEEN]
+    keys = {_key(level) for level in now}
+    # Counted from this stack where it shows a level (its candidates and
+    # splits as the fold runs), else from the clone; every level's kind
+    # decides whether the figures compose.
+    levels = now + [level for level in context if _key(level) not in keys]
     if not levels:
-        if sklearn_caller() != "model_selection":
-            return None
-        return ModelSelectionFits(1, 0, False, None, "unknown", True,
-                                  "a splitter this call does not show")
-    n_cand, n_splits, refit, search, kind, in_fold, name = levels[0]
-    return ModelSelectionFits(n_cand, n_splits, refit, search, kind, in_fold, name,
-                              tuple(level[4] for level in levels[1:] if level[5]))
+        return None
+    first = levels[0]
+    return ModelSelectionFits(first.n_candidates, first.n_splits, first.refit,
+                              first.kind, first.in_fold, first.name,
+                              tuple(level.kind for level in levels[1:]
+                                    if level.in_fold),
+                              first.varies, first.halving, first.owner)
 
 
-def model_selection_label():
+def model_selection_label(context=()):
     """Where a fit runs, for its ledger entry's label: " (a fit of a
     GridSearchCV: 2 candidate(s) x 3 split(s) + a refit)", or "" outside
     scikit-learn's model selection. Public: the caller's own arguments (a
     trial's auditor saw a grid's fits as anonymous lines)."""
-    fits = model_selection_fits()
+    fits = model_selection_fits(context)
     if fits is None:
         return ""
-    n_candidates, n_splits, refit, search = fits[:4]
-    if not n_splits:
-        return " (a fit of scikit-learn model selection)"
-    # A worker process of scikit-learn < 1.7 cannot see its search.
-    who = (type(search).__name__ if search is not None else
-           "scikit-learn search" if n_candidates > 1 or refit else "cross-validation")
-    return (f" (a fit of a {who}: {n_candidates} candidate(s) x {n_splits} "
-            f"split(s){' + a refit' if refit else ''})")
+    if not fits.n_splits:
+        return f" (a fit of scikit-learn's {fits.splitter})"
+    who = fits.owner or ("scikit-learn search" if fits.n_candidates > 1
+                         or fits.refit else "cross-validation")
+    return (f" (a fit of a {who}: {fits.n_candidates} candidate(s) x "
+            f"{fits.n_splits} split(s){' + a refit' if fits.refit else ''})")
+
+
+#: Parameters whose value sets a fit's target figure: a search that varies one
+#: fits candidates at several figures, and this fit's alone cannot bound them.
+_FIGURE_PARAMETERS = frozenset({
+    "epsilon", "delta", "deletion_epsilon", "prevalence_share", "class_weight",
+    "recipe", "relation", "group_size", "max_edit_size", "rho", "selection_share",
+    "preprocessing_share"})
+
+
+def _varies_the_figure(search):
+    """Whether a scikit-learn search's candidates vary a parameter that sets
+    a fit's figure (read from its public grid or distributions)."""
+    grids = getattr(search, "param_grid", None) or getattr(
+        search, "param_distributions", None) or []
+    for grid in (grids if isinstance(grids, list | tuple) else [grids]):
+        for key in getattr(grid, "keys", lambda: ())():
+            if key.rsplit("__", 1)[-1] in _FIGURE_PARAMETERS:
+                return True
+    return False
 
 
 _PIPELINE = f"{os.sep}sklearn{os.sep}pipeline.py"

@@ -20,7 +20,6 @@ import warnings
 
 import numpy as np
 import pytest
-import sklearn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
@@ -539,11 +538,6 @@ def test_shared_ledger_survives_pickle_and_skops(binary_data, tmp_path):
         SharedLedger(tmp_path / "new.sqlite")
 
 
-#: scikit-learn >= 1.7 passes its search to the worker processes.
-_WORKERS_SEE_THE_SEARCH = tuple(
-    int(part) for part in sklearn.__version__.split(".")[:2]) >= (1, 7)
-
-
 def _grid(ledger, n_jobs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyBudgetWarning)
@@ -581,16 +575,6 @@ def test_grid_search_in_worker_processes(binary_data, tmp_path):
     assert "SharedLedger" in str(err.value)
     assert in_memory.entries == ()
     shared = SharedLedger(tmp_path / "grid.sqlite", epsilon=100.0, delta=DELTA)
-    if not _WORKERS_SEE_THE_SEARCH:
-        # A worker of scikit-learn < 1.7 cannot see the search, hence its
-        # splitter: its fits are refused, as any whose folds cannot be read.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with pytest.raises(ValueError, match="All the 6 fits failed") as err:
-                _grid(shared, 2).fit(X, y)
-        assert "UnaccountableReleaseError" in str(err.value)
-        assert shared.entries == ()
-        return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _grid(shared, 2).fit(X, y)
@@ -1525,7 +1509,10 @@ def test_every_fold_fit_a_ledger_cannot_account_for_is_refused(binary_data, tmp_
     its splits and an outer stratified cross-validation. Refused, fail-closed:
     a level whose folds cannot be read is refused too (Section 20.4)."""
     from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.ensemble import BaggingClassifier
+    from sklearn.feature_selection import RFECV
     from sklearn.model_selection import (
+        FixedThresholdClassifier,
         GroupKFold,
         StratifiedKFold,
         cross_val_predict,
@@ -1566,6 +1553,9 @@ def test_every_fold_fit_a_ledger_cannot_account_for_is_refused(binary_data, tmp_
         "outer stratified": lambda: cross_val_score(
             GridSearchCV(model, {"C": [0.1, 1.0]}, cv=kf, error_score="raise"),
             X, y, cv=3, error_score="raise"),
+        # Meta-estimators outside model selection whose fits are not read.
+        "RFECV": lambda: RFECV(model, cv=kf).fit(X, y),
+        "bagging": lambda: BaggingClassifier(model, n_estimators=2).fit(X, y),
     }
     for name, call in calls.items():
         with warnings.catch_warnings():
@@ -1573,14 +1563,24 @@ def test_every_fold_fit_a_ledger_cannot_account_for_is_refused(binary_data, tmp_
             with pytest.raises(UnaccountableReleaseError):
                 call()
         assert ledger.entries == (), name
-    # A worker process of cross_validate cannot see its splitter at all.
+    # A worker process or thread cannot see the levels that dispatched its
+    # fit: the clone it fits keeps them, read where it was made (an inner
+    # search's workers under a stratified outer level were recorded).
     shared = SharedLedger(tmp_path / "cv.sqlite", epsilon=100.0, delta=DELTA)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(UnaccountableReleaseError):
-            cross_val_score(_model(ledger=shared), X, y, cv=kf, n_jobs=2,
-                            error_score="raise")
-    assert shared.entries == ()
+        for outer_jobs, inner_jobs in ((2, 1), (1, 2)):
+            with pytest.raises(UnaccountableReleaseError):
+                cross_val_score(GridSearchCV(_model(ledger=shared), {"C": [0.1, 1.0]},
+                                             cv=kf, n_jobs=inner_jobs,
+                                             error_score="raise"),
+                                X, y, cv=3, n_jobs=outer_jobs, error_score="raise")
+            assert shared.entries == ()
+        cross_val_score(_model(ledger=shared), X, y, cv=kf, n_jobs=2)
+    assert len(shared.entries) == 3
+    # One fit on its input, wrapped: recorded.
+    FixedThresholdClassifier(_model(ledger=shared), threshold=0.3).fit(X, y)
+    assert len(shared.entries) == 4
     # Folds drawn without the rows at every level compose: recorded, nested
     # too (every fit's figure added, an upper bound).
     with warnings.catch_warnings():

@@ -65,6 +65,7 @@ from skforget._utils import restore_on_error
 from skforget._validation import (
     HasMethods,
     Interval,
+    SelectionContextMixin,
     StrOptions,
     noise_key,
 )
@@ -162,7 +163,7 @@ def _draw(value, rng):
     return value[int(rng.integers(len(value)))]
 
 
-class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
+class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
     """Tune a private estimator with a guarantee that covers the search.
 
     Random search by repeat-and-select (Papernot and Steinke, ICLR 2022): the
@@ -553,7 +554,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # rollback: the statistics' own fit commits as it ends; a later failure
         # still releases nothing, and records nothing (Section 20.3).
         with releasing(rollback=True), release_spending(
-                ledger, "PrivateSearchCV.fit", curve=accounting.search_curve(budget),
+                ledger, "PrivateSearchCV.fit", self.__dict__.get(
+                    "_selection_context", ()), curve=accounting.search_curve(budget),
                 rho=budget.preprocessing_rho, delta=budget.delta_selection,
                 relation=base.get("relation", "replace"), group_size=group,
                 noise=drawn), \

@@ -30,6 +30,7 @@ from skforget._release import mark_committed, release_spending, releasing
 from skforget._utils import atomic_tree, edit_seed
 from skforget._validation import (
     ENCLOSING_PREPROCESSING,
+    SelectionContextMixin,
     check_distinct_seeds,
     check_labels_present,
     fixed_errstate,
@@ -51,9 +52,8 @@ def _final_estimator_has(attr):
 
 def _planned_release(pipeline, n_samples):
     """``(rho, delta)`` bounding one release of a pipeline with private steps,
-    from public numbers: the private steps' ``rho`` and selection ``delta``
-    (19.2), and the estimator's target read by its own conversion: the bound
-    its plan meets, which Theorem 19.5's figure states."""
+    from public numbers: the steps' ``rho`` and ``delta`` (19.2), and the
+    estimator's target by its own conversion, as Theorem 19.5's figure."""
     _, rho, delta, _ = _preprocessing_release(pipeline, pipeline._final_estimator)
     est = pipeline._final_estimator
     est_delta = accounting.resolve_delta(est.delta, n_samples=n_samples)
@@ -107,11 +107,11 @@ def _pipeline_ledger(pipeline, label, private, n_samples, seeds, segment=0):
     pipeline._recording_ledger = ledger
     try:
         with release_spending(
-                ledger, label, rho=rho, delta=delta, gaussian=gaussian,
-                relation=unit.get("relation", "replace"),
-                group_size=unit.get("group_size", 1), noise=pipeline_noise(
-                    seeds, private, pipeline.steps[-1][0],
-                    bool(pipeline.__dict__.get("_target_release", (0.0,))[0]),
+                ledger, label, pipeline.__dict__.get("_selection_context", ()),
+                rho=rho, delta=delta, gaussian=gaussian, relation=unit.get(
+                    "relation", "replace"), group_size=unit.get("group_size", 1),
+                noise=pipeline_noise(seeds, private, pipeline.steps[-1][0], bool(
+                    pipeline.__dict__.get("_target_release", (0.0,))[0]),
                     segment)) as final:
             yield
             g = pipeline.privacy_guarantee_
@@ -123,7 +123,7 @@ def _pipeline_ledger(pipeline, label, private, n_samples, seeds, segment=0):
         pipeline.__dict__.pop("_recording_ledger", None)
 
 
-class ForgetPipeline(Pipeline):
+class ForgetPipeline(SelectionContextMixin, Pipeline):
     """A pipeline with public preprocessing that serves edits on raw records.
 
     A :class:`~sklearn.pipeline.Pipeline` (same parameters, same methods)

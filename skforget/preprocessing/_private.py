@@ -24,6 +24,7 @@ from skforget._utils import named_few
 from skforget._validation import (
     PREPROCESSING_STREAM,
     PRIVACY_CONSTRAINTS,
+    SelectionContextMixin,
     Interval,
     StrOptions,
     noise_key,
@@ -84,7 +85,8 @@ def _atomic(fit):
         # enclosing pipeline's, when there is one) has succeeded (20.3).
         self._validate_params()
         with releasing_atomically(self), release_spending(
-                self.ledger, f"{type(self).__name__}.fit", rho=self.rho,
+                self.ledger, f"{type(self).__name__}.fit",
+                self.__dict__.get("_selection_context", ()), rho=self.rho,
                 delta=float(getattr(self, "delta", 0.0)), gaussian=True,
                 relation=self.relation, group_size=self.group_size,
                 noise=(noise_key(self.random_state, 0, PREPROCESSING_STREAM),)):
@@ -92,7 +94,7 @@ def _atomic(fit):
     return wrapper
 
 
-class _PrivateStep(TransformerMixin, BaseEstimator):
+class _PrivateStep(SelectionContextMixin, TransformerMixin, BaseEstimator):
     """Shared parameters, input checks and the private-step protocol."""
 
     def __skforget_private__(self):
