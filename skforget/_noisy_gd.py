@@ -36,6 +36,7 @@ from skforget._validation import (
     PRIVACY_CONSTRAINTS,
     check_delta,
     check_finite_params,
+    consumes_selection_context,
     fixed_errstate,
     resolve_deletion_epsilon,
     segment_rng,
@@ -106,6 +107,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
                 UserWarning, stacklevel=user_stacklevel())
 
     # --- fit -------------------------------------------------------------------
+    @consumes_selection_context
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         """Train by noisy (mini-batch) gradient descent.

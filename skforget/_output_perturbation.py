@@ -36,6 +36,7 @@ from skforget._validation import (
     Interval,
     check_delta,
     check_finite_params,
+    consumes_selection_context,
     fixed_errstate,
     segment_rng,
     user_stacklevel,
@@ -82,6 +83,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
     }
 
     # --- fit -------------------------------------------------------------------
+    @consumes_selection_context
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         """Solve the regularised objective exactly, then add Gaussian noise.

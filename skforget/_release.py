@@ -374,9 +374,11 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
             PrivacyBudgetWarning, stacklevel=user_stacklevel())
         return
     size = model_selection_fits(estimator.__dict__.get("_selection_context", ()))
+    if size is None:   # a wrapper that fits once on its input (FixedThreshold...)
+        return
     group = int(estimator.get_params().get("group_size", 1) or 1)
     at_least = ""
-    if size is None or not size.n_splits:
+    if not size.n_splits:
         many, fits = 10, "10 such fits"
     else:
         n_cand, n_splits, refit = size.n_candidates, size.n_splits, size.refit

@@ -149,6 +149,7 @@ class Level(NamedTuple):
     varies: bool = False
     halving: bool = False
     owner: str = ""
+    ident: int = 0
 
 
 class ModelSelectionFits(NamedTuple):
@@ -228,7 +229,7 @@ _PASSING = tuple(f"{os.sep}sklearn{os.sep}{part}" for part in (
     f"model_selection{os.sep}_split.py"))
 #: Functions of a search's or cross-validation's modules that pass a fit on.
 _PASSING_FUNCTIONS = frozenset({
-    "_run_search", "cross_val_score", "_fit_and_predict", "<genexpr>", "<listcomp>",
+    "_run_search", "cross_val_score", "<listcomp>",
     "_warn_or_raise_about_fit_failures", "_insert_error_scores", "_score",
     "_aggregate_score_dicts", "_normalize_score_results", "_fit_and_score"})
 _SEARCH_FILE = f"{_MODEL_SELECTION}_search"
@@ -253,10 +254,19 @@ def _search_level(search, n_candidates, n_splits, cv, y, in_fold):
     given = getattr(search, "cv", None)
     if given is None or isinstance(given, Integral):   # as the user wrote it
         name = _split_kind(given, estimator, y)[1]
-    return Level(int(n_candidates), int(n_splits or 0),
+    # A splitter of unknown kind may count private groups: not kept.
+    n_splits = int(n_splits or 0) if kind != "unknown" else 0
+    return Level(int(n_candidates), n_splits,
                  getattr(search, "refit", False) is not False, kind, in_fold, name,
                  _varies_the_figure(search), "Halving" in type(search).__name__,
-                 type(search).__name__)
+                 type(search).__name__, id(search))
+
+
+def _unseen(owner):
+    """A level whose splitter this stack does not show: a fold dispatched by a
+    search ("search") or a cross-validation ("cross-validation") whose frame
+    is in another thread or process."""
+    return Level(1, 0, False, "unknown", True, _UNSEEN, owner=owner)
 
 
 def _levels(frame):
@@ -264,7 +274,7 @@ def _levels(frame):
     first (:class:`Level`). A search's fold fits and its ``fit`` are one
     level; a scikit-learn frame that is neither a level nor passing a fit on
     is a level of kind "unknown" (fail-closed)."""
-    levels, seen, fold = [], set(), False
+    levels, seen = [], set()
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)
         name = frame.f_code.co_name
@@ -273,7 +283,12 @@ def _levels(frame):
             pass
         elif _SEARCH_FILE in path:
             search = local.get("self")
-            if name == "evaluate_candidates" and id(search) not in seen:
+            if name == "<genexpr>" and not any(
+                    f.f_code.co_name == "evaluate_candidates" for f in _above(frame)):
+                # A fold's clone made where joblib dispatches it from a thread
+                # of its own: its search is the base clone's (inherited).
+                levels.append(_unseen("search"))
+            elif name == "evaluate_candidates" and id(search) not in seen:
                 seen.add(id(search))
                 levels.append(_search_level(
                     search, len(local.get("candidate_params") or ()),
@@ -301,8 +316,7 @@ def _levels(frame):
                 # this process only).
                 search = local.get("caller") or _enclosing_search(frame)
                 if search is None:
-                    levels.append(Level(int(cand[1]), int(split[1]), False,
-                                        "unknown", True, _UNSEEN))
+                    levels.append(_unseen("search"))
                 elif id(search) not in seen:
                     seen.add(id(search))
                     levels.append(_search_level(search, cand[1], split[1],
@@ -316,11 +330,20 @@ def _levels(frame):
                                             local.get("groups")))
                 except Exception:  # noqa: BLE001 - a size we cannot read
                     n, kind = 0, "unknown"
-                levels.append(Level(1, n, False, kind, True, label,
-                                    owner="cross-validation"))
-                fold = False
-            elif name == "_fit_and_score":
-                fold = True   # cross_validate's, whose frame must be above
+                level = Level(1, n if kind != "unknown" else 0, False, kind, True,
+                              label, owner="cross-validation", ident=id(cv))
+                # The fold frames below it (its dispatch, its fit) are its own.
+                for i in range(len(levels) - 1, -1, -1):
+                    if levels[i] == _unseen("cross-validation"):
+                        levels[i] = level
+                        break
+                else:
+                    levels.append(level)
+            elif name in ("_fit_and_score", "_fit_and_predict", "<genexpr>") and \
+                    not (levels and levels[-1] == _unseen("cross-validation")):
+                # A cross-validation's fold (its dispatch, at clone time), whose
+                # frame must be above, else in another thread or process.
+                levels.append(_unseen("cross-validation"))
             elif name not in _PASSING_FUNCTIONS:
                 levels.append(Level(1, 0, False, "unknown", True, f"{name}()"))
         elif not (name in ("fit", "_fit") and type(local.get("self")).__name__
@@ -330,26 +353,61 @@ def _levels(frame):
             owner = type(local.get("self")).__name__ if "self" in local else name
             levels.append(Level(1, 0, False, "unknown", True, owner))
         frame = frame.f_back
-    if fold:   # a cross-validation fold whose splitter is not on this stack
-        levels.insert(0, Level(1, 0, False, "unknown", True, _UNSEEN))
     return levels
 
 
+def _above(frame):
+    frame = frame.f_back
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
+
+
 def _key(level):
-    return level.owner, level.name, level.kind, level.in_fold
+    return level.owner, level.name, level.kind, level.ident
+
+
+def _resolve(levels, known):
+    """``levels`` with each level this stack could not see replaced by the
+    first of ``known`` (a clone's context) that a dispatcher of its kind left
+    (a search's for a search's fold, a cross-validation's for a
+    cross-validation's), then the rest of ``known``; an unseen level nothing
+    resolves stays unknown (fail-closed)."""
+    pool, out = list(known), []
+    for level in levels:
+        if level.name == _UNSEEN:
+            cv = level.owner == "cross-validation"
+            match = next((c for c in pool if c.name != _UNSEEN and c.in_fold
+                          and (c.owner == "cross-validation") == cv), None)
+            if match is not None:
+                pool.remove(match)
+                level = match
+        out.append(level)
+    keys = {_key(level) for level in out}
+    return out + [level for level in pool if _key(level) not in keys]
 
 
 def selection_context(inherited=()):
     """The levels a clone is made in (:class:`Level`, innermost first), read
     at clone time in the thread that makes it, then those of the object
     cloned (``inherited``: made by an enclosing level, perhaps in another
-    process, or the search's base clone when joblib dispatches from its own
-    thread, whose stack shows no level). A fit in a worker process or thread
-    reads the levels that dispatched it from here (Section 20.4)."""
-    own = [level for level in _levels(sys._getframe(2)) if level.name != _UNSEEN]
-    keys = {_key(level) for level in own}
-    return tuple(own) + tuple(level for level in inherited
-                              if _key(level) not in keys)
+    process, or the search's base clone when joblib dispatches a fold's clone
+    from a thread of its own, which it then stands for). A fit in a worker
+    process or thread reads the levels that dispatched it from here
+    (Section 20.4); a fit consumes its clone's context."""
+    return tuple(_resolve(_levels(sys._getframe(2)), inherited))
+
+
+def consumes_selection_context(fit):
+    """A ``fit`` that reads its clone-time context and drops it: a fitted
+    model carries none (a stale context refused or allowed later fits)."""
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return fit(self, *args, **kwargs)
+        finally:
+            self.__dict__.pop("_selection_context", None)
+    return wrapper
 
 
 class SelectionContextMixin:
@@ -357,7 +415,8 @@ class SelectionContextMixin:
     (:func:`selection_context`): a worker process or thread fitting the clone
     cannot see the levels that dispatched it, and its ledger must refuse a
     fit that one of them makes unaccountable (Section 20.4). Private state of
-    an unfitted clone, public (the caller's arguments)."""
+    an unfitted clone (splitter classes and public counts), dropped by its
+    fit."""
 
     def __sklearn_clone__(self):
         clone = super().__sklearn_clone__()
@@ -372,14 +431,7 @@ def model_selection_fits(context=()):
     from its clone-time ``context`` (:func:`selection_context`), as a
     :class:`ModelSelectionFits` of the innermost with the kinds of the
     enclosing ones; None outside them."""
-    now = _levels(sys._getframe(1))
-    if context:   # the clone knows what a worker cannot see
-        now = [level for level in now if level.name != _UNSEEN]
-    keys = {_key(level) for level in now}
-    # Counted from this stack where it shows a level (its candidates and
-    # splits as the fold runs), else from the clone; every level's kind
-    # decides whether the figures compose.
-    levels = now + [level for level in context if _key(level) not in keys]
+    levels = _resolve(_levels(sys._getframe(1)), context)
     if not levels:
         return None
     first = levels[0]

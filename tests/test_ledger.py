@@ -1576,11 +1576,27 @@ def test_every_fold_fit_a_ledger_cannot_account_for_is_refused(binary_data, tmp_
                                              error_score="raise"),
                                 X, y, cv=3, n_jobs=outer_jobs, error_score="raise")
             assert shared.entries == ()
-        cross_val_score(_model(ledger=shared), X, y, cv=kf, n_jobs=2)
-    assert len(shared.entries) == 3
-    # One fit on its input, wrapped: recorded.
-    FixedThresholdClassifier(_model(ledger=shared), threshold=0.3).fit(X, y)
-    assert len(shared.entries) == 4
+        # Clones joblib makes in a thread of its own (past pre_dispatch)
+        # cannot show their splitter: refused, unless every clone is made in
+        # the calling thread.
+        scores = cross_val_score(_model(ledger=shared), X, y, n_jobs=2,
+                                 cv=KFold(10, shuffle=True, random_state=0))
+        assert 0 < np.isnan(scores).sum() < 10
+        recorded = len(shared.entries)
+        assert recorded == 10 - np.isnan(scores).sum()
+        cross_val_score(_model(ledger=shared), X, y, cv=kf, n_jobs=2,
+                        pre_dispatch="all")
+    assert len(shared.entries) == recorded + 3
+    # One fit on its input, wrapped: recorded, and no model-selection warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyBudgetWarning)
+        FixedThresholdClassifier(_model(ledger=shared), threshold=0.3).fit(X, y)
+    assert len(shared.entries) == recorded + 4
+    # A fit consumes its clone's context: no fitted model carries one.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = GridSearchCV(_model(), {"C": [0.1, 1.0]}, cv=kf).fit(X, y)
+    assert "_selection_context" not in search.best_estimator_.__dict__
     # Folds drawn without the rows at every level compose: recorded, nested
     # too (every fit's figure added, an upper bound).
     with warnings.catch_warnings():

@@ -67,6 +67,7 @@ from skforget._validation import (
     Interval,
     SelectionContextMixin,
     StrOptions,
+    consumes_selection_context,
     noise_key,
 )
 from skforget.model_selection._pipelines import (
@@ -454,6 +455,7 @@ class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
             err = np.abs(np.asarray(y, dtype=np.float64) - pred) / self.target_bound
             return np.where(np.isfinite(err), 1.0 - np.minimum(err, 1.0), 0.0)
 
+    @consumes_selection_context
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
         """Run the private search and refit the selected hyper-parameters.

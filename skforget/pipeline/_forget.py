@@ -33,6 +33,7 @@ from skforget._validation import (
     SelectionContextMixin,
     check_distinct_seeds,
     check_labels_present,
+    consumes_selection_context,
     fixed_errstate,
     pipeline_noise,
 )
@@ -51,9 +52,8 @@ def _final_estimator_has(attr):
 
 
 def _planned_release(pipeline, n_samples):
-    """``(rho, delta)`` bounding one release of a pipeline with private steps,
-    from public numbers: the steps' ``rho`` and ``delta`` (19.2), and the
-    estimator's target by its own conversion, as Theorem 19.5's figure."""
+    """``(rho, delta)`` bounding a release of a pipeline with private steps: the
+    steps' (19.2), and the estimator's target by its conversion (Thm 19.5)."""
     _, rho, delta, _ = _preprocessing_release(pipeline, pipeline._final_estimator)
     est = pipeline._final_estimator
     est_delta = accounting.resolve_delta(est.delta, n_samples=n_samples)
@@ -201,6 +201,7 @@ class ForgetPipeline(SelectionContextMixin, Pipeline):
     ('prep/job', 'OneHotEncoder: categories given as constants')
     """
 
+    @consumes_selection_context
     def fit(self, X, y=None, **params):
         """Check that the preprocessing is public, then fit like a Pipeline.
 
@@ -355,9 +356,8 @@ class ForgetPipeline(SelectionContextMixin, Pipeline):
 
     def _database_weights(self, X, params):
         """A weighted Database's weights go to the final step, as scikit-learn
-        routes ``sample_weight``: ``<last step>__sample_weight``, or
-        ``sample_weight`` when metadata routing is on (the final step must then
-        request it, and scikit-learn says so if it does not)."""
+        routes ``sample_weight`` (``<last step>__sample_weight``, or
+        ``sample_weight`` under metadata routing, which the step must request)."""
         weights = getattr(X, "sample_weight", None) if isinstance(X, Database) \
             else None
         if weights is None:

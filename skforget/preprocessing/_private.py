@@ -24,9 +24,10 @@ from skforget._utils import named_few
 from skforget._validation import (
     PREPROCESSING_STREAM,
     PRIVACY_CONSTRAINTS,
-    SelectionContextMixin,
     Interval,
+    SelectionContextMixin,
     StrOptions,
+    consumes_selection_context,
     noise_key,
     segment_rng,
 )
@@ -80,6 +81,7 @@ def _atomic(fit):
     (privacy-accounting.md, Section 20.1: its ``rho`` and selection
     ``delta``, Gaussian mechanisms outside the selections' events)."""
     @functools.wraps(fit)
+    @consumes_selection_context
     def wrapper(self, *args, **kwargs):
         # Warnings about the released statistics wait until the fit (an
         # enclosing pipeline's, when there is one) has succeeded (20.3).
