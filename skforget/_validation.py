@@ -220,6 +220,7 @@ def _split_kind(cv, estimator, y):
 
 
 _UNSEEN = "a splitter this process cannot see"
+_DISPATCHED = "a splitter joblib's dispatch thread cannot see"
 
 #: scikit-learn modules that run a fit on its input as given (wrappers,
 #: pipelines, utilities), where no level is read.
@@ -262,11 +263,12 @@ def _search_level(search, n_candidates, n_splits, cv, y, in_fold):
                  type(search).__name__, id(search))
 
 
-def _unseen(owner):
-    """A level whose splitter this stack does not show: a fold dispatched by a
-    search ("search") or a cross-validation ("cross-validation") whose frame
-    is in another thread or process."""
-    return Level(1, 0, False, "unknown", True, _UNSEEN, owner=owner)
+def _unseen(owner, name=None):
+    """A level whose splitter this stack does not show, of a search ("search")
+    or a cross-validation ("cross-validation"): a fold's frame whose
+    dispatcher is in another thread or process (``_UNSEEN``), or a fold's
+    clone made in joblib's dispatch thread (``_DISPATCHED``)."""
+    return Level(1, 0, False, "unknown", True, name or _UNSEEN, owner=owner)
 
 
 def _levels(frame):
@@ -287,7 +289,7 @@ def _levels(frame):
                     f.f_code.co_name == "evaluate_candidates" for f in _above(frame)):
                 # A fold's clone made where joblib dispatches it from a thread
                 # of its own: its search is the base clone's (inherited).
-                levels.append(_unseen("search"))
+                levels.append(_unseen("search", _DISPATCHED))
             elif name == "evaluate_candidates" and id(search) not in seen:
                 seen.add(id(search))
                 levels.append(_search_level(
@@ -334,16 +336,19 @@ def _levels(frame):
                               label, owner="cross-validation", ident=id(cv))
                 # The fold frames below it (its dispatch, its fit) are its own.
                 for i in range(len(levels) - 1, -1, -1):
-                    if levels[i] == _unseen("cross-validation"):
+                    if levels[i].owner == "cross-validation" and \
+                            levels[i].name in (_UNSEEN, _DISPATCHED):
                         levels[i] = level
                         break
                 else:
                     levels.append(level)
             elif name in ("_fit_and_score", "_fit_and_predict", "<genexpr>") and \
-                    not (levels and levels[-1] == _unseen("cross-validation")):
-                # A cross-validation's fold (its dispatch, at clone time), whose
-                # frame must be above, else in another thread or process.
-                levels.append(_unseen("cross-validation"))
+                    not (levels and levels[-1].owner == "cross-validation"
+                         and levels[-1].name in (_UNSEEN, _DISPATCHED)):
+                # A cross-validation's fold (its fit, or its dispatch at clone
+                # time), whose frame must be above, else in another thread.
+                levels.append(_unseen("cross-validation", _DISPATCHED
+                                      if name == "<genexpr>" else _UNSEEN))
             elif name not in _PASSING_FUNCTIONS:
                 levels.append(Level(1, 0, False, "unknown", True, f"{name}()"))
         elif not (name in ("fit", "_fit") and type(local.get("self")).__name__
@@ -369,19 +374,25 @@ def _key(level):
 
 def _resolve(levels, known):
     """``levels`` with each level this stack could not see replaced by the
-    first of ``known`` (a clone's context) that a dispatcher of its kind left
-    (a search's for a search's fold, a cross-validation's for a
-    cross-validation's), then the rest of ``known``; an unseen level nothing
-    resolves stays unknown (fail-closed)."""
+    innermost level of its dispatcher's kind in ``known`` (a clone's context:
+    a search's for a search's fold, a cross-validation's for a
+    cross-validation's fold), if that level was read; then the rest of
+    ``known``. An unseen level whose innermost match was not read stays
+    unknown, and a cross-validation fold's clone made in joblib's dispatch
+    thread is never resolved: an inherited level need not be its dispatcher
+    (a stale one, or an enclosing cross-validation's). Fail-closed."""
     pool, out = list(known), []
     for level in levels:
-        if level.name == _UNSEEN:
+        resolvable = level.name == _UNSEEN or (
+            level.name == _DISPATCHED and level.owner == "search")
+        if resolvable:
             cv = level.owner == "cross-validation"
-            match = next((c for c in pool if c.name != _UNSEEN and c.in_fold
+            match = next((c for c in pool if c.in_fold
                           and (c.owner == "cross-validation") == cv), None)
             if match is not None:
                 pool.remove(match)
-                level = match
+                if match.name not in (_UNSEEN, _DISPATCHED):
+                    level = match
         out.append(level)
     keys = {_key(level) for level in out}
     return out + [level for level in pool if _key(level) not in keys]
@@ -416,7 +427,7 @@ class SelectionContextMixin:
     cannot see the levels that dispatched it, and its ledger must refuse a
     fit that one of them makes unaccountable (Section 20.4). Private state of
     an unfitted clone (splitter classes and public counts), dropped by its
-    fit."""
+    own fit."""
 
     def __sklearn_clone__(self):
         clone = super().__sklearn_clone__()

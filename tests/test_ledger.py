@@ -1508,6 +1508,7 @@ def test_every_fold_fit_a_ledger_cannot_account_for_is_refused(binary_data, tmp_
     cross_validate, group splitters, a StratifiedKFold subclass, a list of
     its splits and an outer stratified cross-validation. Refused, fail-closed:
     a level whose folds cannot be read is refused too (Section 20.4)."""
+    from sklearn.base import BaseEstimator, ClassifierMixin
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.ensemble import BaggingClassifier
     from sklearn.feature_selection import RFECV
@@ -1517,6 +1518,7 @@ def test_every_fold_fit_a_ledger_cannot_account_for_is_refused(binary_data, tmp_
         StratifiedKFold,
         cross_val_predict,
         cross_val_score,
+        cross_validate,
         learning_curve,
         permutation_test_score,
         validation_curve,
@@ -1587,11 +1589,40 @@ def test_every_fold_fit_a_ledger_cannot_account_for_is_refused(binary_data, tmp_
         cross_val_score(_model(ledger=shared), X, y, cv=kf, n_jobs=2,
                         pre_dispatch="all")
     assert len(shared.entries) == recorded + 3
+    # Fourth reading: a stale context on a fitted search's unfitted estimator,
+    # and a cross-validation inside another's fold, were taken for the
+    # dispatcher of folds cloned in joblib's thread.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stale = cross_validate(GridSearchCV(_model(ledger=shared), {"C": [0.1, 1.0]},
+                                            cv=kf), X, y, cv=kf,
+                               return_estimator=True)["estimator"][0]
+        before = len(shared.entries)
+        with pytest.raises(ValueError, match="All the 10 fits failed") as err:
+            cross_val_score(stale.estimator, X, y, n_jobs=2, cv=StratifiedKFold(10))
+        assert "UnaccountableReleaseError" in str(err.value)
+        assert len(shared.entries) == before
+
+        class Wrapper(ClassifierMixin, BaseEstimator):
+            def __init__(self, est=None):
+                self.est = est
+
+            def fit(self, X, y):
+                cross_val_score(self.est, X, y, cv=StratifiedKFold(10), n_jobs=2,
+                                error_score="raise")
+                self.classes_ = np.unique(y)
+                return self
+
+        with pytest.raises(UnaccountableReleaseError):
+            cross_validate(Wrapper(_model(ledger=shared)), X, y, cv=kf,
+                           error_score="raise")
+        assert len(shared.entries) == before
     # One fit on its input, wrapped: recorded, and no model-selection warning.
+    recorded = len(shared.entries)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyBudgetWarning)
         FixedThresholdClassifier(_model(ledger=shared), threshold=0.3).fit(X, y)
-    assert len(shared.entries) == recorded + 4
+    assert len(shared.entries) == recorded + 1
     # A fit consumes its clone's context: no fitted model carries one.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
