@@ -10,6 +10,7 @@ change there touches one file; tests/test_layers.py checks it.
 import contextlib
 import functools
 import hashlib
+import itertools
 import math
 import os
 import sys
@@ -150,6 +151,8 @@ class Level(NamedTuple):
     halving: bool = False
     owner: str = ""
     ident: int = 0
+    token: tuple = ()
+    accept: frozenset = frozenset()
 
 
 class ModelSelectionFits(NamedTuple):
@@ -263,12 +266,32 @@ def _search_level(search, n_candidates, n_splits, cv, y, in_fold):
                  type(search).__name__, id(search))
 
 
-def _unseen(owner, name=None):
+def _unseen(owner, name=None, accept=frozenset()):
     """A level whose splitter this stack does not show, of a search ("search")
     or a cross-validation ("cross-validation"): a fold's frame whose
-    dispatcher is in another thread or process (``_UNSEEN``), or a fold's
-    clone made in joblib's dispatch thread (``_DISPATCHED``)."""
-    return Level(1, 0, False, "unknown", True, name or _UNSEEN, owner=owner)
+    dispatcher is in another thread or process (``_UNSEEN``; ``accept``: the
+    tokens of the cross-validation levels its fold's estimator carries), or a
+    fold's clone made in joblib's dispatch thread (``_DISPATCHED``)."""
+    return Level(1, 0, False, "unknown", True, name or _UNSEEN, owner=owner,
+                 accept=accept)
+
+
+_READS = itertools.count()
+
+
+def _carried_tokens(estimator):
+    """The tokens of the cross-validation levels that ``estimator`` (a fold's,
+    as its dispatcher cloned it) and its parameters carry: only such a level
+    was read by that fold's dispatcher (a stale context elsewhere was not)."""
+    objects = [estimator]
+    try:
+        objects += list(estimator.get_params(deep=True).values())
+    except Exception:  # noqa: BLE001 - an object without parameters
+        pass
+    return frozenset(level.token for obj in objects
+                     for level in getattr(obj, "__dict__", {}).get(
+                         "_selection_context", ())
+                     if level.owner == "cross-validation" and level.token)
 
 
 def _levels(frame):
@@ -333,7 +356,8 @@ def _levels(frame):
                 except Exception:  # noqa: BLE001 - a size we cannot read
                     n, kind = 0, "unknown"
                 level = Level(1, n if kind != "unknown" else 0, False, kind, True,
-                              label, owner="cross-validation", ident=id(cv))
+                              label, owner="cross-validation", ident=id(cv),
+                              token=(os.getpid(), next(_READS)))
                 # The fold frames below it (its dispatch, its fit) are its own.
                 for i in range(len(levels) - 1, -1, -1):
                     if levels[i].owner == "cross-validation" and \
@@ -347,8 +371,10 @@ def _levels(frame):
                          and levels[-1].name in (_UNSEEN, _DISPATCHED)):
                 # A cross-validation's fold (its fit, or its dispatch at clone
                 # time), whose frame must be above, else in another thread.
-                levels.append(_unseen("cross-validation", _DISPATCHED
-                                      if name == "<genexpr>" else _UNSEEN))
+                levels.append(_unseen("cross-validation", _DISPATCHED) if
+                              name == "<genexpr>" else _unseen(
+                                  "cross-validation", _UNSEEN,
+                                  _carried_tokens(local.get("estimator"))))
             elif name not in _PASSING_FUNCTIONS:
                 levels.append(Level(1, 0, False, "unknown", True, f"{name}()"))
         elif not (name in ("fit", "_fit") and type(local.get("self")).__name__
@@ -373,26 +399,32 @@ def _key(level):
 
 
 def _resolve(levels, known):
-    """``levels`` with each level this stack could not see replaced by the
-    innermost level of its dispatcher's kind in ``known`` (a clone's context:
-    a search's for a search's fold, a cross-validation's for a
-    cross-validation's fold), if that level was read; then the rest of
-    ``known``. An unseen level whose innermost match was not read stays
-    unknown, and a cross-validation fold's clone made in joblib's dispatch
-    thread is never resolved: an inherited level need not be its dispatcher
-    (a stale one, or an enclosing cross-validation's). Fail-closed."""
+    """``levels`` with each level this stack could not see replaced by its
+    dispatcher's level from ``known`` (a clone's context), then the rest of
+    ``known``: a search's fold by the innermost search level, if read (a
+    search's base clone leads its folds' contexts); a cross-validation's fold
+    by the cross-validation level whose token its fold's estimator carries
+    (read when that dispatcher cloned it). A cross-validation fold's clone
+    made in joblib's dispatch thread is never resolved, and what is not
+    resolved stays of unknown kind: an inherited level need not be the
+    dispatcher (a stale one, an enclosing cross-validation's). Fail-closed."""
     pool, out = list(known), []
     for level in levels:
-        resolvable = level.name == _UNSEEN or (
-            level.name == _DISPATCHED and level.owner == "search")
-        if resolvable:
-            cv = level.owner == "cross-validation"
+        if level.owner == "cross-validation" and level.name == _UNSEEN:
+            # Only a level its fold's estimator carries was read by that
+            # fold's dispatcher (fifth reading: a stale one, inherited by a
+            # clone user code made inside the fold, was taken for it).
+            match = next((c for c in pool if c.owner == "cross-validation"
+                          and c.token and c.token in level.accept), None)
+        elif level.owner == "search" and level.name in (_UNSEEN, _DISPATCHED):
             match = next((c for c in pool if c.in_fold
-                          and (c.owner == "cross-validation") == cv), None)
-            if match is not None:
-                pool.remove(match)
-                if match.name not in (_UNSEEN, _DISPATCHED):
-                    level = match
+                          and c.owner != "cross-validation"), None)
+        else:
+            match = None
+        if match is not None:
+            pool.remove(match)
+            if match.name not in (_UNSEEN, _DISPATCHED):
+                level = match
         out.append(level)
     keys = {_key(level) for level in out}
     return out + [level for level in pool if _key(level) not in keys]
@@ -442,9 +474,13 @@ def model_selection_fits(context=()):
     from its clone-time ``context`` (:func:`selection_context`), as a
     :class:`ModelSelectionFits` of the innermost with the kinds of the
     enclosing ones; None outside them."""
-    levels = _resolve(_levels(sys._getframe(1)), context)
-    if not levels:
+    now = _levels(sys._getframe(1))
+    if not now:
+        # No scikit-learn level runs this fit: a context kept by an unfitted
+        # parameter of a fitted meta-estimator is not this fit's (a plain
+        # fit of such a model was labelled a fold's).
         return None
+    levels = _resolve(now, context)
     first = levels[0]
     return ModelSelectionFits(first.n_candidates, first.n_splits, first.refit,
                               first.kind, first.in_fold, first.name,

@@ -1617,6 +1617,22 @@ def test_every_fold_fit_a_ledger_cannot_account_for_is_refused(binary_data, tmp_
             cross_validate(Wrapper(_model(ledger=shared)), X, y, cv=kf,
                            error_score="raise")
         assert len(shared.entries) == before
+
+        # Fifth reading: user code fitting its own clone of that stale model
+        # inside a fold (not a parameter the fold's dispatcher cloned).
+        class UsesStale(ClassifierMixin, BaseEstimator):
+            def fit(self, X, y):
+                clone(stale.estimator).fit(X, y)
+                self.classes_ = np.unique(y)
+                return self
+
+        with pytest.raises(UnaccountableReleaseError):
+            cross_val_score(UsesStale(), X, y, cv=StratifiedKFold(10), n_jobs=2,
+                            pre_dispatch="all", error_score="raise")
+        assert len(shared.entries) == before
+        # Fitted on its own, it is one plain fit, labelled as one.
+        clone(stale.estimator).fit(X, y)
+    assert shared.entries[-1].label == "NoisyGDClassifier.fit"
     # One fit on its input, wrapped: recorded, and no model-selection warning.
     recorded = len(shared.entries)
     with warnings.catch_warnings():
