@@ -280,18 +280,25 @@ _READS = itertools.count()
 
 
 def _carried_tokens(estimator):
-    """The tokens of the cross-validation levels that ``estimator`` (a fold's,
-    as its dispatcher cloned it) and its parameters carry: only such a level
-    was read by that fold's dispatcher (a stale context elsewhere was not)."""
+    """The tokens of the cross-validation levels read where ``estimator`` (a
+    fold's, as its dispatcher cloned it) and its parameters were cloned: each
+    object's innermost cross-validation level, if read. Those alone were
+    drawn by that fold's dispatcher; an inherited one was not (the sixth
+    reading passed a stale model as a parameter, whose clone inherited its
+    token, then fitted the stale model's own clone)."""
     objects = [estimator]
     try:
         objects += list(estimator.get_params(deep=True).values())
     except Exception:  # noqa: BLE001 - an object without parameters
         pass
-    return frozenset(level.token for obj in objects
-                     for level in getattr(obj, "__dict__", {}).get(
-                         "_selection_context", ())
-                     if level.owner == "cross-validation" and level.token)
+    tokens = set()
+    for obj in objects:
+        levels = getattr(obj, "__dict__", {}).get("_selection_context", ())
+        first = next((level for level in levels
+                      if level.owner == "cross-validation"), None)
+        if first is not None and first.token:
+            tokens.add(first.token)
+    return frozenset(tokens)
 
 
 def _levels(frame):

@@ -1630,6 +1630,23 @@ def test_every_fold_fit_a_ledger_cannot_account_for_is_refused(binary_data, tmp_
             cross_val_score(UsesStale(), X, y, cv=StratifiedKFold(10), n_jobs=2,
                             pre_dispatch="all", error_score="raise")
         assert len(shared.entries) == before
+
+        # Sixth reading: the stale model passed as a parameter too, whose
+        # dispatcher's clone inherits its token.
+        class CarriesStale(ClassifierMixin, BaseEstimator):
+            def __init__(self, model=None):
+                self.model = model
+
+            def fit(self, X, y):
+                clone(stale.estimator).fit(X, y)
+                self.classes_ = np.unique(y)
+                return self
+
+        with pytest.raises(UnaccountableReleaseError):
+            cross_val_score(CarriesStale(stale.estimator), X, y, n_jobs=2,
+                            cv=StratifiedKFold(10), pre_dispatch="all",
+                            error_score="raise")
+        assert len(shared.entries) == before
         # Fitted on its own, it is one plain fit, labelled as one.
         clone(stale.estimator).fit(X, y)
     assert shared.entries[-1].label == "NoisyGDClassifier.fit"
