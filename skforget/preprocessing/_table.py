@@ -245,10 +245,11 @@ class PrivateTableEncoder(_PrivateStep):
         times = self.__dict__.get("_times_as_numbers", True)
         num, cat = self._kinds(X)
         bounds, listed = self._public_constants(X, num, cat)
-        self._check_shares(len(num) + len(cat) - len(listed), len(cat) - len(listed))
         # A column whose categories are given releases nothing: rho is spread
         # over the others (privacy-accounting.md, Section 19.2).
-        n_released = max(len(num) + len(cat) - len(listed), 1)
+        releasing = len(num) + len(cat) - len(listed)
+        self._check_shares(releasing, len(cat) - len(listed))
+        n_released = max(releasing, 1)
         # The sub-steps draw from children (SeedSequence spawning, 128 bits) of
         # this step's stream, passed and not kept: their random_state stays
         # None and no derived seed is stored (privacy-accounting.md, 10.3).
