@@ -154,6 +154,11 @@ class Level(NamedTuple):
     token: tuple = ()
     accept: frozenset = frozenset()
 
+    @property
+    def unseen(self):
+        """A placeholder for a dispatcher this stack does not show."""
+        return self.name in (_UNSEEN, _DISPATCHED)
+
 
 class ModelSelectionFits(NamedTuple):
     """The innermost :class:`Level` a fit runs in, and the kinds of the
@@ -367,15 +372,14 @@ def _levels(frame):
                               token=(os.getpid(), next(_READS)))
                 # The fold frames below it (its dispatch, its fit) are its own.
                 for i in range(len(levels) - 1, -1, -1):
-                    if levels[i].owner == "cross-validation" and \
-                            levels[i].name in (_UNSEEN, _DISPATCHED):
+                    if levels[i].owner == "cross-validation" and levels[i].unseen:
                         levels[i] = level
                         break
                 else:
                     levels.append(level)
             elif name in ("_fit_and_score", "_fit_and_predict", "<genexpr>") and \
                     not (levels and levels[-1].owner == "cross-validation"
-                         and levels[-1].name in (_UNSEEN, _DISPATCHED)):
+                         and levels[-1].unseen):
                 # A cross-validation's fold (its fit, or its dispatch at clone
                 # time), whose frame must be above, else in another thread.
                 levels.append(_unseen("cross-validation", _DISPATCHED) if
@@ -423,14 +427,14 @@ def _resolve(levels, known):
             # clone user code made inside the fold, was taken for it).
             match = next((c for c in pool if c.owner == "cross-validation"
                           and c.token and c.token in level.accept), None)
-        elif level.owner == "search" and level.name in (_UNSEEN, _DISPATCHED):
+        elif level.owner == "search" and level.unseen:
             match = next((c for c in pool if c.in_fold
                           and c.owner != "cross-validation"), None)
         else:
             match = None
         if match is not None:
             pool.remove(match)
-            if match.name not in (_UNSEEN, _DISPATCHED):
+            if not match.unseen:
                 level = match
         out.append(level)
     keys = {_key(level) for level in out}
