@@ -184,9 +184,21 @@ cdef enum:
 cdef double _SQRT2 = 1.4142135623730951
 
 
-cdef inline double _lambert_refine(double s, double t) noexcept nogil:
+cdef inline double _lambert_refine(double s, double t, double *e_out) noexcept nogil:
     """``s`` with ``exp(s) + s = t`` (``log W(exp(t))``), by Halley's steps on
-    ``f(s) = e^s + s - t`` (``f' = e^s + 1``, ``f'' = e^s``) from ``s``."""
+    ``f(s) = e^s + s - t`` (``f' = e^s + 1``, ``f'' = f''' = e^s``) from ``s``;
+    writes ``exp(s)`` at the returned ``s`` to ``e_out``.
+
+    Near the root Halley's error contracts as ``|e_next| <= 0.42 |e|^3`` (the
+    constant ``f''^2 / (4 f'^2) - f''' / (6 f')`` lies in ``(-1/6, 1/4)`` for
+    this ``f``), so after a step of at most ``1e-6`` the error is below
+    ``1e-18``, under the rounding of ``s``: the loop stops there instead of
+    paying one more ``exp`` to see a step of ``1e-18``. ``exp(s)`` is then
+    ``e (1 - step + step^2 / 2)``, exact to ``step^3 / 6``, and one Newton
+    step on it (no ``exp``) rounds ``s`` as the old extra step did: the 2-D
+    Newton of ``_ball_newton`` tests its residuals at 1e-14, which a root
+    one ulp off made it miss on some rows of 30 classes (then the bracketed
+    solver, 1e-13 in ``log mu``)."""
     cdef double e, f, step
     cdef int it
     for it in range(100):
@@ -194,17 +206,24 @@ cdef inline double _lambert_refine(double s, double t) noexcept nogil:
         f = e + s - t
         step = f / ((e + 1.0) - 0.5 * f * e / (e + 1.0))
         s -= step
-        if fabs(step) <= 4e-16 * (1.0 + fabs(s)):
-            break
+        if fabs(step) <= 1e-6:
+            # One Newton step at the rounding level, on exp(s) from the
+            # series (no exp): it puts s where the next Halley step would.
+            e *= 1.0 - step + 0.5 * step * step
+            step = (e + s - t) / (e + 1.0)
+            s -= step
+            e_out[0] = e * (1.0 - step)
+            return s
+    e_out[0] = exp(s)
     return s
 
 
-cdef inline double _lambert_log(double t) noexcept nogil:
+cdef inline double _lambert_log(double t, double *e_out) noexcept nogil:
     """``s`` with ``exp(s) + s = t``, i.e. ``log W(exp(t))``, from a start
     (``t - log1p(e^t) + log1p(log1p(e^t))``) exact to first order at both
-    ends."""
+    ends; ``exp(s)`` to ``e_out``."""
     cdef double lp = t + log(1.0 + exp(-t)) if t > 0.0 else log(1.0 + exp(t))
-    return _lambert_refine(t - lp + log(1.0 + lp), t)
+    return _lambert_refine(t - lp + log(1.0 + lp), t, e_out)
 
 
 cdef double _ball_q(const double *z, Py_ssize_t K, Py_ssize_t y, double mu,
@@ -226,14 +245,15 @@ cdef double _ball_q(const double *z, Py_ssize_t K, Py_ssize_t y, double mu,
         # if it lies right of the root, where Newton descends monotonically.
         tot = 0.0
         for k in range(K):
-            tot += exp(_lambert_log(z[k] + (mu if k == y else 0.0) + cp_io[0]))
+            _lambert_log(z[k] + (mu if k == y else 0.0) + cp_io[0], &w)
+            tot += w
         if tot >= mu:
             cp = cp_io[0]
     for it in range(200):
         tot = 0.0
         slope = 0.0
         for k in range(K):
-            w = exp(_lambert_log(z[k] + (mu if k == y else 0.0) + cp))
+            _lambert_log(z[k] + (mu if k == y else 0.0) + cp, &w)
             q[k] = w
             tot += w
             slope += w / (1.0 + w)
@@ -246,7 +266,7 @@ cdef double _ball_q(const double *z, Py_ssize_t K, Py_ssize_t y, double mu,
             break
     tot = 0.0
     for k in range(K):
-        q[k] = exp(_lambert_log(z[k] + (mu if k == y else 0.0) + cp))
+        _lambert_log(z[k] + (mu if k == y else 0.0) + cp, &q[k])
         tot += q[k]
     d2 = 0.0
     sa = 0.0
@@ -309,7 +329,10 @@ cdef bint _ball_newton(const double *z, Py_ssize_t K, Py_ssize_t y, double tau2,
     # c' = c + log mu (the parametrisation of the equations below).
     cp = bj + mu * alpha * q[j] + u
     for k in range(K):
-        sk[k] = _lambert_log(z[k] + (mu if k == y else 0.0) + cp)
+        # Start each root at the naive clip's log(mu q0_k) (exact for y and
+        # j): log mu + log qy, or log mu + log alpha + z_k - lse.
+        sk[k] = _lambert_refine(u + (log(qy) if k == y else bj + z[k]),
+                                z[k] + (mu if k == y else 0.0) + cp, &q[k])
     for it in range(40):
         # Residuals and Jacobian at (c', u).
         tot = 0.0
@@ -317,8 +340,8 @@ cdef bint _ball_newton(const double *z, Py_ssize_t K, Py_ssize_t y, double tau2,
         ay = 0.0
         for k in range(K):
             # Refined from the last iterate's root: a step or two.
-            sk[k] = _lambert_refine(sk[k], z[k] + (mu if k == y else 0.0) + cp)
-            q[k] = exp(sk[k])
+            sk[k] = _lambert_refine(sk[k], z[k] + (mu if k == y else 0.0) + cp,
+                                    &q[k])
             tot += q[k]
             a = q[k] / (1.0 + q[k])
             sa += a
