@@ -85,19 +85,28 @@ cdef extern from *:
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         __m256d r = _mm256_fnmadd_pd(k, _mm256_set1_pd(6.93147180369123816490e-01), x);
         r = _mm256_fnmadd_pd(k, _mm256_set1_pd(1.90821492927058770002e-10), r);
-        __m256d p = _mm256_set1_pd(1.0 / 479001600.0);
-        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 39916800.0));
-        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 3628800.0));
-        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 362880.0));
-        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 40320.0));
-        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 5040.0));
-        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 720.0));
-        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 120.0));
-        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 24.0));
-        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 6.0));
-        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(0.5));
-        p = _mm256_fmadd_pd(p, r, one);
-        p = _mm256_fmadd_pd(p, r, one);
+        /* Estrin's scheme: pairs, then powers r^2, r^4, r^8; four dependent
+           levels where Horner's rule had twelve (the four sigmoids of a
+           block of rows wait on this chain, not on the FMA units). */
+        __m256d r2 = _mm256_mul_pd(r, r);
+        __m256d r4 = _mm256_mul_pd(r2, r2);
+        __m256d r8 = _mm256_mul_pd(r4, r4);
+        __m256d p01 = _mm256_fmadd_pd(r, one, one);
+        __m256d p23 = _mm256_fmadd_pd(r, _mm256_set1_pd(1.0 / 6.0), _mm256_set1_pd(0.5));
+        __m256d p45 = _mm256_fmadd_pd(r, _mm256_set1_pd(1.0 / 120.0),
+                                      _mm256_set1_pd(1.0 / 24.0));
+        __m256d p67 = _mm256_fmadd_pd(r, _mm256_set1_pd(1.0 / 5040.0),
+                                      _mm256_set1_pd(1.0 / 720.0));
+        __m256d p89 = _mm256_fmadd_pd(r, _mm256_set1_pd(1.0 / 362880.0),
+                                      _mm256_set1_pd(1.0 / 40320.0));
+        __m256d pab = _mm256_fmadd_pd(r, _mm256_set1_pd(1.0 / 39916800.0),
+                                      _mm256_set1_pd(1.0 / 3628800.0));
+        __m256d q0 = _mm256_fmadd_pd(p23, r2, p01);
+        __m256d q1 = _mm256_fmadd_pd(p67, r2, p45);
+        __m256d q2 = _mm256_fmadd_pd(pab, r2, p89);
+        __m256d s0 = _mm256_fmadd_pd(q1, r4, q0);
+        __m256d s1 = _mm256_fmadd_pd(_mm256_set1_pd(1.0 / 479001600.0), r4, q2);
+        __m256d p = _mm256_fmadd_pd(s1, r8, s0);
         __m256i e = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(k));
         e = _mm256_slli_epi64(_mm256_add_epi64(e, _mm256_set1_epi64x(1023)), 52);
         __m256d ex = _mm256_mul_pd(p, _mm256_castsi256_pd(e));
