@@ -134,6 +134,27 @@ def test_integer_ids_and_weights(store_location):
     np.testing.assert_array_equal(kept.sample_weight, np.delete(w, [7, 8]))
 
 
+def test_numbered_inserts_never_take_a_deleted_id(store_location):
+    # Numbered on from the largest current ID alone, a record inserted after
+    # the last one was deleted took its ID and dropped its tombstone: the
+    # deleted person's next request then deleted the new person's record.
+    store = small_store(store_location, n=40, string_ids=False)   # IDs 0..39
+    store.submit([38, 39], request_id="A")
+    store.process()
+    store.edit(X_insert=np.full((2, 3), 0.45), y_insert=[1, 0])
+    ids = store.database().ids.tolist()
+    assert ids[-2:] == [40, 41] and 38 not in ids and 39 not in ids
+    again = store.submit([39], request_id="A-again")
+    assert again.status == "done" and "deleted earlier" in again.reason
+    assert store.audit_record("A-again")["already_deleted"] == [
+        {"id": 39, "edit": 1, "request_id": "A"}]
+    assert store.database().n_samples == 40
+    # IDs the caller names are its own: a deleted one inserted again on purpose
+    # is present again (its tombstone goes), as before.
+    store.edit(X_insert=np.full((1, 3), 0.1), y_insert=[1], insert_ids=[38])
+    assert 38 in store.database().ids.tolist()
+
+
 def test_submit_is_idempotent_and_tells_deleted_from_unknown(frame_store):
     store, _, _ = frame_store
     first = store.submit(["cust00001", "cust00002"], request_id="T-1")

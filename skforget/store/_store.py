@@ -624,6 +624,10 @@ class RecordStore(RequestsMixin):
         ----------
         delete, replace, X_replace, y_replace, X_insert, y_insert, insert_ids
             As in :class:`~skforget.EditRequest`, with records named by ID.
+            Records inserted without IDs (no ``insert_ids``, no index of
+            their own) on an integer store are numbered past every current
+            and every deleted ID: a deleted ID is never given to a new record
+            unless you name it.
         sample_weight_replace, sample_weight_insert : array-like, default=None
             The new records' weights, required when the stored records carry
             weights (a store created from a :class:`~skforget.Database` with
@@ -647,6 +651,8 @@ class RecordStore(RequestsMixin):
                 # (those read from X_insert's index are checked as written).
                 if insert_ids is not None and len(insert_ids):
                     self._check_ids(list(insert_ids))
+                elif self._numbered(X_insert):
+                    insert_ids = self._next_ids(con, len(X_insert))
                 served = self._serve(con, dict(
                     delete=delete, replace=replace, X_replace=X_replace,
                     y_replace=y_replace, X_insert=X_insert, y_insert=y_insert,
@@ -657,6 +663,31 @@ class RecordStore(RequestsMixin):
             finally:
                 con.close()
         return served["certificate"]
+
+    def _numbered(self, X_insert):
+        """Whether the store numbers ``X_insert``'s records itself: an integer
+        store, and no IDs given (no ``insert_ids``, no index of their own)."""
+        if X_insert is None or self._meta["id_kind"] != "int":
+            return False
+        index = getattr(X_insert, "index", None)
+        return not (_is_frame(X_insert)
+                    and not np.array_equal(np.asarray(index), np.arange(len(index))))
+
+    def _next_ids(self, con, n):
+        """``n`` integer IDs no record of this store ever had: on from the
+        largest current one, past every ID whose tombstone says it was deleted.
+        Numbering on from the largest current ID alone gave a deleted last
+        record's ID to a new person and dropped its tombstone, so that the
+        deleted person's next request deleted the new record."""
+        largest = con.one("SELECT MAX(id) FROM records")
+        candidate = 0 if largest is None or largest[0] is None else int(largest[0]) + 1
+        ids = []
+        while len(ids) < n:
+            if con.one("SELECT 1 FROM tombstones WHERE id_hash = ?",
+                       (self._id_hash(candidate),)) is None:
+                ids.append(candidate)
+            candidate += 1
+        return ids
 
     def _refuse_deleted_earlier(self, con, **named):
         """Name an ID this store deleted earlier (the request would otherwise
