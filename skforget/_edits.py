@@ -95,10 +95,23 @@ def _check_frame_block(X, x_name, frame):
                     f"{x_name} row {row}, column {col!r}: the value is not a "
                     "category of the database's column.")
         try:
-            block[col] = block[col].astype(dtype)
+            cast = block[col].astype(dtype)
         except (TypeError, ValueError):
             raise UnlearningError(f"{x_name} column {col!r} cannot be read as the "
                                   f"database's {dtype}.") from None
+        if getattr(dtype, "kind", "O") in "iu":
+            # astype truncates a fraction into integers without a word: the
+            # model would learn, and the database keep, another number.
+            before = pd.to_numeric(block[col], errors="coerce").to_numpy(
+                dtype=float, na_value=np.nan)
+            changed = ~np.isnan(before) & (before != cast.to_numpy(
+                dtype=float, na_value=np.nan))
+            if changed.any():
+                row = int(np.flatnonzero(changed)[0])
+                raise UnlearningError(
+                    f"{x_name} row {row}, column {col!r}: the value is not a whole "
+                    f"number, which the database's {dtype} column would truncate.")
+        block[col] = cast
     return block
 
 

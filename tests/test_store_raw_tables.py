@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from _stores import small_store
 
-from skforget import Database, NoisyGDClassifier
+from skforget import Database, NoisyGDClassifier, NoisyGDRegressor
 from skforget.pipeline import make_private_pipeline
 from skforget.store import RecordStore, forget
 
@@ -63,6 +63,76 @@ def test_an_insert_id_of_the_other_kind_is_refused_before_anything(store_locatio
     # One ID given as a numpy integer.
     forget(store, np.int64(5))
     assert 5 not in store.database().ids.tolist()
+
+
+def test_numbers_an_integer_column_would_not_read_back_are_refused(store_location):
+    # The store reads each column back with its dtype: a fraction inserted
+    # into integer features or an integer target was truncated (SQLite) or
+    # rounded (PostgreSQL) under the version the model had just trained on,
+    # so later edits ran on records the model never saw.
+    rng = np.random.default_rng(0)
+    X = rng.integers(-3, 4, size=(40, 3))
+    db = Database(X, (X[:, 0] > 0).astype(int), ids=[f"p{i}" for i in range(40)])
+    store = RecordStore.create(store_location, db, NoisyGDClassifier(
+        classes=[0, 1], random_state=0, data_norm=6.0).fit(db))
+    before = _snapshot(store)
+    version = store.database().version
+    with pytest.raises(ValueError, match=r"record 'new', column 1: cannot store "
+                       r"a fraction in an integer column, which would read it back "
+                       r"truncated or rounded") as refused:
+        store.edit(X_insert=[[1.0, 1.5, 2.0]], y_insert=[1], insert_ids=["new"])
+    assert "1.5" not in str(refused.value)   # errors reach logs: no value
+    with pytest.raises(ValueError, match=r"record 'p3', column 2: cannot store "
+                       r"a fraction in an integer column"):
+        store.edit(replace=["p3"], X_replace=[[1, 1, 0.25]], y_replace=[0])
+    after = _snapshot(store)
+    np.testing.assert_array_equal(after[0], before[0])
+    assert after[1:] == before[1:] and store.database().version == version
+    # Whole numbers as floats are the same numbers: stored, and read back.
+    store.edit(X_insert=[[1.0, 2.0, -3.0]], y_insert=[1], insert_ids=["new"])
+    back = store.database()
+    np.testing.assert_array_equal(back.X[back.ids.tolist().index("new")], [1, 2, -3])
+
+
+def test_a_missing_value_in_numpy_integers_is_refused(store_location):
+    # NumPy's integers could not read it back (pandas' Int64 holds it), so the
+    # store would fail at every later read.
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.integers(0, 5, 60), "b": rng.normal(size=60)},
+                         index=pd.Index([f"q{i}" for i in range(60)], name="who"))
+    target = pd.Series(rng.integers(0, 2, 60), index=frame.index, name="t")
+    store = _pipeline_store(store_location, frame, target, classes=[0, 1])
+    new = pd.DataFrame({"a": [np.nan], "b": [0.1]},
+                       index=pd.Index(["q99"], name="who"))
+    fraction = pd.DataFrame({"a": [2.5], "b": [0.1]},
+                            index=pd.Index(["q98"], name="who"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # The edit layer casts a frame's new records to the table's dtypes.
+        with pytest.raises(ValueError, match=r"X_insert column 'a' cannot be read "
+                           "as the database's int64"):
+            store.edit(X_insert=new, y_insert=[1])
+        # ... and refuses a fraction astype would truncate into its integers.
+        with pytest.raises(ValueError, match=r"X_insert row 0, column 'a': the "
+                           "value is not a whole number, which the database's "
+                           "int64 column would truncate"):
+            store.edit(X_insert=fraction, y_insert=[1])
+    assert store.database().n_samples == 60
+
+
+def test_a_fraction_in_an_integer_target_is_refused(store_location):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3)) / 2
+    y = rng.integers(0, 10, 40)
+    db = Database(X, y, ids=[f"p{i}" for i in range(40)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        store = RecordStore.create(store_location, db, NoisyGDRegressor(
+            random_state=0, target_offset=5.0, target_scale=5.0).fit(db))
+    with pytest.raises(ValueError, match=r"record 'new', the target: cannot store "
+                       r"a fraction in an integer column"):
+        store.edit(X_insert=[[0.1, 0.1, 0.1]], y_insert=[2.75], insert_ids=["new"])
+    assert store.database().n_samples == 40 and not store.log()
 
 
 def test_ids_beyond_64_bits_are_named_and_nothing_is_created(store_location):

@@ -13,6 +13,7 @@ database's rollback restores the previous consistent state.
 The model is stored with :mod:`pickle`: open only stores you trust.
 """
 
+import functools
 import hashlib
 import hmac
 import json
@@ -71,6 +72,52 @@ def _text_value(value):
         raise TypeError("a date in a text column, read back as a string; give the "
                         "column a datetime dtype")
     return _py(value)
+
+
+def _integer_value(value, nullable=False):
+    """A value of an integer column as stored, refusing a fraction: the
+    column is read back with its dtype, which would truncate (SQLite) or round
+    (PostgreSQL) it, and the records served would no longer be those the
+    model was just trained on; a missing value too, unless the dtype holds
+    one (pandas' ``Int64``): NumPy's integers would not read it back."""
+    stored = _py(value)
+    if stored is None and not nullable:
+        raise TypeError("a missing value in an integer column, which cannot read "
+                        "it back; give the column a float or 'Int64' dtype")
+    if isinstance(stored, float) and not stored.is_integer():
+        # The record and column are named by the caller; the value is not
+        # repeated (errors reach logs and audit records).
+        raise TypeError("a fraction in an integer column, which would read it "
+                        "back truncated or rounded; give the column a float dtype")
+    return stored
+
+
+def _boolean_value(value, nullable=False):
+    """A value of a boolean column as stored, refusing numbers but 0 and 1
+    (and a missing value unless the dtype holds one: pandas' ``boolean``)."""
+    stored = _py(value)
+    if stored is None and not nullable:
+        raise TypeError("a missing value in a bool column, which cannot read it "
+                        "back; give the column the 'boolean' dtype")
+    if isinstance(stored, int | float) and stored not in (0, 1):
+        raise TypeError("a number other than 0 and 1 in a boolean column, which "
+                        "would read it back as True")
+    return stored
+
+
+def _converter(spec):
+    """How a value of a column of dtype ``spec`` is stored: text columns and
+    number columns refuse what they would not return as it was."""
+    if spec in ("object", "str", "string"):
+        return _text_value
+    try:
+        kind, nullable = np.dtype(spec).kind, False
+    except TypeError:   # a pandas extension dtype ("Int64", "boolean", ...)
+        import pandas as pd
+
+        kind, nullable = getattr(pd.api.types.pandas_dtype(spec), "kind", "O"), True
+    check = {"i": _integer_value, "u": _integer_value, "b": _boolean_value}.get(kind)
+    return _py if check is None else functools.partial(check, nullable=nullable)
 
 
 def _certificate(fields):
@@ -419,12 +466,11 @@ class RecordStore(RequestsMixin):
         y = np.asarray(y)
         w = database.sample_weight if meta.get("weighted") else None
         frame = meta["kind"] == "frame"
-        # The target, then each column: text ones refuse what they would not
-        # return as it was (a bool, a date).
+        # The target, then each column: each refuses what it would not return
+        # as it was (a bool or a date in text, a fraction in integers).
         names = ["the target", *(f"column {c['name']!r}" for c in meta["columns"])]
-        convert = [_text_value if spec in ("object", "str", "string") else _py
-                   for spec in (meta["target_dtype"],
-                                *(c["dtype"] for c in meta["columns"]))]
+        convert = [_converter(spec) for spec in
+                   (meta["target_dtype"], *(c["dtype"] for c in meta["columns"]))]
         # Column by column: a row of a frame (X.iloc[i]) takes one dtype for
         # all its cells, and made a category of integers 2.0 beside a float.
         cells = ([X.iloc[:, j].to_numpy(dtype=object) for j in range(X.shape[1])]
