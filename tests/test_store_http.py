@@ -16,7 +16,7 @@ from skforget.store import UnknownRequestError, http_app
 
 uvicorn = pytest.importorskip("uvicorn")
 
-TOKEN = "s3cret-token"
+TOKEN = "s3cret-token-0123456"
 
 
 @pytest.fixture
@@ -183,6 +183,25 @@ def test_serve_command_refuses_a_public_host_without_token(tmp_path, capsys,
     assert main(["serve", "--store", str(tmp_path / "s.sqlite"), "--host",
                  "0.0.0.0"]) == 1
     assert "without a token" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("token", ["", "   ", "short-token", "a token with spaces",
+                                   "tab\tinside-a-long-token", 12345678901234567])
+def test_a_token_that_does_not_protect_is_refused(tmp_path, capsys, monkeypatch,
+                                                  token):
+    # An exported but empty SKFORGET_HTTP_TOKEN served on 0.0.0.0 and let
+    # "Authorization: Bearer " read every audit record.
+    from skforget.__main__ import main
+
+    store = small_store(tmp_path / "s.sqlite")
+    with pytest.raises(ValueError, match="at least 16 characters"):
+        http_app(store, token=token)
+    monkeypatch.setattr("uvicorn.run", lambda *a, **k: pytest.fail("served"))
+    if isinstance(token, str):
+        monkeypatch.setenv("SKFORGET_HTTP_TOKEN", token)
+        assert main(["serve", "--store", str(tmp_path / "s.sqlite"), "--host",
+                     "0.0.0.0"]) == 1
+        assert "at least 16 characters" in capsys.readouterr().err
 
 
 def test_the_audit_records_of_a_window_in_one_call(server):

@@ -139,6 +139,25 @@ def _export(store, query_string):
         raise _HTTPError(400, str(exc)) from None
 
 
+#: Shortest bearer token accepted (characters).
+MIN_TOKEN_LENGTH = 16
+
+
+def _check_token(token):
+    """Refuse a token that does not protect: an empty one (an exported but
+    unset ``SKFORGET_HTTP_TOKEN``) let a header ``Authorization: Bearer ``
+    read every audit record on a public interface."""
+    if token is None:
+        return
+    if not isinstance(token, str) or len(token) < MIN_TOKEN_LENGTH or any(
+            c.isspace() or not c.isprintable() for c in token):
+        raise ValueError(
+            f"the HTTP token must be a string of at least {MIN_TOKEN_LENGTH} "
+            "characters without spaces or control characters (an empty "
+            "SKFORGET_HTTP_TOKEN is a missing secret, not a token); make one with "
+            "python -c 'import secrets; print(secrets.token_urlsafe(32))'.")
+
+
 def http_app(store, *, token=None, max_body=65536, lock_timeout=5.0):
     """An ASGI application serving a store's request queue over HTTP.
 
@@ -146,8 +165,9 @@ def http_app(store, *, token=None, max_body=65536, lock_timeout=5.0):
     ----------
     store : RecordStore
     token : str, default=None
-        The bearer token every request must carry. None: no authentication
-        (for a server reachable from loopback only).
+        The bearer token every request must carry: at least 16 characters,
+        no spaces or control characters (e.g. ``secrets.token_urlsafe(32)``).
+        None: no authentication (for a server reachable from loopback only).
     max_body : int, default=65536
         Largest request body accepted, in bytes.
     lock_timeout : float, default=5.0
@@ -164,6 +184,7 @@ def http_app(store, *, token=None, max_body=65536, lock_timeout=5.0):
     # the key could answer no submission: a server misconfiguration, refused
     # here rather than answered to clients as their error.
     store._tombstone_key()
+    _check_token(token)
     if not (isinstance(lock_timeout, (int, float)) and 0 < lock_timeout < 1e6):
         raise ValueError(f"lock_timeout={lock_timeout!r} must be a positive number "
                          "of seconds (below 1e6).")
@@ -238,6 +259,7 @@ def serve(store, *, host="127.0.0.1", port=8000, token=None):
     except ImportError:
         raise ImportError("the HTTP entry point needs a server: pip install "
                           "'skforget[http]'") from None
+    _check_token(token)
     if token is None and host not in LOOPBACK:
         raise ValueError(f"refusing to serve on {host} without a token: set "
                          "SKFORGET_HTTP_TOKEN, or serve on 127.0.0.1 only.")
