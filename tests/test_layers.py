@@ -24,7 +24,7 @@ LAYERS = (
     ("accounting", ("skforget.accounting", "skforget.accounting.")),
     ("kernels", ("skforget._kernels", "skforget._gd_fast", "skforget._gd_fast_avx2")),
     ("solver", ("skforget._rows", "skforget._solver", "skforget._erm")),
-    ("records", ("skforget._database", "skforget._edits")),
+    ("records", ("skforget._database", "skforget._edits", "skforget._edit_blocks")),
     ("cluster", ("skforget.distributed", "skforget.distributed.")),
     ("certificates", ("skforget.certify", "skforget.certify.")),
     ("estimators", ("skforget._release", "skforget._linear", "skforget._tasks", "skforget._fit_plan",

@@ -963,9 +963,9 @@ def test_a_searchs_released_warning_raised_as_an_error_finds_it_recorded(refit):
     ledger = PrivacyLedger(epsilon=50.0, delta=DELTA)
     for seed in range(40):
         search = PrivateSearchCV(
-            NoisyGDClassifier(classes=[0, 1], delta=DELTA),
-            {"C": [0.1, 1.0]}, epsilon=0.3, n_candidates=2, refit=refit,
-            random_state=seed, ledger=ledger)
+            NoisyGDClassifier(classes=[0, 1]), {"C": [0.1, 1.0]}, epsilon=0.3,
+            delta=DELTA, n_candidates=2, refit=refit, random_state=seed,
+            ledger=ledger)
         with warnings.catch_warnings(record=True) as rec:
             warnings.simplefilter("always")
             search.fit(X, y)

@@ -814,3 +814,48 @@ def test_the_count_is_per_unit_and_at_least_inside_a_nested_search(cancer):
                "it out once per candidate) inside an enclosing model selection, "
                "which repeats them: epsilon at least" in m for m in said)
     assert not any("refit on all rows" in m for m in said)
+
+
+def test_a_budget_written_on_the_estimator_is_not_silently_replaced():
+    """The search's epsilon is what it spends in all: one written on the
+    estimator (or a private pipeline's total) below it would be spent past
+    what its author wrote, and is refused before any run; one above it is
+    replaced with a warning; a seed there does not seed the search (a new-user
+    trial wrote epsilon=0.1 on the pipeline and released a model at 1.0)."""
+    from skforget.pipeline import make_private_pipeline
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 3)) / 2
+    y = (X[:, 0] > 0).astype(int)
+    grid = {"C": [0.1, 1.0]}
+    with pytest.raises(ValueError, match=r"NoisyGDClassifier has epsilon=0.1, "
+                       r"below the search's epsilon=1.*pass epsilon=0.1 to "
+                       "PrivateSearchCV"):
+        PrivateSearchCV(NoisyGDClassifier(classes=[0, 1], epsilon=0.1),
+                        grid).fit(X, y)
+    with pytest.raises(ValueError, match="has delta=1e-09, below the search's"):
+        PrivateSearchCV(NoisyGDClassifier(classes=[0, 1], delta=1e-9),
+                        grid).fit(X, y)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=0.1)
+    with pytest.raises(ValueError, match="PrivatePipeline has epsilon=0.1"):
+        PrivateSearchCV(pipe, {"estimator__C": [0.1, 1.0]}).fit(X, y)
+    with pytest.warns(UserWarning, match=r"epsilon=2.0 is replaced by the "
+                      r"search's figures; the search spends its own epsilon=1"):
+        search = PrivateSearchCV(NoisyGDClassifier(classes=[0, 1], epsilon=2.0),
+                                 grid, random_state=0).fit(X, y)
+    assert search.privacy_guarantee_.epsilon <= 1.0
+    with pytest.warns(UserWarning, match=r"random_state=3 does not seed the "
+                      "search"):
+        PrivateSearchCV(NoisyGDClassifier(classes=[0, 1], random_state=3),
+                        grid).fit(X, y)
+    # Written on the search, or left at the defaults: nothing to say; nor for
+    # a fitted pipeline, whose estimator holds its share of the split.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.filterwarnings("error", message="PrivateSearchCV:")
+        PrivateSearchCV(NoisyGDClassifier(classes=[0, 1]), grid, epsilon=0.5,
+                        random_state=3).fit(X, y)
+        fitted = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]),
+                                       random_state=0).fit(X, y)
+        PrivateSearchCV(fitted, {"estimator__C": [0.1, 1.0]},
+                        random_state=3).fit(X, y)

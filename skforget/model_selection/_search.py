@@ -78,6 +78,7 @@ from skforget.model_selection._pipelines import (
     private_pipeline,
     release_pipeline,
 )
+from skforget.model_selection._stated import check_stated_budget
 
 #: Parameters the search sets itself (the budget and the noise), and those
 #: that change what a run's rho means or can make a run fail on the rows: they
@@ -186,7 +187,10 @@ class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
     estimator : estimator
         A skforget estimator (``NoisyGDClassifier``, ``NoisyGDRegressor``, the
         output-perturbation estimators). Its ``epsilon``, ``delta`` and
-        ``random_state`` are set by the search. Or a
+        ``random_state`` are set by the search: give the total budget and the
+        seed to the search (an ``epsilon`` or ``delta`` written on the
+        estimator, or on the pipeline below, is refused when below the
+        search's, replaced with a warning otherwise). Or a
         :class:`~skforget.pipeline.PrivatePipeline` (from
         :func:`~skforget.pipeline.make_private_pipeline`) for a raw table: its
         private statistics are released once, on all rows, at the share an
@@ -507,6 +511,7 @@ class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
         # rows are checked by its private steps, before any run.
         self._check_all_records(None if pipeline is not None else X, y, base)
         delta = accounting.resolve_delta(self.delta, n_samples=n)
+        check_stated_budget(self, pipeline, estimator, delta)
         held_out = n_val > 0
         refits = held_out and self.refit
         budget = accounting.plan_search(

@@ -13,7 +13,6 @@ database's rollback restores the previous consistent state.
 The model is stored with :mod:`pickle`: open only stores you trust.
 """
 
-import functools
 import hashlib
 import hmac
 import json
@@ -27,11 +26,11 @@ import numpy as np
 from skforget._database import Database, DatabaseVersion, _is_frame
 from skforget._edits import EditRequest, is_selected, tuned_caveat
 from skforget._release import releasing
-from skforget._validation import is_missing
 from skforget.accounting import EditCertificate, PipelineEdit
 from skforget.exceptions import UnlearningError
 from skforget.store._backends import open_backend
 from skforget.store._requests import RequestsMixin, record_id
+from skforget.store._values import _converter, _py
 
 __all__ = ["RecordStore", "forget"]
 
@@ -39,85 +38,6 @@ __all__ = ["RecordStore", "forget"]
 #: the request lifecycle); 2 adds requests and tombstones. Older stores are
 #: migrated when opened.
 SCHEMA = 2
-
-
-def _py(value):
-    """A value SQLite can store: Python scalars; None, NaN, pandas.NA and NaT
-    as NULL."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if is_missing(value):
-        return None
-    if isinstance(value, int) and not -2**63 <= value < 2**63:
-        raise TypeError("an integer outside the 64-bit integers a database "
-                        "column holds")
-    if isinstance(value, str | int | float | bytes):
-        return value
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    raise TypeError(f"a value of type {type(value).__name__}")
-
-
-def _text_value(value):
-    """A value of a text (``object`` or string) column as stored, refusing the
-    types it would not come back as: a bool is stored as 1, a date as its ISO
-    string, so the records served would no longer be those trained on."""
-    if is_missing(value):
-        return None
-    if isinstance(value, bool | np.bool_):
-        raise TypeError("a bool in a text column, read back as 1 or 0; give the "
-                        "column a boolean dtype (.astype('boolean') keeps missing "
-                        "values)")
-    if hasattr(value, "isoformat") and not isinstance(value, str):
-        raise TypeError("a date in a text column, read back as a string; give the "
-                        "column a datetime dtype")
-    return _py(value)
-
-
-def _integer_value(value, nullable=False):
-    """A value of an integer column as stored, refusing a fraction: the
-    column is read back with its dtype, which would truncate (SQLite) or round
-    (PostgreSQL) it, and the records served would no longer be those the
-    model was just trained on; a missing value too, unless the dtype holds
-    one (pandas' ``Int64``): NumPy's integers would not read it back."""
-    stored = _py(value)
-    if stored is None and not nullable:
-        raise TypeError("a missing value in an integer column, which cannot read "
-                        "it back; give the column a float or 'Int64' dtype")
-    if isinstance(stored, float) and not stored.is_integer():
-        # The record and column are named by the caller; the value is not
-        # repeated (errors reach logs and audit records).
-        raise TypeError("a fraction in an integer column, which would read it "
-                        "back truncated or rounded; give the column a float dtype")
-    return stored
-
-
-def _boolean_value(value, nullable=False):
-    """A value of a boolean column as stored, refusing numbers but 0 and 1
-    (and a missing value unless the dtype holds one: pandas' ``boolean``)."""
-    stored = _py(value)
-    if stored is None and not nullable:
-        raise TypeError("a missing value in a bool column, which cannot read it "
-                        "back; give the column the 'boolean' dtype")
-    if isinstance(stored, int | float) and stored not in (0, 1):
-        raise TypeError("a number other than 0 and 1 in a boolean column, which "
-                        "would read it back as True")
-    return stored
-
-
-def _converter(spec):
-    """How a value of a column of dtype ``spec`` is stored: text columns and
-    number columns refuse what they would not return as it was."""
-    if spec in ("object", "str", "string"):
-        return _text_value
-    try:
-        kind, nullable = np.dtype(spec).kind, False
-    except TypeError:   # a pandas extension dtype ("Int64", "boolean", ...)
-        import pandas as pd
-
-        kind, nullable = getattr(pd.api.types.pandas_dtype(spec), "kind", "O"), True
-    check = {"i": _integer_value, "u": _integer_value, "b": _boolean_value}.get(kind)
-    return _py if check is None else functools.partial(check, nullable=nullable)
 
 
 def _certificate(fields):

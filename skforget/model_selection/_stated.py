@@ -1,0 +1,46 @@
+# Authors: The skforget developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What a search replaces on the estimator it tunes, said before any run."""
+
+import inspect
+import warnings
+
+
+def check_stated_budget(search, pipeline, estimator, delta):
+    """Say what the search replaces: an ``epsilon`` or ``delta`` written on
+    the estimator (on the pipeline, for one with private statistics) is
+    replaced by the search's figures, the search's total being what it
+    spends; one below the search's would be spent past what its author
+    wrote, and is refused. A ``random_state`` there does not seed the
+    candidates (the search's does)."""
+    owner = pipeline if pipeline is not None else estimator
+    params = owner.get_params(deep=False)
+    defaults = inspect.signature(type(owner).__init__).parameters
+    split = estimator.__dict__.get("_pipeline_split", {})
+    name = type(owner).__name__
+    total = {"epsilon": float(search.epsilon), "delta": float(delta)}
+    for key in ("epsilon", "delta"):
+        value = params.get(key)
+        if key not in defaults or isinstance(value, str) or \
+                value == defaults[key].default or \
+                (pipeline is None and split.get(key) == value):
+            continue
+        if float(value) < total[key]:
+            raise ValueError(
+                f"{name} has {key}={value!r}, below the search's {key}="
+                f"{total[key]:.6g}, which is what the search spends in all "
+                f"(it sets its candidates' and refit's {key} from it): pass "
+                f"{key}={value!r} to PrivateSearchCV.")
+        warnings.warn(
+            f"PrivateSearchCV: {name}'s {key}={value!r} is replaced by the "
+            f"search's figures; the search spends its own {key}="
+            f"{total[key]:.6g} in all. Give the total to PrivateSearchCV.",
+            UserWarning, stacklevel=4)
+    seed = estimator.get_params().get("random_state")
+    if seed is not None and search.random_state is None:
+        warnings.warn(
+            f"PrivateSearchCV: the estimator's random_state={seed!r} does not "
+            "seed the search: its candidates' noise is drawn from the search's "
+            "random_state (None: a fresh draw), and the returned model keeps "
+            "yours for its later edits. Set PrivateSearchCV(random_state=...) "
+            "to reproduce a search.", UserWarning, stacklevel=4)
