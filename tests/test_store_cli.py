@@ -293,3 +293,43 @@ def test_a_retention_purge_after_the_export(location, capsys, monkeypatch):
         store.purge_requests(before=datetime(2026, 11, 2))
     assert main(["purge", *s, "--before", "tomorrow"]) == 1
     assert "before='tomorrow' is not an ISO 8601 time" in capsys.readouterr().err
+
+
+def test_a_warning_raised_as_an_error_is_one_line_and_the_request_done(tmp_path,
+                                                                       capsys):
+    # python -W error -m skforget process: the model's warning about the edit
+    # comes after the commit, said in one line (it was a traceback, and the
+    # request stayed running).
+    import warnings
+
+    import numpy as np
+
+    from skforget import Database, NoisyGDClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3)) / 2
+    db = Database(X, (X[:, 0] > 0).astype(int), ids=[f"p{i}" for i in range(40)])
+    path = str(tmp_path / "s.sqlite")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        RecordStore.create(path, db, NoisyGDClassifier(random_state=0).fit(db))
+    assert main(["submit", "--store", path, "--request-id", "R1", "--id", "p1"]) == 0
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["process", "--store", path]) == 1
+    err = capsys.readouterr().err
+    assert "warning (PrivacyLeakWarning): This model's label set" in err
+    assert "Traceback" not in err
+    assert RecordStore(path).status("R1").status == "done"
+
+
+def test_a_file_that_is_not_a_database_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.sqlite"
+    bad.write_text("garbage, not SQLite\n" * 20)
+    assert main(["status", "--store", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: not a skforget record store") and \
+        "Traceback" not in err
+    with pytest.raises(ValueError, match="not a skforget record store"):
+        RecordStore(bad)

@@ -643,6 +643,35 @@ def test_a_released_warning_raised_as_an_error_comes_after_the_commit(
     assert "cust00003" not in store.database().ids.tolist()
 
 
+def test_a_models_own_warning_raised_as_an_error_does_not_block_the_queue(
+        store_location):
+    """The model's warnings about an edit, emitted before its pass (a label
+    set read from the rows, an adaptive figure past epsilon), come after the
+    commit too: raised as errors there (python -W error), they rolled the edit
+    back and left its request running, every later run failing the same way
+    and the queue blocked behind it (red team F4)."""
+    import warnings
+
+    from skforget.exceptions import PrivacyLeakWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3)) / 2
+    db = Database(X, (X[:, 0] > 0).astype(int), ids=[f"p{i}" for i in range(40)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = NoisyGDClassifier(random_state=0).fit(db)   # no classes=
+    store = RecordStore.create(store_location, db, model)
+    store.submit(["p1"], request_id="L-1")
+    store.submit(["p2"], request_id="L-2")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(PrivacyLeakWarning, match="label set was read"):
+            store.process()
+    assert [store.status(r).status for r in ("L-1", "L-2")] == ["done", "done"]
+    assert store.audit_record("L-1")["deleted_ids"] == ["p1"]
+    assert store.database().n_samples == 38
+
+
 def test_a_deletion_served_without_a_pass_says_so_in_its_audit_record(
         store_location):
     # Trial finding: the record said "done", 0 noisy steps and a statement in

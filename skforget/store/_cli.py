@@ -215,6 +215,11 @@ def run_command(args):
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return COMMANDS[args.command](store, args) or 0
+    except Warning as exc:
+        # A warning raised as an error (python -W error): the requests it is
+        # about are done and recorded (their warnings come after the commit).
+        print(f"warning ({type(exc).__name__}): {exc}", file=sys.stderr)
+        return 1
     except (OSError, ValueError, TypeError, ImportError, UnknownRequestError,
             sqlite3.OperationalError) as exc:
         if isinstance(exc, BrokenPipeError) or (

@@ -20,12 +20,13 @@ import os
 import pickle
 import re
 import secrets
+import warnings
 
 import numpy as np
 
 from skforget._database import Database, DatabaseVersion, _is_frame
 from skforget._edits import EditRequest, is_selected, tuned_caveat
-from skforget._release import releasing
+from skforget._release import releasing, warn_about_release
 from skforget.accounting import EditCertificate, PipelineEdit
 from skforget.exceptions import UnlearningError
 from skforget.store._backends import open_backend
@@ -210,7 +211,12 @@ class RecordStore(RequestsMixin):
             raise FileNotFoundError(f"no record store at {self._backend.display}; "
                                     "create one with RecordStore.create(location, "
                                     "database, model).")
-        con = self._connect()
+        try:
+            con = self._connect()
+        except self._backend.database_error as exc:
+            # A file that is not a database fails at the connection's first
+            # statement, before the meta table is looked for.
+            raise ValueError(f"not a skforget record store: {exc}") from None
         try:
             self._meta = self._read_meta(con)
             if self._meta.get("schema") != SCHEMA:
@@ -679,7 +685,14 @@ class RecordStore(RequestsMixin):
         state_before = self._read_state(con)
         model = self._read_model(con, state_before)
         request = EditRequest(database, by="id", **edit)
-        model.partial_unlearn(request)
+        # Its warnings come after the commit, with the release's: one raised
+        # as an error here (python -W error) rolled the edit back and left its
+        # requests running, the queue blocked behind them at every run.
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            model.partial_unlearn(request)
+        for w in said:
+            warn_about_release(w.message, w.category)
         edited = request.apply()
         self._write_records(con, request, edited)
         state_after = self._write_model(con, model)
