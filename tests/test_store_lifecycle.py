@@ -462,6 +462,28 @@ def test_a_ledger_refusal_fails_the_request_and_leaves_the_queue_moving(
     assert status.request_id == "next" and status.status == "failed"
 
 
+def test_a_request_finished_within_the_second_after_its_due_time_is_late(
+        frame_store, monkeypatch):
+    """Times are kept to the second: a due date is cut down, a request's end
+    rounded up, so one finished at 00.7 is never on time for a date due at
+    00.2 (both were cut down: served_before_due was true; red team F6)."""
+    import skforget.store._requests as requests
+
+    store, _, _ = frame_store
+    store.submit(["cust00001"], request_id="tight",
+                 due_at="2026-12-01T00:00:00.200000+00:00")
+    assert store.status("tight").due_at == "2026-12-01T00:00:00Z"
+    monkeypatch.setattr(requests, "_now", lambda: datetime(
+        2026, 12, 1, 0, 0, 0, 700000, tzinfo=timezone.utc))
+    assert store.status("tight").overdue
+    store.process()
+    done = store.status("tight")
+    assert done.finished_at == "2026-12-01T00:00:01Z" and done.late
+    assert store.audit_record("tight")["served_before_due"] is False
+    assert requests.iso(datetime(2026, 1, 1, 0, 0, 5, tzinfo=timezone.utc),
+                        up=True) == "2026-01-01T00:00:05Z"
+
+
 def test_due_dates_sort_as_times_and_name_their_field(frame_store):
     """A year under 1000 (a typo) was written unpadded by strftime ("226-12"),
     sorted after every other date and was never overdue (service audit C4)."""

@@ -36,7 +36,7 @@ import json
 import numbers
 import time
 import unicodedata
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from skforget._release import mark_committed, releasing
 from skforget._utils import no_interrupts
@@ -85,11 +85,16 @@ def _now():
     return datetime.now(timezone.utc)
 
 
-def iso(moment):
+def iso(moment, up=False):
     """UTC ISO 8601, to the second: ``2026-11-25T17:42:34Z``. The year has
     four digits whatever the platform's ``strftime`` does (glibc writes year
-    226 as ``226``), so that the strings sort as the times do."""
+    226 as ``226``), so that the strings sort as the times do. ``up``: a
+    fraction of a second counts as the next second (a request's end, and the
+    clock it is compared with: one finished at 00.7 is not on time for a date
+    due at 00.2; due dates are cut down, ends rounded up)."""
     m = moment.astimezone(timezone.utc)
+    if up and m.microsecond:
+        m = m.replace(microsecond=0) + timedelta(seconds=1)
     return (f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:"
             f"{m.second:02d}Z")
 
@@ -171,7 +176,8 @@ class RequestStatus:
     @property
     def overdue(self):
         """Not done or failed, and past its due date."""
-        return self.status in ("pending", "running") and iso(_now()) > self.due_at
+        return (self.status in ("pending", "running")
+                and iso(_now(), up=True) > self.due_at)
 
     @property
     def late(self):
@@ -621,7 +627,7 @@ class RequestsMixin:
         return served
 
     def _finish(self, con, serve, failed, where, served):
-        finished = iso(_now())
+        finished = iso(_now(), up=True)
 
         def deleted_by_edit(row):
             return [i for i in row["ids"] if where[i] == "present"]
@@ -675,7 +681,7 @@ class RequestsMixin:
             row = self._read_request(con, request_id)
             if row is None or row["status"] != "running":
                 return False
-            finished = iso(_now())
+            finished = iso(_now(), up=True)
             con.execute("UPDATE requests SET status = 'failed', reason = ?, "
                         "finished_at = ?, audit = ? WHERE request_id = ?",
                         (reason, finished,
