@@ -44,6 +44,7 @@ from skforget._validation import (
     ENCLOSING_PIPELINE_CHECKS,
     ENCLOSING_PREPROCESSING,
     UNNAMED_NOISE,
+    UNSEEN_SPLITTERS,
     enclosing_pipeline,
     model_selection_fits,
     sklearn_caller,
@@ -199,7 +200,11 @@ def refuse_unaccountable_folds(label, context=()):
         "(privacy-accounting.md, Section 20.4). Draw the folds without the "
         f"rows at every level, e.g. cv=KFold(n_splits={size.n_splits or 5}, "
         "shuffle=True, random_state=0), or tune with "
-        "skforget.model_selection.PrivateSearchCV.")
+        "skforget.model_selection.PrivateSearchCV." + (
+            " If this is cross_val_score, cross_validate or cross_val_predict "
+            "with n_jobs > 1, give it pre_dispatch=\"all\" as well: a fold that "
+            "joblib clones in a thread of its own cannot show its splitter, even "
+            "a KFold." if size.splitter in UNSEEN_SPLITTERS else ""))
 
 
 @contextmanager

@@ -157,7 +157,7 @@ class Level(NamedTuple):
     @property
     def unseen(self):
         """A placeholder for a dispatcher this stack does not show."""
-        return self.name in (_UNSEEN, _DISPATCHED)
+        return self.name in UNSEEN_SPLITTERS
 
 
 class ModelSelectionFits(NamedTuple):
@@ -229,6 +229,8 @@ def _split_kind(cv, estimator, y):
 
 _UNSEEN = "a splitter this process cannot see"
 _DISPATCHED = "a splitter joblib's dispatch thread cannot see"
+#: The names a level takes when its dispatcher is not on this stack.
+UNSEEN_SPLITTERS = (_UNSEEN, _DISPATCHED)
 
 #: scikit-learn modules that run a fit on its input as given (wrappers,
 #: pipelines, utilities), where no level is read.
@@ -509,6 +511,8 @@ def model_selection_label(context=()):
     if fits is None:
         return ""
     if not fits.n_splits:
+        if fits.splitter in UNSEEN_SPLITTERS:
+            return f" (a fit in scikit-learn model selection, from {fits.splitter})"
         return f" (a fit of scikit-learn's {fits.splitter})"
     who = fits.owner or ("scikit-learn search" if fits.n_candidates > 1
                          or fits.refit else "cross-validation")

@@ -1584,6 +1584,15 @@ def test_every_fold_fit_a_ledger_cannot_account_for_is_refused(binary_data, tmp_
         scores = cross_val_score(_model(ledger=shared), X, y, n_jobs=2,
                                  cv=KFold(10, shuffle=True, random_state=0))
         assert 0 < np.isnan(scores).sum() < 10
+        # The refusal names the way out (a new-user trial read only "use
+        # KFold", which it had).
+        with pytest.raises(UnaccountableReleaseError, match=r"\(a fit in "
+                           r"scikit-learn model selection, from a splitter this "
+                           r"process cannot see\).*give it pre_dispatch=\"all\""):
+            cross_val_score(_model(ledger=SharedLedger(
+                tmp_path / "hint.sqlite", epsilon=100.0, delta=DELTA)), X, y,
+                n_jobs=2, cv=KFold(10, shuffle=True, random_state=0),
+                error_score="raise")
         recorded = len(shared.entries)
         assert recorded == 10 - np.isnan(scores).sum()
         cross_val_score(_model(ledger=shared), X, y, cv=kf, n_jobs=2,
