@@ -61,6 +61,18 @@ class PrivacyBudgetExceeded(ValueError):
     """
 
 
+#: What a refused edit means for the person who asked (a new-user trial read
+#: only "what remains ... for one more fit").
+_EDIT_REFUSED = (
+    " The edit was not made: the records it would delete are still in the "
+    "model. A deletion publishes a new model, which spends from the same budget "
+    "as every release on these records; to honour it, either give the account a "
+    "larger budget (a new ledger: what was spent stays spent), or withdraw this "
+    "model and delete the records from your data without publishing a new one. "
+    "Size a ledger for deletions by this figure per edit; a model's "
+    "deletions served without a pass (max_lazy_records) spend nothing.")
+
+
 class UnaccountableReleaseError(PrivacyBudgetExceeded):
     """A release whose figure does not add to a ledger's as one statement.
 
@@ -442,7 +454,8 @@ class PrivacyLedger:
                     "for one more fit" + (
                         "; a search's curve costs more at the same epsilon: "
                         "accounting.largest_search_epsilon(ledger, ...) says how "
-                        "large a search fits." if entry.curve is not None else "."))
+                        "large a search fits." if entry.curve is not None else ".")
+                    + (_EDIT_REFUSED if ".partial_unlearn" in entry.label else ""))
         return None
 
     def _remaining_eps(self, entries):
