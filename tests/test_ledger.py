@@ -1679,3 +1679,13 @@ def test_every_fold_fit_a_ledger_cannot_account_for_is_refused(binary_data, tmp_
         warnings.simplefilter("ignore")
         cross_val_score(GridSearchCV(model, {"C": [0.1, 1.0]}, cv=kf), X, y, cv=kf)
     assert len(ledger.entries) == 3 * (2 * 3 + 1)
+
+
+def test_a_ledger_says_a_delta_too_large_to_mean_anything():
+    # A new-user trial gave PrivacyLedger(1.0, 0.5) without a word.
+    with pytest.warns(UserWarning, match=r"delta=0.5: a delta is the chance"):
+        PrivacyLedger(1.0, 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        PrivacyLedger(1.0, 1e-5)
+        PrivacyLedger(1.0, 1e-3)

@@ -27,6 +27,7 @@ import dataclasses
 import math
 import os
 import threading
+import warnings
 from datetime import datetime, timezone
 
 import numpy as np
@@ -59,6 +60,11 @@ class PrivacyBudgetExceeded(ValueError):
     the figure the release would spend, the total it would reach and what
     remains (privacy-accounting.md, Section 20.3).
     """
+
+
+#: A ledger's delta above this is said to be meaningless for a table of
+#: records (a trial gave delta=0.5 without a word).
+LARGE_DELTA = 1e-3
 
 
 #: What a refused edit means for the person who asked (a new-user trial read
@@ -230,6 +236,13 @@ class PrivacyLedger:
         if math.isinf(self.epsilon):
             raise ValueError("epsilon must be finite.")
         self.delta = check_probability(delta, "delta")
+        if self.delta > LARGE_DELTA:
+            warnings.warn(
+                f"A ledger with delta={self.delta:.3g}: a delta is the chance that "
+                "the releases' figure fails outright, and one this large allows "
+                "about a record in 1/delta to be exposed. Take delta well below "
+                "1/n for n records (the estimators' default is min(1e-5, "
+                "n**-1.1)).", UserWarning, stacklevel=2)
         if relation is not None and relation not in _RELATIONS:
             raise ValueError(f"relation must be one of {_RELATIONS} or None, got "
                              f"{relation!r}.")
