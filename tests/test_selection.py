@@ -863,3 +863,18 @@ def test_a_budget_written_on_the_estimator_is_not_silently_replaced():
                                        random_state=0).fit(X, y)
         PrivateSearchCV(fitted, {"estimator__C": [0.1, 1.0]},
                         random_state=3).fit(X, y)
+
+
+@pytest.mark.parametrize("name,instead", [
+    ("param_grid", "param_distributions"), ("n_iter", "n_candidates, the mean"),
+    ("cv", "no folds"), ("scoring", "no scorer: classifiers score accuracy"),
+    ("n_jobs", "no parallel candidates")])
+def test_a_scikit_learn_search_parameter_names_what_is_there_instead(name,
+                                                                    instead):
+    # A new-user trial met bare "unexpected keyword argument" errors.
+    with pytest.raises(TypeError, match=rf"PrivateSearchCV has no {name}= \(a "
+                       rf"scikit-learn search's\): {instead}"):
+        PrivateSearchCV(NoisyGDClassifier(classes=[0, 1]), **{name: 3})
+    search = PrivateSearchCV(NoisyGDClassifier(classes=[0, 1]), {"C": [1.0]})
+    assert clone(search).get_params()["param_distributions"] == {"C": [1.0]}
+    assert pickle.loads(pickle.dumps(search)).n_candidates == 10

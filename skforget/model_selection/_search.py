@@ -78,7 +78,10 @@ from skforget.model_selection._pipelines import (
     private_pipeline,
     release_pipeline,
 )
-from skforget.model_selection._stated import check_stated_budget
+from skforget.model_selection._stated import (
+    check_stated_budget,
+    refuse_sklearn_names,
+)
 
 #: Parameters the search sets itself (the budget and the noise), and those
 #: that change what a run's rho means or can make a run fail on the rows: they
@@ -311,6 +314,10 @@ class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
         "verbose": ["verbose"],
         "ledger": [HasMethods(["spending", "reserve", "settle", "cancel"]), None],
     }
+
+    def __new__(cls, *args, **kwargs):
+        refuse_sklearn_names(kwargs)
+        return super().__new__(cls)
 
     def __init__(self, estimator, param_distributions, *, epsilon=1.0, delta="auto",
                  n_candidates=10, shape=0.0, validation_fraction=None, refit=True,

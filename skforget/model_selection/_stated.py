@@ -44,3 +44,33 @@ def check_stated_budget(search, pipeline, estimator, delta):
             "random_state (None: a fresh draw), and the returned model keeps "
             "yours for its later edits. Set PrivateSearchCV(random_state=...) "
             "to reproduce a search.", UserWarning, stacklevel=4)
+
+
+#: scikit-learn's search parameters PrivateSearchCV does not take, and what
+#: it has in their place (a new-user trial met bare TypeErrors).
+SKLEARN_SEARCH_NAMES = {
+    "param_grid": "param_distributions (a dict; a list of values is drawn "
+                  "from uniformly, a scipy distribution sampled)",
+    "n_iter": "n_candidates, the mean of a random number of candidate runs "
+              "(the number itself stays secret, Papernot and Steinke 2022)",
+    "cv": "no folds: each candidate is scored privately on its own rows, or "
+          "on a held-out validation_fraction",
+    "scoring": "no scorer: classifiers score accuracy, regressors 1 - min(|y - "
+               "y_hat| / target_bound, 1), each with noise",
+    "n_jobs": "no parallel candidates (the estimator's own n_jobs threads each "
+              "fit)",
+    "error_score": "no error score: a failed run fails the search, which "
+                   "records nothing",
+    "return_train_score": "no scores but the released run's",
+    "pre_dispatch": "no dispatch: candidates run one after the other",
+}
+
+
+def refuse_sklearn_names(kwargs):
+    """A TypeError naming what PrivateSearchCV has instead of a scikit-learn
+    search's parameter, before Python's bare "unexpected keyword"."""
+    for name in kwargs:
+        if name in SKLEARN_SEARCH_NAMES:
+            raise TypeError(
+                f"PrivateSearchCV has no {name}= (a scikit-learn search's): "
+                f"{SKLEARN_SEARCH_NAMES[name]}.")
