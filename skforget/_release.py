@@ -413,6 +413,16 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
                 else "Pass ledger=skforget.PrivacyLedger(epsilon, delta) "
                 "(skforget.store.SharedLedger with n_jobs > 1) to record every "
                 "fit and refuse those past a budget. ")
+    if ledger is not None and size.n_splits:
+        # It checks one fit at a time and adds every fit (it cannot see which
+        # rows each trained on): a trial sized a ledger by the per-record
+        # figure and had its search refused at the refit, 98 % spent.
+        n_all = size.n_candidates * size.n_splits + int(size.refit)
+        spent, _ = reading(n_all)
+        recorded += (f"It adds all {n_all} fits ({at_least or 'at most '}epsilon "
+                     f"{spent:.3g}) "
+                     "and checks them one at a time: a budget short of that "
+                     "refuses a fit after the others have spent theirs. ")
     seeds = [estimator.get_params().get("random_state")]
     if pipeline is not None:    # its private steps draw from their own seeds
         seeds += [value for key, value in pipeline.get_params().items()

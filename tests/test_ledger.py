@@ -564,6 +564,13 @@ def test_grid_search_in_process_records_every_fit(binary_data):
     assert any("2 candidate(s) x 3 split(s) and a refit on all rows, 5 of them "
                "train on each record" in m and "The ledger given records each fit"
                in m for m in said)
+    # What the ledger will add, and that it checks one fit at a time (a trial
+    # sized a ledger by the per-record figure; the search was refused at its
+    # refit with 98 % spent).
+    spent = re.search(r"It adds all 7 fits \(at most epsilon ([0-9.]+)\) and "
+                      r"checks them one at a time", said[0])
+    assert spent is not None
+    assert float(spent.group(1)) >= ledger.total.epsilon * (1 - 1e-3)
 
 
 def test_grid_search_in_worker_processes(binary_data, tmp_path):
