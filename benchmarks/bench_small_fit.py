@@ -14,6 +14,12 @@ standardised on the training split and normalised to unit norm, as in
   cross-validation fold of the same size or a search candidate, whose plan is a
   pure function of the same public numbers and is remembered.
 
+``LogisticRegression()`` is timed twice per round, with its BLAS threads as
+they come and limited to one (``threadpoolctl``), and the faster of the two
+is its time: on a shared 2-core machine OpenBLAS's threads made its digits fit
+18x slower (237 ms against 13.7 ms on one thread), which flattered the ratio.
+The private fits run on one thread (``n_jobs=None``).
+
 Reported: medians over the rounds, and each private fit's time as a ratio to
 ``LogisticRegression()``'s in the same round (median of the ratios). Issue 23
 asks for at most 2x at 1k-5k rows. Before the planner's hull was built row by
@@ -29,6 +35,7 @@ from _common import Section, md_table, scenario_main
 from _tables import load_table, represent
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
+from threadpoolctl import threadpool_limits
 
 from skforget import NoisyGDClassifier
 from skforget.accounting import _cyclic
@@ -57,8 +64,10 @@ def run_table(name, rounds, log):
     classes = list(range(len(table.classes)))
     times = {"LogisticRegression()": [], "first fit": [], "repeat": []}
     for r in range(rounds):
-        times["LogisticRegression()"].append(
-            _timed(lambda: LogisticRegression().fit(X_tr, y_tr)))
+        threads = _timed(lambda: LogisticRegression().fit(X_tr, y_tr))
+        with threadpool_limits(1):
+            one = _timed(lambda: LogisticRegression().fit(X_tr, y_tr))
+        times["LogisticRegression()"].append(min(threads, one))
         _cyclic._bound_cached.cache_clear()
         times["first fit"].append(_timed(lambda r=r: NoisyGDClassifier(
             classes=classes, random_state=r).fit(X_tr, y_tr)))
@@ -91,7 +100,8 @@ def run(*, smoke=False, out_dir=None, log=print, tables=None):
                      "yes" if q["first fit"] <= 2.0 else "no"])
     markdown = "\n".join([
         f"Medians over {rounds} interleaved rounds; milliseconds and ratios to "
-        "`LogisticRegression()` in the same round. 'first fit' clears the "
+        "`LogisticRegression()` in the same round (the faster of its fits with "
+        "its BLAS threads and on one thread). 'first fit' clears the "
         "planner's remembered bounds before it; 'repeat' is another seed on "
         "the same table (its plan remembered). 'at most 2x': the first fit.", "",
         md_table(["table", "LR ms", "first fit ms", "ratio", "repeat ms", "ratio",
