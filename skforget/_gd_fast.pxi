@@ -76,18 +76,20 @@ cdef extern from *:
        (truncation below 2e-16), and 2^k from the exponent bits. Clamping the
        argument keeps 2^k a normal number; the sigmoid is already exactly 0 or 1
        in double beyond it. */
-    static inline void skf_sigmoid4(double *z) {
+    /* exp(x) of four doubles on [-708, 708] (clamped; NaN stays NaN) by
+       Cody-Waite reduction, exp(r) = sum_{j<=12} r^j / j! on |r| <= ln2/2
+       (truncation below 2e-16), and 2^k from the exponent bits. Clamping the
+       argument keeps 2^k a normal number. */
+    static inline __m256d skf_exp4_pd(__m256d x) {
         const __m256d one = _mm256_set1_pd(1.0);
-        __m256d x = _mm256_sub_pd(_mm256_setzero_pd(), _mm256_loadu_pd(z));
-        x = _mm256_min_pd(_mm256_max_pd(x, _mm256_set1_pd(-708.0)),
-                          _mm256_set1_pd(708.0));
+        x = _mm256_min_pd(_mm256_set1_pd(708.0), _mm256_max_pd(_mm256_set1_pd(-708.0), x));
         __m256d k = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(1.4426950408889634)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         __m256d r = _mm256_fnmadd_pd(k, _mm256_set1_pd(6.93147180369123816490e-01), x);
         r = _mm256_fnmadd_pd(k, _mm256_set1_pd(1.90821492927058770002e-10), r);
         /* Estrin's scheme: pairs, then powers r^2, r^4, r^8; four dependent
-           levels where Horner's rule had twelve (the four sigmoids of a
-           block of rows wait on this chain, not on the FMA units). */
+           levels where Horner's rule had twelve (the four values of a block
+           wait on this chain, not on the FMA units). */
         __m256d r2 = _mm256_mul_pd(r, r);
         __m256d r4 = _mm256_mul_pd(r2, r2);
         __m256d r8 = _mm256_mul_pd(r4, r4);
@@ -109,12 +111,24 @@ cdef extern from *:
         __m256d p = _mm256_fmadd_pd(s1, r8, s0);
         __m256i e = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(k));
         e = _mm256_slli_epi64(_mm256_add_epi64(e, _mm256_set1_epi64x(1023)), 52);
-        __m256d ex = _mm256_mul_pd(p, _mm256_castsi256_pd(e));
+        return _mm256_mul_pd(p, _mm256_castsi256_pd(e));
+    }
+    /* Four logistic sigmoids at once, in place: 1 / (1 + exp(-z)); the
+       sigmoid is already exactly 0 or 1 in double beyond the clamp. */
+    static inline void skf_sigmoid4(double *z) {
+        const __m256d one = _mm256_set1_pd(1.0);
+        __m256d ex = skf_exp4_pd(_mm256_sub_pd(_mm256_setzero_pd(), _mm256_loadu_pd(z)));
         _mm256_storeu_pd(z, _mm256_div_pd(one, _mm256_add_pd(one, ex)));
+    }
+    /* Four exps in place (the softmax's, of margins shifted to <= 0: one
+       below -708 gives about 3e-308 against a sum of at least 1). */
+    static inline void skf_exp4(double *z) {
+        _mm256_storeu_pd(z, skf_exp4_pd(_mm256_loadu_pd(z)));
     }
     #else
     #define SKF_SIGMOID4 0
     static inline void skf_sigmoid4(double *z) { (void)z; }
+    static inline void skf_exp4(double *z) { (void)z; }
     #endif
     #ifdef _OPENMP
     #define SKF_OPENMP 1
@@ -133,6 +147,7 @@ cdef extern from *:
     void SKF_PREFETCH(const void *p) noexcept nogil
     bint SKF_SIGMOID4
     void skf_sigmoid4(double *z) noexcept nogil
+    void skf_exp4(double *z) noexcept nogil
     int skf_cpu_has_avx2_fma() noexcept nogil
     bint SKF_OPENMP
 
@@ -182,6 +197,20 @@ cdef inline bint _batch_sigmoids(int loss, double *z, Py_ssize_t count) noexcept
     for t in range(0, count, 4):
         skf_sigmoid4(&z[t])
     return True
+
+
+cdef inline void _exps(double *z, Py_ssize_t K) noexcept nogil:
+    """``z[k] <- exp(z[k])`` for ``k < K``: four at a time where the build has
+    the vector exp (a softmax's ten scalar exps cost more than its row's
+    dot products), the rest by libm."""
+    cdef Py_ssize_t k = 0
+    if SKF_SIGMOID4:
+        while k + 4 <= K:
+            skf_exp4(&z[k])
+            k += 4
+    while k < K:
+        z[k] = exp(z[k])
+        k += 1
 
 
 cdef enum:
@@ -440,7 +469,9 @@ cdef void _softmax_ball(double *z, Py_ssize_t K, Py_ssize_t y,
     s = 0.0
     for k in range(K):
         zz[k] = z[k] - m   # shifted margins: c absorbs the shift
-        q[k] = exp(zz[k])
+        q[k] = zz[k]
+    _exps(q, K)
+    for k in range(K):
         s += q[k]
     d2 = 0.0
     for k in range(K):
@@ -515,7 +546,9 @@ cdef inline void _residuals(int loss, double *z, Py_ssize_t K, double y,
             m = fmax(m, z[k])
         s = 0.0
         for k in range(K):
-            z[k] = exp(z[k] - m)
+            z[k] = z[k] - m
+        _exps(z, K)
+        for k in range(K):
             s += z[k]
         for k in range(K):
             z[k] /= s
