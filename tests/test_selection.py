@@ -859,6 +859,9 @@ def test_a_budget_written_on_the_estimator_is_not_silently_replaced():
         warnings.filterwarnings("error", message="PrivateSearchCV:")
         PrivateSearchCV(NoisyGDClassifier(classes=[0, 1]), grid, epsilon=0.5,
                         random_state=3).fit(X, y)
+        # The same figure written on both: nothing replaced.
+        PrivateSearchCV(NoisyGDClassifier(classes=[0, 1], epsilon=0.5), grid,
+                        epsilon=0.5, random_state=3).fit(X, y)
         fitted = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]),
                                        random_state=0).fit(X, y)
         PrivateSearchCV(fitted, {"estimator__C": [0.1, 1.0]},

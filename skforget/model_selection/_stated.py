@@ -22,7 +22,7 @@ def check_stated_budget(search, pipeline, estimator, delta):
     for key in ("epsilon", "delta"):
         value = params.get(key)
         if key not in defaults or isinstance(value, str) or \
-                value == defaults[key].default or \
+                value == defaults[key].default or float(value) == total[key] or \
                 (pipeline is None and split.get(key) == value):
             continue
         if float(value) < total[key]:
