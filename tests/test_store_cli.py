@@ -295,11 +295,12 @@ def test_a_retention_purge_after_the_export(location, capsys, monkeypatch):
     assert "before='tomorrow' is not an ISO 8601 time" in capsys.readouterr().err
 
 
-def test_a_warning_raised_as_an_error_is_one_line_and_the_request_done(tmp_path,
-                                                                       capsys):
-    # python -W error -m skforget process: the model's warning about the edit
-    # comes after the commit, said in one line (it was a traceback, and the
-    # request stayed running).
+def test_a_warning_raised_as_an_error_is_one_line_and_the_request_waits(
+        tmp_path, capsys):
+    # python -W error -m skforget process: a warning the model gives before
+    # its pass stops the edit (the operator's filter), said in one line (it
+    # was a traceback), and the request waits with it as its reason (it
+    # stayed running with none).
     import warnings
 
     import numpy as np
@@ -321,7 +322,8 @@ def test_a_warning_raised_as_an_error_is_one_line_and_the_request_done(tmp_path,
     err = capsys.readouterr().err
     assert "warning (PrivacyLeakWarning): This model's label set" in err
     assert "Traceback" not in err
-    assert RecordStore(path).status("R1").status == "done"
+    status = RecordStore(path).status("R1")
+    assert status.status == "running" and "PrivacyLeakWarning" in status.reason
 
 
 def test_a_file_that_is_not_a_database_is_one_line(tmp_path, capsys):

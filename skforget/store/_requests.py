@@ -569,6 +569,14 @@ class RequestsMixin:
             # needed a new request, and a person's erasure its resubmission.
             self._note_waiting(claimed, f"waiting for the ledger: {exc}")
             raise
+        except Warning as exc:
+            # A warning the model gives before its pass, raised as an error by
+            # the caller's filters (python -W error): their choice to stop the
+            # edit (privacy-accounting.md, 20.3). The requests wait with it as
+            # their reason, rather than running without one.
+            self._note_waiting(claimed, "stopped by a warning raised as an error "
+                               f"({type(exc).__name__}): {exc}")
+            raise
         except _Refused as refusal:
             refused, serve, failed, where = refusal.args
             for r in failed:
