@@ -237,12 +237,15 @@ cdef inline double _lambert_refine(double s, double t, double *e_out) noexcept n
     Newton of ``_ball_newton`` tests its residuals at 1e-14, which a root
     one ulp off made it miss on some rows of 30 classes (then the bracketed
     solver, 1e-13 in ``log mu``)."""
-    cdef double e, f, step
+    cdef double e, f, step, d
     cdef int it
     for it in range(100):
         e = exp(s)
         f = e + s - t
-        step = f / ((e + 1.0) - 0.5 * f * e / (e + 1.0))
+        d = (e + 1.0) - 0.5 * f * e / (e + 1.0)
+        # Where f e overflows Halley's denominator is infinite and its step a
+        # -0.0 that would pass for converged: Newton's step then.
+        step = f / d if fabs(d) <= 1e300 else f / (e + 1.0)
         s -= step
         if fabs(step) <= 1e-6:
             # One Newton step at the rounding level, on exp(s) from the
@@ -367,10 +370,11 @@ cdef bint _ball_newton(const double *z, Py_ssize_t K, Py_ssize_t y, double tau2,
     # c' = c + log mu (the parametrisation of the equations below).
     cp = bj + mu * alpha * q[j] + u
     for k in range(K):
-        # Start each root at the naive clip's log(mu q0_k) (exact for y and
-        # j): log mu + log qy, or log mu + log alpha + z_k - lse.
-        sk[k] = _lambert_refine(u + (log(qy) if k == y else bj + z[k]),
-                                z[k] + (mu if k == y else 0.0) + cp, &q[k])
+        # From _lambert_log's start, exact to first order at both ends: the
+        # naive clip's log(mu q0_k), far from the root for a class whose
+        # margin lies hundreds below, sent Halley where f e overflowed (a
+        # second reader's rows of margins 300 apart).
+        sk[k] = _lambert_log(z[k] + (mu if k == y else 0.0) + cp, &q[k])
     for it in range(40):
         # Residuals and Jacobian at (c', u).
         tot = 0.0

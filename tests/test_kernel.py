@@ -394,6 +394,33 @@ def test_clipped_softmax_is_exact_to_rounding(kernel):
 
 
 @pytest.mark.parametrize("kernel", BUILDS, ids=lambda m: m.__name__.split(".")[-1])
+def test_clipped_softmax_with_margins_hundreds_apart(kernel):
+    """A class whose margin lies hundreds below the others: roots started at
+    the naive clip sent Halley where f e overflowed, its -0.0 step passed for
+    converged, and the kernel returned the naive clip (a second reader: 20 of
+    2,290 binding rows at margin scale 300), jumping by 0.18 for a margin
+    moved by 0.1, against Lemma 4.5's 1/2-Lipschitz residual."""
+    y, tau = 2, 0.5
+    z = np.array([0.0, -50.0, -800.0])
+    v = _softmax_residual(kernel, z, y, tau)
+    q = v + np.eye(3)[y]
+    zz = z - z.max()
+    mu = ((np.log(q[y]) - zz[y]) - (np.log(q[1]) - zz[1])) / (q[1] + 1 - q[y])
+    c = np.log(mu * q[1]) + mu * q[1] - zz[1]
+    # Within 1e-9 (the bracketed solver's 1e-13 in log mu, where Newton cannot
+    # certify such a row); the naive clip was 0.13 away.
+    np.testing.assert_allclose(v, _ball_reference(z, y, tau, (c, np.log(mu))),
+                               rtol=0, atol=1e-9)
+    previous = None
+    for A in np.linspace(600.0, 900.0, 601):
+        w = _softmax_residual(kernel, np.array([0.0, -50.0, -A]), y, tau)
+        if previous is not None:
+            assert np.linalg.norm(w - previous[1]) <= \
+                0.5 * (A - previous[0]) * (1 + 1e-7) + 1e-12
+        previous = (A, w)
+
+
+@pytest.mark.parametrize("kernel", BUILDS, ids=lambda m: m.__name__.split(".")[-1])
 def test_clipped_softmax_stays_in_small_balls_and_finite(kernel):
     """The residual's norm is at most tau to a few ulps *relative to tau*, also
     for tiny tau (projecting q and subtracting e_y again rounded q_y near 1,
