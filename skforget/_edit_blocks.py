@@ -3,10 +3,13 @@
 """The new records of an edit request: checked against the database's shape and
 dtypes, and the IDs they take."""
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 
 from skforget._database import _is_frame, check_unique_ids
+from skforget._validation import is_missing
 from skforget.exceptions import UnlearningError
 
 
@@ -47,23 +50,38 @@ def _check_frame_block(X, x_name, frame):
                 raise UnlearningError(
                     f"{x_name} row {row}, column {col!r}: the value is not a "
                     "category of the database's column.")
+        kind = getattr(dtype, "kind", "O")
+        if kind == "b":
+            # astype(bool) makes 0.5, 2, NaN or "no" True without a word.
+            values = block[col].to_numpy(dtype=object)
+            bad = [not (isinstance(v, bool | np.bool_) or (
+                isinstance(v, numbers.Real) and v in (0, 1)) or (
+                is_missing(v) and not isinstance(dtype, np.dtype))) for v in values]
+            if any(bad):
+                raise UnlearningError(
+                    f"{x_name} row {bad.index(True)}, column {col!r}: the value is "
+                    f"not a boolean, which the database's {dtype} column would "
+                    "read otherwise.")
         try:
             cast = block[col].astype(dtype)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise UnlearningError(f"{x_name} column {col!r} cannot be read as the "
                                   f"database's {dtype}.") from None
-        if getattr(dtype, "kind", "O") in "iu":
-            # astype truncates a fraction into integers without a word: the
-            # model would learn, and the database keep, another number.
+        if kind in "iu":
+            # astype truncates a fraction into integers, and wraps a number
+            # outside their range, without a word: the model would learn, and
+            # the database keep, another number.
             before = pd.to_numeric(block[col], errors="coerce").to_numpy(
                 dtype=float, na_value=np.nan)
             changed = ~np.isnan(before) & (before != cast.to_numpy(
                 dtype=float, na_value=np.nan))
             if changed.any():
                 row = int(np.flatnonzero(changed)[0])
-                raise UnlearningError(
-                    f"{x_name} row {row}, column {col!r}: the value is not a whole "
-                    f"number, which the database's {dtype} column would truncate.")
+                what = ("not a whole number, which the database's {} column would "
+                        "truncate" if before[row] != np.trunc(before[row]) else
+                        "outside the range of the database's {} column")
+                raise UnlearningError(f"{x_name} row {row}, column {col!r}: the "
+                                      f"value is {what.format(dtype)}.")
         block[col] = cast
     return block
 

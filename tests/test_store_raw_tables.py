@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from _stores import small_store
 
-from skforget import Database, NoisyGDClassifier, NoisyGDRegressor
+from skforget import Database, EditRequest, NoisyGDClassifier, NoisyGDRegressor
+from skforget.exceptions import UnlearningError
 from skforget.pipeline import make_private_pipeline
 from skforget.store import RecordStore, forget
 
@@ -118,6 +119,52 @@ def test_a_missing_value_in_numpy_integers_is_refused(store_location):
                            "int64 column would truncate"):
             store.edit(X_insert=fraction, y_insert=[1])
     assert store.database().n_samples == 60
+
+
+def test_numbers_outside_a_columns_range_and_non_booleans_are_refused(
+        store_location):
+    # A second reader: a float of 2**63 came back as -2**63 from SQLite (and
+    # failed in PostgreSQL), a uint8 column wrapped 300 to 44, and a frame's
+    # NumPy bool column made 0.5, 2, NaN and "no" True, all without a word.
+    rng = np.random.default_rng(0)
+    X = rng.integers(-3, 4, size=(40, 3))
+    db = Database(X, (X[:, 0] > 0).astype(int), ids=[f"p{i}" for i in range(40)])
+    store = RecordStore.create(store_location, db, NoisyGDClassifier(
+        classes=[0, 1], random_state=0, data_norm=6.0).fit(db))
+    with pytest.raises(ValueError, match=r"record 'big', column 0: cannot store "
+                       "a number outside the range of its int64 column"):
+        store.edit(X_insert=[[2.0**63, 1.0, 1.0]], y_insert=[1], insert_ids=["big"])
+    assert store.database().n_samples == 40
+    frame = pd.DataFrame({"u": rng.integers(0, 200, 60).astype(np.uint8),
+                          "b": rng.integers(0, 2, 60).astype(bool),
+                          "a": rng.normal(size=60)},
+                         index=pd.Index([f"q{i}" for i in range(60)], name="who"))
+    edits = EditRequest(Database(frame, rng.integers(0, 2, 60)), by="id",
+                        X_insert=frame.iloc[:1].rename(index={"q0": "new"}),
+                        y_insert=[1])
+    assert edits.n_inserted == 1      # the frame's own dtypes pass
+    for column, value, said in [("u", 300, "outside the range of the database's "
+                                 "uint8 column"),
+                                ("u", -1, "outside the range"),
+                                ("b", 0.5, "not a boolean"), ("b", 2, "not a boolean"),
+                                ("b", np.nan, "not a boolean"),
+                                ("b", "no", "not a boolean")]:
+        new = frame.iloc[:1].astype(object).rename(index={"q0": "new"})
+        new[column] = [value]
+        with pytest.raises(UnlearningError, match=rf"X_insert row 0, column "
+                           rf"'{column}': the value is {said}"):
+            EditRequest(Database(frame, rng.integers(0, 2, 60)), by="id",
+                        X_insert=new, y_insert=[1])
+    with pytest.raises(UnlearningError, match="X_insert must be 2-D"):
+        store.edit(X_insert=np.float64(0.1), y_insert=1)
+
+
+def test_a_sparse_block_is_numbered_like_any_other(store_location):
+    import scipy.sparse as sp
+
+    store = small_store(store_location, n=10, string_ids=False)
+    store.edit(X_insert=sp.csr_matrix(np.full((2, 3), 0.1)), y_insert=[1, 0])
+    assert store.database().ids.tolist()[-2:] == [10, 11]
 
 
 def test_a_fraction_in_an_integer_target_is_refused(store_location):

@@ -623,7 +623,8 @@ class RecordStore(RequestsMixin):
                 if insert_ids is not None and len(insert_ids):
                     self._check_ids(list(insert_ids))
                 elif self._numbered(X_insert):
-                    insert_ids = self._next_ids(con, len(X_insert))
+                    # np.shape: a sparse block has no len().
+                    insert_ids = self._next_ids(con, np.shape(X_insert)[0])
                 served = self._serve(con, dict(
                     delete=delete, replace=replace, X_replace=X_replace,
                     y_replace=y_replace, X_insert=X_insert, y_insert=y_insert,
@@ -638,8 +639,9 @@ class RecordStore(RequestsMixin):
     def _numbered(self, X_insert):
         """Whether the store numbers ``X_insert``'s records itself: an integer
         store, and no IDs given (no ``insert_ids``, no index of their own)."""
-        if X_insert is None or self._meta["id_kind"] != "int":
-            return False
+        if X_insert is None or self._meta["id_kind"] != "int" or \
+                len(np.shape(X_insert)) != 2:
+            return False   # (a block of another shape: EditRequest says so)
         index = getattr(X_insert, "index", None)
         return not (_is_frame(X_insert)
                     and not np.array_equal(np.asarray(index), np.arange(len(index))))

@@ -44,7 +44,7 @@ def _text_value(value):
     return _py(value)
 
 
-def _integer_value(value, nullable=False):
+def _integer_value(value, nullable=False, bounds=None):
     """A value of an integer column as stored, refusing a fraction: the
     column is read back with its dtype, which would truncate (SQLite) or round
     (PostgreSQL) it, and the records served would no longer be those the
@@ -59,6 +59,12 @@ def _integer_value(value, nullable=False):
         # repeated (errors reach logs and audit records).
         raise TypeError("a fraction in an integer column, which would read it "
                         "back truncated or rounded; give the column a float dtype")
+    if bounds is not None and isinstance(stored, int | float) and \
+            not bounds[0] <= stored <= bounds[1]:
+        # A float of 2**63 came back as -2**63 (SQLite) or failed to store
+        # (PostgreSQL); a uint8 column wraps 300 to 44.
+        raise TypeError(f"a number outside the range of its {bounds[2]} column, "
+                        "which would not read it back")
     return stored
 
 
@@ -81,10 +87,16 @@ def _converter(spec):
     if spec in ("object", "str", "string"):
         return _text_value
     try:
-        kind, nullable = np.dtype(spec).kind, False
+        dtype, nullable = np.dtype(spec), False
     except TypeError:   # a pandas extension dtype ("Int64", "boolean", ...)
         import pandas as pd
 
-        kind, nullable = getattr(pd.api.types.pandas_dtype(spec), "kind", "O"), True
-    check = {"i": _integer_value, "u": _integer_value, "b": _boolean_value}.get(kind)
-    return _py if check is None else functools.partial(check, nullable=nullable)
+        dtype, nullable = pd.api.types.pandas_dtype(spec), True
+    kind = getattr(dtype, "kind", "O")
+    if kind in "iu":
+        info = np.iinfo(getattr(dtype, "numpy_dtype", dtype))
+        return functools.partial(_integer_value, nullable=nullable,
+                                 bounds=(int(info.min), int(info.max), str(dtype)))
+    if kind == "b":
+        return functools.partial(_boolean_value, nullable=nullable)
+    return _py
