@@ -567,10 +567,19 @@ def test_grid_search_in_process_records_every_fit(binary_data):
     # What the ledger will add, and that it checks one fit at a time (a trial
     # sized a ledger by the per-record figure; the search was refused at its
     # refit with 98 % spent).
-    spent = re.search(r"It adds all 7 fits \(at most epsilon ([0-9.]+)\) and "
-                      r"checks them one at a time", said[0])
+    spent = re.search(r"It adds all 7 fits \(at most epsilon ([0-9.]+) at its "
+                      r"delta 1e-05\) and checks them one at a time", said[0])
     assert spent is not None
     assert float(spent.group(1)) >= ledger.total.epsilon * (1 - 1e-3)
+    # At the ledger's delta, not the fit's: a smaller one reads the same fits
+    # as a larger epsilon (a second reader: 2.95 said, 3.38 reached at 1e-7).
+    strict = PrivacyLedger(epsilon=100.0, delta=1e-7)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        _grid(strict, 1).fit(X, y)
+    said = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning]
+    spent = re.search(r"at most epsilon ([0-9.]+) at its delta 1e-07", said[0])
+    assert float(spent.group(1)) >= strict.total.epsilon * (1 - 1e-3)
 
 
 def test_grid_search_in_worker_processes(binary_data, tmp_path):
@@ -1696,3 +1705,16 @@ def test_a_ledger_says_a_delta_too_large_to_mean_anything():
         warnings.simplefilter("error")
         PrivacyLedger(1.0, 1e-5)
         PrivacyLedger(1.0, 1e-3)
+
+
+def test_a_large_delta_is_said_once_when_the_budget_is_set(tmp_path):
+    # A second reader: every reopen and unpickle of a SharedLedger said it
+    # again, pointing at skforget's own line (and under -W error could not
+    # reopen the file).
+    with pytest.warns(UserWarning, match="delta=0.01") as said:
+        SharedLedger(tmp_path / "l.sqlite", epsilon=1.0, delta=0.01)
+    assert said[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = SharedLedger(tmp_path / "l.sqlite")
+        pickle.loads(pickle.dumps(again))

@@ -236,13 +236,18 @@ class PrivacyLedger:
         if math.isinf(self.epsilon):
             raise ValueError("epsilon must be finite.")
         self.delta = check_probability(delta, "delta")
-        if self.delta > LARGE_DELTA:
+        reopened = self.__dict__.pop("_reopened", False)
+        if self.delta > LARGE_DELTA and not reopened:
+            # Said when a budget is set, not when a copy or a SharedLedger
+            # file reopens it; at the line that set it (a subclass's __init__
+            # calls this one).
+            level = 2 if type(self).__init__ is PrivacyLedger.__init__ else 3
             warnings.warn(
                 f"A ledger with delta={self.delta:.3g}: a delta is the chance that "
                 "the releases' figure fails outright, and one this large allows "
                 "about a record in 1/delta to be exposed. Take delta well below "
                 "1/n for n records (the estimators' default is min(1e-5, "
-                "n**-1.1)).", UserWarning, stacklevel=2)
+                "n**-1.1)).", UserWarning, stacklevel=level)
         if relation is not None and relation not in _RELATIONS:
             raise ValueError(f"relation must be one of {_RELATIONS} or None, got "
                              f"{relation!r}.")

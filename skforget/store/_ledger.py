@@ -96,6 +96,7 @@ class SharedLedger(PrivacyLedger):
                 raise ValueError(
                     f"{self.path!r} is a ledger with {key}={stored[key]!r}, not "
                     f"{value!r}: a budget is fixed when its ledger is created.")
+        self._reopened = True   # its budget was said when it was created
         super().__init__(stored["epsilon"], stored["delta"],
                          relation=stored["relation"],
                          group_size=stored["group_size"])
@@ -194,6 +195,7 @@ class SharedLedger(PrivacyLedger):
         path = os.fsdecode(state["path"])
         if not os.path.exists(path):
             self.path, self.timeout = path, float(state["timeout"])
+            self._reopened = True
             PrivacyLedger.__init__(self, state["epsilon"], state["delta"],
                                    relation=state["relation"],
                                    group_size=state["group_size"])
