@@ -866,6 +866,11 @@ def test_a_budget_written_on_the_estimator_is_not_silently_replaced():
                                        random_state=0).fit(X, y)
         PrivateSearchCV(fitted, {"estimator__C": [0.1, 1.0]},
                         random_state=3).fit(X, y)
+        # An earlier search's model: its epsilon is that search's run's, not
+        # its author's (a second reader saw it refused).
+        first = PrivateSearchCV(NoisyGDClassifier(classes=[0, 1]), grid,
+                                random_state=3).fit(X, y)
+        PrivateSearchCV(first.best_estimator_, grid, random_state=4).fit(X, y)
 
 
 @pytest.mark.parametrize("name,instead", [

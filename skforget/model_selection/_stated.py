@@ -5,6 +5,8 @@
 import inspect
 import warnings
 
+from skforget._edits import is_selected
+
 
 def check_stated_budget(search, pipeline, estimator, delta):
     """Say what the search replaces: an ``epsilon`` or ``delta`` written on
@@ -14,6 +16,10 @@ def check_stated_budget(search, pipeline, estimator, delta):
     wrote, and is refused. A ``random_state`` there does not seed the
     candidates (the search's does)."""
     owner = pipeline if pipeline is not None else estimator
+    if "tuned_by_search_" in owner.__dict__ or is_selected(owner):
+        # An earlier search's best_estimator_: its figures are that search's
+        # refit's, not its author's.
+        return
     params = owner.get_params(deep=False)
     defaults = inspect.signature(type(owner).__init__).parameters
     split = estimator.__dict__.get("_pipeline_split", {})
@@ -30,7 +36,9 @@ def check_stated_budget(search, pipeline, estimator, delta):
                 f"{name} has {key}={value!r}, below the search's {key}="
                 f"{total[key]:.6g}, which is what the search spends in all "
                 f"(it sets its candidates' and refit's {key} from it): pass "
-                f"{key}={value!r} to PrivateSearchCV.")
+                f"{key}={value!r} to PrivateSearchCV. (A clone of an earlier "
+                f"search's best_estimator_ carries that search's refit {key}: "
+                "tune the estimator you gave it, or set_params it.)")
         warnings.warn(
             f"PrivateSearchCV: {name}'s {key}={value!r} is replaced by the "
             f"search's figures; the search spends its own {key}="
