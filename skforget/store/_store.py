@@ -20,6 +20,7 @@ import os
 import pickle
 import re
 import secrets
+import sqlite3
 
 import numpy as np
 
@@ -214,7 +215,10 @@ class RecordStore(RequestsMixin):
             con = self._connect()
         except self._backend.database_error as exc:
             # A file that is not a database fails at the connection's first
-            # statement, before the meta table is looked for.
+            # statement, before the meta table is looked for; a locked one is
+            # a store another process writes (its own error, retryable).
+            if isinstance(exc, sqlite3.OperationalError):
+                raise
             raise ValueError(f"not a skforget record store: {exc}") from None
         try:
             self._meta = self._read_meta(con)
