@@ -71,11 +71,6 @@ cdef extern from *:
     #if defined(__AVX2__) && defined(__FMA__)
     #include <immintrin.h>
     #define SKF_SIGMOID4 1
-    /* Four logistic sigmoids at once, in place. exp(-z) on [-708, 708] by
-       Cody-Waite reduction, exp(r) = sum_{j<=12} r^j / j! on |r| <= ln2/2
-       (truncation below 2e-16), and 2^k from the exponent bits. Clamping the
-       argument keeps 2^k a normal number; the sigmoid is already exactly 0 or 1
-       in double beyond it. */
     /* exp(x) of four doubles on [-708, 708] (clamped; NaN stays NaN) by
        Cody-Waite reduction, exp(r) = sum_{j<=12} r^j / j! on |r| <= ln2/2
        (truncation below 2e-16), and 2^k from the exponent bits. Clamping the
@@ -113,8 +108,9 @@ cdef extern from *:
         e = _mm256_slli_epi64(_mm256_add_epi64(e, _mm256_set1_epi64x(1023)), 52);
         return _mm256_mul_pd(p, _mm256_castsi256_pd(e));
     }
-    /* Four logistic sigmoids at once, in place: 1 / (1 + exp(-z)); the
-       sigmoid is already exactly 0 or 1 in double beyond the clamp. */
+    /* Four logistic sigmoids at once, in place: 1 / (1 + exp(-z)). Beyond
+       the clamp it is 1 exactly above 708, and 3.3e-308 (not 0) below -708:
+       within the rounding of any residual it enters. */
     static inline void skf_sigmoid4(double *z) {
         const __m256d one = _mm256_set1_pd(1.0);
         __m256d ex = skf_exp4_pd(_mm256_sub_pd(_mm256_setzero_pd(), _mm256_loadu_pd(z)));
