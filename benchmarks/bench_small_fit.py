@@ -43,7 +43,7 @@ from skforget.accounting import _cyclic
 TABLES = ("biopsy", "beps", "cells_rare", "digits", "cells", "hpc", "mnist5000",
           "caravan")
 SMOKE_TABLES = ("biopsy",)
-ROUNDS = 9
+ROUNDS = 25
 
 
 def _timed(fn):
