@@ -346,7 +346,7 @@ cdef bint _ball_newton(const double *z, Py_ssize_t K, Py_ssize_t y, double tau2,
     units, from here it converges in 3-6 steps on all but extreme ones."""
     cdef Py_ssize_t k, j = 0 if y != 0 else 1
     cdef double u, mu, cp, tot, f1, f2, a, j11, j12, j21, j22
-    cdef double det, dc, du, t, sa, ay, lam, alpha, qy, by, bj
+    cdef double det, dc, du, t, sa, ay, lam, alpha, qy, by, bj, pj, fy, f0
     cdef int it
     for k in range(K):
         if k != y and q[k] > q[j]:
@@ -365,12 +365,22 @@ cdef bint _ball_newton(const double *z, Py_ssize_t K, Py_ssize_t y, double tau2,
     u = log(mu)
     # c' = c + log mu (the parametrisation of the equations below).
     cp = bj + mu * alpha * q[j] + u
+    # The naive clip's log(mu q0_k) is a root's start where it is close:
+    # f = e^s + s - t there is mu alpha (p_k - p_j) for k != y (0 for j) and
+    # (b_y - b_j) - mu (1 - q0_y + alpha p_j) for y (0 unless mu was
+    # clamped), in closed form; within 2 of the root (f' >= 1) Halley needs a
+    # step or two. Farther (a class whose margin lies hundreds below), the
+    # start of _lambert_log: from there the naive clip sent Halley where f e
+    # overflowed (a second reader's rows of margins 300 apart).
+    pj = q[j]   # q[k] is overwritten with the roots below
+    fy = (by - bj) - mu * ((1.0 - qy) + alpha * pj)
     for k in range(K):
-        # From _lambert_log's start, exact to first order at both ends: the
-        # naive clip's log(mu q0_k), far from the root for a class whose
-        # margin lies hundreds below, sent Halley where f e overflowed (a
-        # second reader's rows of margins 300 apart).
-        sk[k] = _lambert_log(z[k] + (mu if k == y else 0.0) + cp, &q[k])
+        f0 = fy if k == y else mu * alpha * (q[k] - pj)
+        if fabs(f0) <= 2.0:
+            sk[k] = _lambert_refine(u + (log(qy) if k == y else bj + z[k]),
+                                    z[k] + (mu if k == y else 0.0) + cp, &q[k])
+        else:
+            sk[k] = _lambert_log(z[k] + (mu if k == y else 0.0) + cp, &q[k])
     for it in range(40):
         # Residuals and Jacobian at (c', u).
         tot = 0.0
