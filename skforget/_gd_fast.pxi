@@ -375,12 +375,12 @@ cdef bint _ball_newton(const double *z, Py_ssize_t K, Py_ssize_t y, double tau2,
     pj = q[j]   # q[k] is overwritten with the roots below
     fy = (by - bj) - mu * ((1.0 - qy) + alpha * pj)
     for k in range(K):
+        t = z[k] + (mu if k == y else 0.0) + cp
         f0 = fy if k == y else mu * alpha * (q[k] - pj)
         if fabs(f0) <= 2.0:
-            sk[k] = _lambert_refine(u + (log(qy) if k == y else bj + z[k]),
-                                    z[k] + (mu if k == y else 0.0) + cp, &q[k])
+            sk[k] = _lambert_refine(u + (log(qy) if k == y else bj + z[k]), t, &q[k])
         else:
-            sk[k] = _lambert_log(z[k] + (mu if k == y else 0.0) + cp, &q[k])
+            sk[k] = _lambert_log(t, &q[k])
     for it in range(40):
         # Residuals and Jacobian at (c', u).
         tot = 0.0
