@@ -233,10 +233,9 @@ class EditRequest(_EditCounts):
             raise UnlearningError(f"{which} appears in both delete and replace.")
         X_replace, y_replace = _check_block(X_replace, y_replace, "X_replace",
                                             "y_replace", len(self._replace), X)
-        if X_insert is not None and np.ndim(X_insert) == 0:
-            raise UnlearningError("X_insert must be 2-D (one row per record), got "
-                                  "a scalar.")
-        n_insert = None if X_insert is None else np.shape(X_insert)[0]
+        # A scalar has no rows: _check_block's 2-D check names it.
+        n_insert = None if X_insert is None or np.ndim(X_insert) == 0 \
+            else np.shape(X_insert)[0]
         X_insert_raw = X_insert
         X_insert, y_insert = _check_block(X_insert, y_insert, "X_insert", "y_insert",
                                           n_insert, X)

@@ -422,7 +422,7 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
         # At the ledger's delta, which its total is read at (a smaller one
         # reads the same fits as a larger epsilon: a second reader's 2.95
         # said where a ledger at delta 1e-7 reached 3.38).
-        at = float(getattr(ledger, "delta", delta))
+        at = float(ledger.delta)
         spent, _ = reading(n_all, at)
         recorded += (f"It adds all {n_all} fits ({at_least or 'at most '}epsilon "
                      f"{spent:.3g} at its delta {at:.2g}) "

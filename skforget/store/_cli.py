@@ -216,8 +216,9 @@ def run_command(args):
             warnings.showwarning = _show_warning
             return COMMANDS[args.command](store, args) or 0
     except Warning as exc:
-        # A warning raised as an error (python -W error): the requests it is
-        # about are done and recorded (their warnings come after the commit).
+        # A warning raised as an error (python -W error), in one line: after
+        # the commit (the requests are done and recorded) or before the pass
+        # (the edit stopped, its requests waiting with it as their reason).
         print(f"warning ({type(exc).__name__}): {exc}", file=sys.stderr)
         return 1
     except (OSError, ValueError, TypeError, ImportError, UnknownRequestError,

@@ -25,6 +25,7 @@ import sqlite3
 import numpy as np
 
 from skforget._database import Database, DatabaseVersion, _is_frame
+from skforget._edit_blocks import _default_index
 from skforget._edits import EditRequest, is_selected, tuned_caveat
 from skforget._release import releasing
 from skforget.accounting import EditCertificate, PipelineEdit
@@ -646,9 +647,7 @@ class RecordStore(RequestsMixin):
         if X_insert is None or self._meta["id_kind"] != "int" or \
                 len(np.shape(X_insert)) != 2:
             return False   # (a block of another shape: EditRequest says so)
-        index = getattr(X_insert, "index", None)
-        return not (_is_frame(X_insert)
-                    and not np.array_equal(np.asarray(index), np.arange(len(index))))
+        return not (_is_frame(X_insert) and not _default_index(X_insert.index))
 
     def _next_ids(self, con, n):
         """``n`` integer IDs no record of this store ever had: on from the
