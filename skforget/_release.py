@@ -39,6 +39,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from skforget import accounting
+from skforget._search_runs import check_whole_run, first_warning, whole_run
 from skforget._utils import no_interrupts, restore_on_error
 from skforget._validation import (
     ENCLOSING_PIPELINE_CHECKS,
@@ -225,6 +226,7 @@ def release_spending(ledger, label, context=(), **figure):
             "cannot name before they happen, so a second release of the same "
             "noise could not be refused (privacy-accounting.md, 20.4). With a "
             "ledger, give random_state=None or an integer seed.")
+    check_whole_run(ledger, label, context, figure)
     pending = _CURRENT.get()
     if pending is None:
         with ledger.spending(label, **figure) as final:
@@ -424,10 +426,20 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
         # said where a ledger at delta 1e-7 reached 3.38).
         at = float(ledger.delta)
         spent, _ = reading(n_all, at)
-        recorded += (f"It adds all {n_all} fits ({at_least or 'at most '}epsilon "
-                     f"{spent:.3g} at its delta {at:.2g}) "
-                     "and checks them one at a time: a budget short of that "
-                     "refuses a fit after the others have spent theirs. ")
+        if whole_run(estimator.__dict__.get("_selection_context", ())):
+            # Its fits run here, one after another: checked together first
+            # (_search_runs), so a budget short of them spends nothing.
+            recorded += (f"It checks all {n_all} fits together before the first "
+                         f"(at most epsilon {spent:.3g} at its delta {at:.2g}) "
+                         "and refuses every one, nothing recorded, if that is "
+                         "past its budget. ")
+        else:
+            recorded += (f"It adds all {n_all} fits ({at_least or 'at most '}"
+                         f"epsilon {spent:.3g} at its delta {at:.2g}) and, "
+                         "where they run in worker threads or processes or "
+                         "their figures differ, checks them one at a time: a "
+                         "budget short of that refuses a fit after the others "
+                         "have spent theirs. ")
     seeds = [estimator.get_params().get("random_state")]
     if pipeline is not None:    # its private steps draw from their own seeds
         seeds += [value for key, value in pipeline.get_params().items()
@@ -455,6 +467,8 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
         shared, recorded = _no_composition(searched, group, reading), (
             "A ledger refuses these fits (UnaccountableReleaseError). "
             if ledger is not None else "")
+    if not first_warning(name):
+        return   # said at this run's first fit
     warnings.warn(
         f"{name}.fit runs inside scikit-learn's model selection (GridSearchCV, "
         f"cross_val_score, ...). Each fit is ({one:.3g}, {one_delta:.2g})-DP "

@@ -73,10 +73,11 @@ _CONTEXTLIB = os.path.abspath(contextlib.__file__)
 
 def _is_library_frame(filename):
     # skforget itself, or the scikit-learn machinery between the user and us
-    # (fit decorators, Pipeline, meta-estimators).
+    # (fit decorators, Pipeline, meta-estimators), and joblib's, which runs
+    # cross_val_score's folds (a warning pointed into joblib/parallel.py).
     path = os.path.abspath(filename)
     return (path.startswith(_SKFORGET_DIR + os.sep) or path == _CONTEXTLIB
-            or f"{os.sep}sklearn{os.sep}" in path)
+            or f"{os.sep}sklearn{os.sep}" in path or f"{os.sep}joblib{os.sep}" in path)
 
 
 def user_stacklevel():

@@ -564,11 +564,13 @@ def test_grid_search_in_process_records_every_fit(binary_data):
     assert any("2 candidate(s) x 3 split(s) and a refit on all rows, 5 of them "
                "train on each record" in m and "The ledger given records each fit"
                in m for m in said)
-    # What the ledger will add, and that it checks one fit at a time (a trial
-    # sized a ledger by the per-record figure; the search was refused at its
-    # refit with 98 % spent).
-    spent = re.search(r"It adds all 7 fits \(at most epsilon ([0-9.]+) at its "
-                      r"delta 1e-05\) and checks them one at a time", said[0])
+    # What the ledger will add, and that it checks them all before the first
+    # (a trial sized a ledger by the per-record figure; the search was
+    # refused at its refit with 98 % spent). Said once per run (scikit-learn's
+    # per-fit catch_warnings repeated it for every fit).
+    assert len(said) == 1
+    spent = re.search(r"It checks all 7 fits together before the first \(at most "
+                      r"epsilon ([0-9.]+) at its delta 1e-05\)", said[0])
     assert spent is not None
     assert float(spent.group(1)) >= ledger.total.epsilon * (1 - 1e-3)
     # At the ledger's delta, not the fit's: a smaller one reads the same fits
@@ -580,6 +582,81 @@ def test_grid_search_in_process_records_every_fit(binary_data):
     said = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning]
     spent = re.search(r"at most epsilon ([0-9.]+) at its delta 1e-07", said[0])
     assert float(spent.group(1)) >= strict.total.epsilon * (1 - 1e-3)
+
+
+def test_a_search_run_here_is_checked_whole_before_its_first_fit(binary_data):
+    """A search or cross-validation whose fits run one after another in this
+    thread is one planned operation: past the budget, nothing of it is
+    recorded (a trial's search was refused at its refit, 98 % spent)."""
+    from sklearn.model_selection import cross_val_predict, cross_val_score
+
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=2.0, delta=DELTA)   # one fit, not seven
+    assert not ledger.would_exceed(rho=acc.epsilon_to_rho(
+        epsilon=1.0, delta=DELTA, method="gaussian"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # scikit-learn's error_score=np.nan turns each refusal into a failed
+        # fit: every fit of the run is refused, the search raises.
+        with pytest.raises(ValueError, match="All the 6 fits failed") as err:
+            _grid(ledger, 1).fit(X, y)
+        search = _grid(ledger, 1).set_params(error_score="raise")
+        with pytest.raises(PrivacyBudgetExceeded) as raised:
+            search.fit(X, y)
+    assert ledger.entries == ()
+    text = str(raised.value)
+    assert text in str(err.value)
+    assert text.startswith("All 7 fits of NoisyGDClassifier.fit (a fit of a "
+                           "GridSearchCV: 2 candidate(s) x 3 split(s) + a refit) "
+                           "would spend epsilon")
+    assert "Refused before the first fit, nothing recorded" in text
+    # The epsilon it advises for each fit lets the whole search through.
+    each = float(re.search(r"each of the 7 fits may spend epsilon ([0-9.]+) at "
+                           r"delta 1e-05", text).group(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.set_params(estimator__epsilon=each).fit(X, y)
+    assert len(ledger.entries) == 7
+    assert ledger.total.epsilon <= 2.0
+    # Another run of the same search is a run of its own, checked again.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(PrivacyBudgetExceeded, match="All 7 fits"):
+            search.fit(X, y)
+    assert len(ledger.entries) == 7
+    # A cross-validation likewise, and cross_val_predict (which has no
+    # error_score); fits that do fit are recorded as before.
+    for cv_call in (cross_val_score, cross_val_predict):
+        small = PrivacyLedger(epsilon=1.5, delta=DELTA)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises((ValueError, PrivacyBudgetExceeded),
+                               match="All 3 fits of NoisyGDClassifier.fit"):
+                cv_call(_model(ledger=small), X, y,
+                        cv=KFold(3, shuffle=True, random_state=0),
+                        **({"error_score": "raise"} if cv_call is cross_val_score
+                           else {}))
+        assert small.entries == ()
+        large = PrivacyLedger(epsilon=10.0, delta=DELTA)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cv_call(_model(ledger=large), X, y,
+                    cv=KFold(3, shuffle=True, random_state=0))
+        assert len(large.entries) == 3
+
+
+def test_a_search_run_warns_once_and_points_at_the_callers_line(binary_data):
+    from sklearn.model_selection import cross_val_score
+
+    X, y = binary_data
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        cross_val_score(_model(), X, y, cv=KFold(4, shuffle=True, random_state=0))
+    said = [w for w in rec if w.category is PrivacyBudgetWarning]
+    # Once for the run (scikit-learn's per-fit catch_warnings repeated it for
+    # each fold), at this line (it pointed into joblib/parallel.py).
+    assert len(said) == 1
+    assert said[0].filename == __file__
 
 
 def test_grid_search_in_worker_processes(binary_data, tmp_path):
@@ -1285,8 +1362,9 @@ def test_a_random_state_with_a_ledger_is_refused_and_grid_clones_are_caught():
     """A RandomState's draws cannot be named before they happen (a release
     may draw from it several times; a clone copies its state): with a ledger
     it is refused before any pass. GridSearchCV clones an integer-seeded
-    estimator into fits of the same noise: the first is recorded, the others
-    refused before their pass."""
+    estimator into fits of the same noise: run one after another, the search
+    is refused before its first fit, nothing recorded (before, the first fit
+    was recorded and the others refused one by one)."""
     X, y = _unit_rows()
     ledger = PrivacyLedger(epsilon=50.0, delta=DELTA)
     model = NoisyGDClassifier(classes=[0, 1], random_state=np.random.RandomState(0),
@@ -1301,8 +1379,13 @@ def test_a_random_state_with_a_ledger_is_refused_and_grid_clones_are_caught():
                                                 ledger=grid),
                               {"C": [0.1, 1.0]},
                               cv=KFold(2, shuffle=True, random_state=0),
-                              error_score=np.nan, refit=False).fit(X, y)
-    assert np.isfinite(search.cv_results_["split0_test_score"]).sum() == 1
+                              error_score=np.nan, refit=False)
+        with pytest.raises(ValueError, match="All the 4 fits failed") as err:
+            search.fit(X, y)
+    assert "All 4 fits of NoisyGDClassifier.fit" in str(err.value)
+    assert "same seeded noise" in str(err.value)
+    assert grid.entries == ()
+    NoisyGDClassifier(classes=[0, 1], random_state=0, ledger=grid).fit(X, y)
     assert len(grid.entries) == 1
     # A model recorded after the fact cannot name its seeded noise.
     seeded = NoisyGDClassifier(classes=[0, 1], random_state=3).fit(X, y)

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
+from joblib import parallel_config
 from scipy import stats
 from sklearn.base import clone
 from sklearn.model_selection import KFold
@@ -780,9 +781,17 @@ def test_sklearn_folds_that_read_the_labels_are_said_to_compose_to_no_figure(can
             warnings.simplefilter("always")
             GridSearchCV(NoisyGDClassifier(classes=[0, 1]), {"C": [0.1, 1.0]},
                          cv=cv).fit(X, y)
+        # Said once: the fits run one after another in this thread.
+        assert len([w for w in rec if w.category is PrivacyBudgetWarning]) == 1
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            with parallel_config(backend="threading"):
+                GridSearchCV(NoisyGDClassifier(classes=[0, 1]), {"C": [0.1, 1.0]},
+                             cv=cv, n_jobs=2).fit(X, y)
         texts = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning]
-        # Every fit's warning, the refit's too (it said "7 fits: epsilon ...,
-        # pass ledger=", which a ledger then refused: a new-user trial).
+        # In worker threads every fit says it, and the refit (in this thread)
+        # says the same (it said "7 fits: epsilon ..., pass ledger=", which a
+        # ledger then refused: a new-user trial).
         assert len(texts) == 7 and len(set(texts)) == 1
         text = texts[-1]
         assert f"folds were drawn by reading the labels ({said})" in text
