@@ -1235,14 +1235,16 @@ def test_model_selection_over_a_private_pipeline_warns_with_the_pipelines_figure
                 if issubclass(r.category, PrivacyBudgetWarning)]
     assert messages and all("The ledger given records" in m for m in messages)
     assert len(ledger.entries) == 3
-    # Seeded, the second fold is refused before its pass.
+    # Seeded, every fold would draw the same noise: the run is refused
+    # before its first pass (its fits go one after another here).
     seeded = PrivacyLedger(epsilon=10.0, delta=1e-5)
     pipe.set_params(estimator__ledger=seeded, preprocess__random_state=0,
                     estimator__random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        scores = cross_val_score(pipe, X, y, cv=kf3, error_score=np.nan)
-    assert np.isfinite(scores).sum() == 1 and len(seeded.entries) == 1
+        with pytest.raises(ValueError, match="All the 3 fits failed") as err:
+            cross_val_score(pipe, X, y, cv=kf3, error_score=np.nan)
+    assert "same seeded noise" in str(err.value) and seeded.entries == ()
 
 
 def test_a_failed_private_edit_keeps_the_callers_rows_and_stale_requests_fail():
