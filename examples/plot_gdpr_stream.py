@@ -62,7 +62,7 @@ for run in range(n_runs):
     acc_unlearn[run, 0] = acc_retrain[run, 0] = model.score(X_test, y_test)
     for i in range(n_requests):
         leaving = rng.choice(len(db.X), size=rng.integers(1, 4), replace=False)
-        request = EditRequest(db, delete=leaving)
+        request = EditRequest(db, delete=leaving, by="position")
         model.partial_unlearn(request)
         db = request.apply()
         retrained = NoisyGDClassifier(**params, random_state=100 * run + i + 1)
@@ -177,7 +177,7 @@ print(edits[0].to_dict())
 # row for a corrected version (the old version is certified forgotten) and
 # ``X_insert`` adds records, protected by the DP guarantee from their arrival.
 request = EditRequest(db, replace=[0], X_replace=db.X[:1], y_replace=1 - db.y[:1],
-                      X_insert=X_test[:2], y_insert=y_test[:2])
+                      X_insert=X_test[:2], y_insert=y_test[:2], by="position")
 model.partial_unlearn(request)
 db = request.apply()
 print(model.privacy_guarantee_.deletion)

@@ -106,7 +106,7 @@ def post_deletion_releases(secret, rng):
     db = request.apply()
     seen = [model.coef_[0, 0]]
     for _ in range(n_after):                   # unrelated later requests
-        request = EditRequest(db, delete=[rng.integers(len(db.X))])
+        request = EditRequest(db, delete=[rng.integers(len(db.X))], by="position")
         model.partial_unlearn(request)
         db = request.apply()
         seen.append(model.coef_[0, 0])

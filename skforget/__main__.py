@@ -75,7 +75,7 @@ def demo(seed=None):
     print("    " + str(model.privacy_guarantee_).replace("\n", "\n    "))
     # A request may ask for a stronger deletion than the model's default
     # (deletion_epsilon = epsilon); its cost is shown before any pass.
-    strong = EditRequest(request.apply(), delete=[0])
+    strong = EditRequest(request.apply(), delete=[0], by="position")
     print("\nA request asking for deletion_epsilon=0.1, planned before any pass:")
     print("  " + str(model.plan_unlearn(strong, deletion_epsilon=0.1)).replace(
         "\n", "\n  "))

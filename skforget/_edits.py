@@ -21,6 +21,28 @@ from skforget._validation import label_codes, user_stacklevel
 from skforget.exceptions import PrivacyBudgetWarning, UnlearningError
 
 
+def _default_by(ids, delete, replace):
+    """``by`` when the caller gives none: positions, unless the records have
+    IDs that are not their positions and the request names records (a trial
+    deleted the row at position 539 for the person with ID 539, and the
+    certificate said one record was deleted)."""
+    names_records = any(v is not None and np.size(v) for v in (delete, replace))
+    if ids is None or not names_records or _ids_are_positions(ids):
+        return "position"
+    raise UnlearningError(
+        "Say by='id' or by='position': this database's records have IDs that "
+        "are not their row positions (a DataFrame's index, a Database's ids=, "
+        "or IDs kept through an earlier edit), so delete= and replace= could "
+        "name either. by='id' names records by their IDs, as a person's "
+        "request does; by='position' names rows 0 to n_samples - 1.")
+
+
+def _ids_are_positions(ids):
+    n = len(ids)
+    return n == 0 or (np.issubdtype(np.asarray(ids).dtype, np.integer)
+                      and np.array_equal(ids, np.arange(n)))
+
+
 def _as_indices(values, name, n_rows):
     """Validate a list of row indices: integers in [0, n_rows), no duplicates."""
     if values is None:
@@ -121,10 +143,15 @@ class EditRequest(_EditCounts):
         The replacing records, one per entry of ``replace``.
     X_insert, y_insert : array-like, default=None
         New records to add.
-    by : {"position", "id"}, default="position"
+    by : {"position", "id"} or None, default=None
         Whether ``delete`` and ``replace`` hold row positions (0 to
         ``n_samples - 1``) or record IDs (a DataFrame's index, or the IDs of
-        a :class:`Database`).
+        a :class:`Database`). None: positions where the records' IDs are
+        their positions (no IDs, the default index, a new ``Database``);
+        where they are not (IDs from an index or ``ids=``, or kept through an
+        earlier edit), ``delete`` or ``replace`` without ``by`` is refused,
+        since ``delete=[539]`` could name either the record with ID 539 or
+        the row at position 539.
     insert_ids : sequence, default=None
         IDs of the inserted records. Default: ``X_insert``'s index if it is a
         DataFrame with a non-default index; otherwise, when the IDs are
@@ -185,7 +212,7 @@ class EditRequest(_EditCounts):
     """
 
     def __init__(self, X, y=None, *, delete=None, replace=None, X_replace=None,
-                 y_replace=None, X_insert=None, y_insert=None, by="position",
+                 y_replace=None, X_insert=None, y_insert=None, by=None,
                  insert_ids=None, sample_weight=None, sample_weight_replace=None,
                  sample_weight_insert=None, in_place=False):
         database = None
@@ -212,6 +239,8 @@ class EditRequest(_EditCounts):
                    and (by == "id" or X.index.is_unique) else None)
             lookup = None
         n = X.shape[0]
+        if by is None:
+            by = _default_by(ids, delete, replace)
         if by not in ("position", "id"):
             raise UnlearningError(f"by must be 'position' or 'id', got {by!r}.")
         if ids is not None and lookup is None and (by == "id" or X_insert is not None):

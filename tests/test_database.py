@@ -59,7 +59,7 @@ def test_apply_keeps_the_index_through_delete_replace_insert():
     # By position, the same edit gives the same database.
     same = EditRequest(X, y, delete=[1, 6], replace=[3],
                        X_replace=[[33.0, 7.0, "a"]], y_replace=[1], X_insert=new,
-                       y_insert=[0]).apply()
+                       y_insert=[0], by="position").apply()
     pd.testing.assert_frame_equal(same[0], X_new)
     # The caller's database is untouched.
     pd.testing.assert_frame_equal(X, _frame()[0])
@@ -87,8 +87,13 @@ def test_integer_ids_are_numbered_on_and_other_ids_must_be_given():
     (dict(delete=["cust00002"], replace=["cust00002"], X_replace=[[1.0, 1.0, "a"]],
           y_replace=[0], by="id"),
      "the record with ID 'cust00002' appears in both delete and replace"),
-    (dict(delete=["cust00002"]), r"delete\[0\]='cust00002' is not an integer row "
-                                 r"index \(to name records by ID, pass by='id'\)"),
+    (dict(delete=["cust00002"], by="position"),
+     r"delete\[0\]='cust00002' is not an integer row index \(to name records by "
+     r"ID, pass by='id'\)"),
+    # Without by, IDs that are not positions make delete= ambiguous (a trial
+    # deleted the row at position 539 for the person with ID 539).
+    (dict(delete=["cust00002"]), "Say by='id' or by='position'"),
+    (dict(delete=[2]), "Say by='id' or by='position'"),
     (dict(delete=[1], by="name"), "by must be 'position' or 'id'"),
     (dict(X_insert=[[1.0, 2.0, "a"]], y_insert=[0], insert_ids=["cust00004"]),
      r"insert_ids\[0\]='cust00004' is already the ID of row 4"),
@@ -220,10 +225,12 @@ def test_stale_request_is_refused_whatever_its_size(Estimator):
                              r"stale: the model has served 1 edit\(s\) since"),
         # Another request on the same version, applied but never served: same
         # version number and size, other rows.
-        "other branch, same size": (EditRequest(branch.apply(), delete=[7]),
+        "other branch, same size": (EditRequest(branch.apply(), delete=[7],
+                                                by="position"),
                                     "a version this model never served"),
         "other branch, smaller": (
-            EditRequest(EditRequest(db0, delete=[1]).apply(), delete=[7]),
+            EditRequest(EditRequest(db0, delete=[1]).apply(), delete=[7],
+                        by="position"),
             "a version this model never served"),
         "other database, same size": (EditRequest(Database(X, y), delete=[7]),
                                       "or it is another database"),
@@ -246,7 +253,7 @@ def test_request_applied_without_the_model_is_refused_as_ahead():
     model = NoisyGDClassifier(random_state=0).fit(db0)
     db1 = EditRequest(db0, delete=[0]).apply()      # never served
     with pytest.raises(UnlearningError, match="ahead of the model"):
-        model.partial_unlearn(EditRequest(db1, delete=[1]))
+        model.partial_unlearn(EditRequest(db1, delete=[1], by="position"))
 
 
 def test_unbound_model_refuses_versioned_requests_and_keeps_size_checks():

@@ -1537,7 +1537,8 @@ def test_a_private_steps_ledger_records_the_pipelines_releases():
         assert [e.label for e in own.entries] == ["ForgetPipeline.fit",
                                                   "ForgetPipeline.partial_unlearn"]
         fitted.set_params(two__random_state=1)
-        fitted.partial_unlearn(EditRequest(X.iloc[1:], y.iloc[1:], delete=[0]))
+        fitted.partial_unlearn(EditRequest(X.iloc[1:], y.iloc[1:], delete=[0],
+                                           by="position"))
     assert len(own.entries) == 3
 
 

@@ -368,7 +368,7 @@ def test_refit_certificates_and_adaptive_figure(data):
     db1 = req.apply()
     assert clf.database_version_ == db1.version
     clf.partial_unlearn(EditRequest(db1, replace=[0], X_replace=X[:1],
-                                    y_replace=y[:1]))
+                                    y_replace=y[:1], by="position"))
     cert2 = clf.privacy_guarantee_.deletion
     assert cert2.index == 2 and cert2.releases_seen == 2
     # A replaced unit against its replacement: (S_del / S)^2 = 1.

@@ -363,7 +363,7 @@ def test_steps_set_after_fit_are_checked_again():
     coef = pipe[-1].coef_.copy()
     pipe.set_params(prep__numeric=StandardScaler())
     with pytest.raises(DataDependentStepError, match="prep/numeric"):
-        pipe.partial_unlearn(EditRequest(X, y, delete=[0]))
+        pipe.partial_unlearn(EditRequest(X, y, delete=[0], by="position"))
     np.testing.assert_array_equal(pipe[-1].coef_, coef)
 
 
@@ -436,7 +436,8 @@ def test_stale_request_is_refused_by_the_pipeline_whatever_its_size():
     pipe.partial_unlearn(first)
     coef, version = pipe[-1].coef_.copy(), pipe.database_version_
     for stale in (EditRequest(db0, delete=["cust00005"], by="id"),
-                  EditRequest(first.apply().X, first.apply().y, delete=[4])):
+                  EditRequest(first.apply().X, first.apply().y, delete=[4],
+                              by="position")):
         with pytest.raises(UnlearningError, match="stale|plain arrays"):
             pipe.partial_unlearn(stale)
         np.testing.assert_array_equal(pipe[-1].coef_, coef)

@@ -467,7 +467,7 @@ def test_the_pipeline_reads_its_figure_by_the_estimators_profile(recipe, convers
         method=conversion)[0], rel=1e-12)
     assert g.epsilon <= 1.0 + 1e-9 and g.rho == pytest.approx(b.rho, rel=1e-6)
     assert ("GDP" in g.conversion_note) == (conversion == "gaussian")
-    pipe.partial_unlearn(EditRequest(X, y, delete=[3]))
+    pipe.partial_unlearn(EditRequest(X, y, delete=[3], by="position"))
     cert = pipe.privacy_guarantee_.deletion
     assert cert.epsilon_adaptive == pytest.approx(approximate_zcdp_epsilon(
         rho=cert.rho_adaptive, delta_conversion=1e-5 - 1e-6,
@@ -717,7 +717,7 @@ def test_multiclass_and_regression_through_a_private_pipeline(est):
         else X["hours"].to_numpy() / 100
     pipe = make_private_pipeline(est, epsilon=1.0, random_state=0).fit(X, target)
     assert pipe.privacy_guarantee_.epsilon <= 1.0 + 1e-9
-    pipe.partial_unlearn(EditRequest(X, target, delete=[0]))
+    pipe.partial_unlearn(EditRequest(X, target, delete=[0], by="position"))
     assert pipe.privacy_guarantee_.deletion.n_samples == 1499
 
 

@@ -543,7 +543,7 @@ def test_a_numeric_step_never_takes_rho_zero_and_an_edit_says_to_fit_again():
     from skforget import UnlearningError
 
     with pytest.raises(UnlearningError, match="fit the pipeline again"):
-        pipe.partial_unlearn(EditRequest(table, y, delete=[0]))
+        pipe.partial_unlearn(EditRequest(table, y, delete=[0], by="position"))
     assert pipe.privacy_guarantee_ == before
     np.testing.assert_array_equal(pipe[-1].coef_, coef)
 

@@ -272,7 +272,7 @@ def test_multiclass_class_weights_shift_the_decision_not_the_training(make):
                                    rtol=0, atol=1e-12)
         assert weighted.privacy_guarantee_.rho == plain.privacy_guarantee_.rho
         assert weighted._plan.class_weights == ()
-        requests = [EditRequest(db, delete=[1, 2, 3]) for db in dbs]
+        requests = [EditRequest(db, delete=[1, 2, 3], by="position") for db in dbs]
         plain.partial_unlearn(requests[0])
         weighted.partial_unlearn(requests[1])
         dbs = [r.apply() for r in requests]

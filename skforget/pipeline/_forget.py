@@ -383,8 +383,7 @@ class ForgetPipeline(SelectionContextMixin, Pipeline):
         check_is_fitted(self, "public_preprocessing_")
         private = getattr(self, "private_preprocessing_", ())
         if not private:
-            # A search's figure (a SearchBudget) has no field for public
-            # steps, which cost nothing.
+            # A search's figure (a SearchBudget) has no field for free steps.
             if "preprocessing" not in {f.name for f in dataclasses.fields(guarantee)}:
                 return guarantee
             return dataclasses.replace(guarantee,
@@ -481,12 +480,12 @@ class ForgetPipeline(SelectionContextMixin, Pipeline):
             Xt_insert = self._preprocess_block(edits.X_insert, "X_insert",
                                                edits._new_ids)
         # The same positions and records, mapped; the records keep their weights.
-        inner = EditRequest(Xt, edits.y, delete=edits.delete, replace=edits.replace,
-                            X_replace=Xt_replace, y_replace=edits.y_replace,
-                            X_insert=Xt_insert, y_insert=edits.y_insert,
-                            sample_weight=edits.sample_weight,
-                            sample_weight_replace=edits._weights_replace,
-                            sample_weight_insert=edits._weights_insert)
+        inner = EditRequest(
+            Xt, edits.y, delete=edits.delete, replace=edits.replace, by="position",
+            X_replace=Xt_replace, y_replace=edits.y_replace, X_insert=Xt_insert,
+            y_insert=edits.y_insert, sample_weight=edits.sample_weight,
+            sample_weight_replace=edits._weights_replace,
+            sample_weight_insert=edits._weights_insert)
         inner._version_checked = True  # checked above, on the raw records
         self._final_estimator.partial_unlearn(inner, **unlearn_params)
         self.database_version_ = edits.version_after
