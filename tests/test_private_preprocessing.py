@@ -1422,3 +1422,31 @@ def test_a_first_pipeline_deletion_does_not_warn_of_its_own_epsilon():
     assert cert.epsilon_adaptive == pytest.approx(pipe.privacy_guarantee_.epsilon,
                                                   rel=1e-12)
     assert not [w for w in rec if w.category is PrivacyBudgetWarning]
+
+
+def test_a_date_column_must_come_back_as_dates():
+    """Dates are read as seconds since 1970: a trial's date column given as
+    integer years (or nanoseconds) at predict was read as seconds, and every
+    prediction became one class, without a word."""
+    rng = np.random.default_rng(0)
+    n = 600
+    when = pd.Timestamp("2015-01-01") + pd.to_timedelta(rng.integers(0, 1000, n),
+                                                        unit="D")
+    X = pd.DataFrame({"when": when, "x": rng.normal(size=n)})
+    y = (rng.random(n) < 0.5).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]),
+                                     epsilon=1.0).fit(X, y)
+    assert pipe.predict(X.iloc[:5]).shape == (5,)
+    for other in (X.when.dt.year, X.when.astype("int64"), X.when.astype(str)):
+        with pytest.raises(ValueError, match="Column 'when' was dates at fit and is "
+                                             f"of dtype {other.dtype} now"):
+            pipe.predict(X.assign(when=other))
+    # And a number column given as dates.
+    with pytest.raises(ValueError, match="Column 'x' was numbers at fit and is "
+                                         "dates now"):
+        pipe.predict(X.assign(x=X.when))
+    durations = X.assign(when=X.when - pd.Timestamp("2015-01-01"))
+    with pytest.raises(ValueError, match="was dates at fit and is durations now"):
+        pipe.predict(durations)

@@ -58,6 +58,14 @@ def is_time_dtype(dtype):
             or type(dtype).__name__ == "PeriodDtype")
 
 
+def time_kind(col):
+    """"dates" or "durations" for a column read as seconds, else ""."""
+    dtype = getattr(col, "dtype", None)
+    if not is_time_dtype(dtype):
+        return ""
+    return "durations" if getattr(dtype, "kind", None) == "m" else "dates"
+
+
 def _seconds(col):
     """Dates as seconds since 1970-01-01 UTC (a period from its start), and
     durations as seconds; missing (NaT) -> NaN. A public per-row map: the

@@ -50,6 +50,7 @@ from skforget.preprocessing._columns import (
     check_bounds,
     check_categories,
     public_by_column,
+    time_kind,
 )
 from skforget.preprocessing._numeric import (
     BOUNDS_SHARE,
@@ -184,6 +185,10 @@ class _NumericStep(_PrivateStep):
         public = [None if b is None else check_bounds(b, name)
                   for b, name in zip(given, names, strict=True)]
         self._check_shares(X.shape[1], 0)
+        # Which columns are dates or durations (public: their dtypes), read
+        # as seconds: a transform must get them so again.
+        self._time_columns = tuple(time_kind(_column(X, j))
+                                   for j in range(X.shape[1]))
         columns = [_as_float(_column(X, j), names[j]) for j in range(X.shape[1])]
         rho_col = self.rho / len(columns)
         rngs = _column_rngs(rng, len(columns))
@@ -212,6 +217,20 @@ class _NumericStep(_PrivateStep):
         check_is_fitted(self, "privacy_guarantee_")
         X = _check_input(self, X, reset=False)
         names = _input_names(self)
+        kinds = self.__dict__.get("_time_columns")
+        for j in range(X.shape[1] if kinds is not None else 0):
+            col = _column(X, j)
+            now = time_kind(col)
+            if now != kinds[j]:
+                # A trial's dates given as integer years at predict were read
+                # as seconds since 1970: every prediction became one class.
+                raise ValueError(
+                    f"Column {names[j]!r} was {kinds[j] or 'numbers'} at fit and "
+                    f"is {now or f'of dtype {col.dtype}'} now: dates and "
+                    "durations are read as "
+                    "seconds, so the same values in another type mean something "
+                    "else. Give the column the type it had at fit "
+                    "(pd.to_datetime, pd.to_timedelta).")
         return np.column_stack([_as_float(_column(X, j), names[j])
                                 for j in range(X.shape[1])]).reshape(X.shape)
 
