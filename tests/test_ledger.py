@@ -549,6 +549,28 @@ def _grid(ledger, n_jobs):
                             cv=KFold(3, shuffle=True, random_state=0), n_jobs=n_jobs)
 
 
+def test_a_release_is_recorded_once(binary_data):
+    """ledger.record of a release the ledger holds is refused (a trial
+    recorded one pipeline twice and the ledger added both); a model's new
+    release, made without the ledger, may be recorded."""
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    model = _model().fit(X, y)
+    ledger.record("model", model)
+    with pytest.raises(ValueError, match="already in this ledger"):
+        ledger.record("model again", model)
+    assert len(ledger.entries) == 1
+    fitted_with = _model(ledger=ledger).fit(X, y)
+    with pytest.raises(ValueError, match="recording it again would count it twice"):
+        ledger.record("fitted with it", fitted_with)
+    assert len(ledger.entries) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.partial_unlearn(EditRequest(X, y, delete=[0]))
+    ledger.record("model after its edit", model)
+    assert len(ledger.entries) == 3
+
+
 def test_grid_search_in_process_records_every_fit(binary_data):
     X, y = binary_data
     ledger = PrivacyLedger(epsilon=100.0, delta=DELTA)

@@ -673,9 +673,17 @@ class PrivacyLedger:
 
     def record(self, label, model):
         """Record a fitted skforget model, pipeline or search made without this ledger
-        at its whole figure (``privacy_guarantee_``), not the last edit's (20.1)."""
+        at its whole figure (``privacy_guarantee_``), not the last edit's (20.1).
+        A release this ledger holds already (the model's latest, fitted or
+        edited with the ledger or recorded) is refused: it would count twice."""
         g = model.privacy_guarantee_
         _refuse_selected(g, label)
+        if self.holds(getattr(model, "__dict__", {}).get("_ledger_entry")):
+            # A trial recorded one pipeline twice, and the ledger added both.
+            raise ValueError(
+                f"{label}: this model's latest release is already in this ledger "
+                "(fitted or edited with it, or recorded): recording it again "
+                "would count it twice.")
         params = model.get_params() if hasattr(model, "get_params") else {}
         if getattr(g, "noise_seeded", getattr(g, "seeded", False)) or any(
                 v is not None for k, v in params.items()
@@ -686,15 +694,19 @@ class PrivacyLedger:
                 "noise could not be refused (Section 20.4). Fit it with ledger=, "
                 "or with random_state=None.")
         if hasattr(g, "run_rho"):  # a SearchBudget (a pipeline's, 17.5)
-            self.spend(label, curve=search_curve(g), rho=g.preprocessing_rho,
-                       delta=g.delta_selection, relation=g.relation,
-                       group_size=g.group_size)
-            return
-        # A pipeline's figure holds outside its category selections' events
-        # (Proposition 19.3): their delta is spent too.
-        self.spend(label, rho=g.rho, relation=g.relation, group_size=g.group_size,
-                   gaussian=getattr(g, "conversion", "") == "gaussian",
-                   delta=float(getattr(g, "delta_selection", 0.0)))
+            entry = self.reserve(label, curve=search_curve(g), rho=g.preprocessing_rho,
+                                 delta=g.delta_selection, relation=g.relation,
+                                 group_size=g.group_size)
+        else:
+            # A pipeline's figure holds outside its category selections'
+            # events (Proposition 19.3): their delta is spent too.
+            entry = self.reserve(label, rho=g.rho, relation=g.relation,
+                                 group_size=g.group_size,
+                                 gaussian=getattr(g, "conversion", "") == "gaussian",
+                                 delta=float(getattr(g, "delta_selection", 0.0)))
+        self.settle(entry)
+        if hasattr(model, "__dict__"):
+            model.__dict__["_ledger_entry"] = entry   # its release, recorded
 
     def to_dict(self):
         """The budget, the total and every entry as a JSON-ready ``dict``
