@@ -121,7 +121,9 @@ def test_nothing_of_the_rows_is_kept():
         "feature_names_in_"}
     assert set(enc.scaler_.__dict__) - set(enc.scaler_.get_params()) == {
         "bounds_", "center_", "scale_", "privacy_guarantee_", "n_features_in_",
-        "feature_names_in_"}
+        "feature_names_in_", "_time_columns"}
+    # Which columns were dates or durations: their dtypes, nothing of a row.
+    assert set(enc.scaler_._time_columns) <= {"", "dates", "durations"}
 
 
 # --- coupling: same noise, neighbouring tables ----------------------------------------
