@@ -380,7 +380,7 @@ class _BasePrivateLinear(SelectionContextMixin, BaseEstimator):
         context = self.__dict__.get("_selection_context", ())
         return release_spending(
             ledger, label + (model_selection_label(context) if ledger is not None
-                             else ""), context,
+                             else ""), context, owner=self,
             rho=rho, relation=self._param("relation"),
             group_size=int(self._param("group_size")),
             # GDP releases compose as GDP (privacy-accounting.md, 20.2, 21.5)

@@ -39,7 +39,13 @@ from contextlib import contextmanager
 import numpy as np
 
 from skforget import accounting
-from skforget._search_runs import check_whole_run, first_warning, whole_run
+from skforget._search_runs import (
+    check_whole_run,
+    checked_whole,
+    first_warning,
+    in_dry_run,
+    stop_dry_run,
+)
 from skforget._utils import no_interrupts, restore_on_error
 from skforget._validation import (
     ENCLOSING_PIPELINE_CHECKS,
@@ -209,13 +215,15 @@ def refuse_unaccountable_folds(label, context=()):
 
 
 @contextmanager
-def release_spending(ledger, label, context=(), **figure):
+def release_spending(ledger, label, context=(), *, owner=None, **figure):
     """Reserve a planned release on ``ledger`` (None: no ledger) before the
     block's data pass; cancel it if the block raises. Inside
     :func:`releasing`, the entry is recorded when the outermost call
     succeeds; outside, when the block does (``ledger.spending``). Yields a
     dict in which the block may put the final figure (``"rho"``,
-    ``"curve"``, ``"delta"``)."""
+    ``"curve"``, ``"delta"``). ``owner``: the object releasing (a dry run
+    of a scikit-learn run's fit stops here, :mod:`._search_runs`)."""
+    stop_dry_run(owner, ledger, figure)
     if ledger is None:
         yield Spent()
         return
@@ -226,7 +234,7 @@ def release_spending(ledger, label, context=(), **figure):
             "cannot name before they happen, so a second release of the same "
             "noise could not be refused (privacy-accounting.md, 20.4). With a "
             "ledger, give random_state=None or an integer seed.")
-    check_whole_run(ledger, label, context, figure)
+    check_whole_run(ledger, label, owner, context, figure, _isolated)
     pending = _CURRENT.get()
     if pending is None:
         with ledger.spending(label, **figure) as final:
@@ -247,6 +255,15 @@ def release_spending(ledger, label, context=(), **figure):
             ledger.cancel(entry_id)
         raise
     pending.entries.append((ledger, entry_id, final))
+
+
+def _isolated(fn):
+    """``fn()`` outside the current releasing call (a dry run's fits must not
+    join its record)."""
+    def run():
+        _CURRENT.set(None)
+        return fn()
+    return contextvars.copy_context().run(run)
 
 
 def holds_previous(model):
@@ -328,6 +345,8 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
     gives its whole Rényi ``curve`` on ``LEDGER_ORDERS`` instead (its runs'
     own warnings are not shown, Section 17.2), plus ``q rho`` and events of
     probability ``excluded`` for a pipeline's statistics (Theorem 17.5)."""
+    if in_dry_run():
+        return   # a run's fit planned ahead (_search_runs): not the user's
     pipeline = enclosing_pipeline() if curve is None else None
     if pipeline is not None:
         for check in ENCLOSING_PIPELINE_CHECKS:
@@ -340,6 +359,7 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
     method = "improved" if curve is not None else estimator._dp_conversion()
     name = type(estimator).__name__
     ledger = getattr(estimator, "ledger", None)
+    releaser = estimator
     # Inside a pipeline with private preprocessing, one fit releases the
     # statistics too: the figure is the pipeline's (Theorem 19.5), read by its
     # conversion (Section 21.7), never the estimator's share alone; its ledger
@@ -348,6 +368,7 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
         found = read(pipeline, estimator)
         if found is not None:
             label, rho_pre, excluded, ledger = found
+            releaser = pipeline
             name = f"{label} (its private preprocessing and {name})"
             rho, method = rho + rho_pre, accounting.pipeline_conversion(method)
             break
@@ -426,20 +447,20 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
         # said where a ledger at delta 1e-7 reached 3.38).
         at = float(ledger.delta)
         spent, _ = reading(n_all, at)
-        if whole_run(estimator.__dict__.get("_selection_context", ())):
-            # Its fits run here, one after another: checked together first
+        recorded += (f"It adds all {n_all} fits ({at_least or 'at most '}epsilon "
+                     f"{spent:.3g} at its delta {at:.2g}) ")
+        if checked_whole(estimator.__dict__.get("_selection_context", ()),
+                         releaser):
+            # Its fits run here, one after another: planned together first
             # (_search_runs), so a budget short of them spends nothing.
-            recorded += (f"It checks all {n_all} fits together before the first "
-                         f"(at most epsilon {spent:.3g} at its delta {at:.2g}) "
-                         "and refuses every one, nothing recorded, if that is "
-                         "past its budget. ")
+            recorded += ("and, as they run one after another here, plans them "
+                         "all before the first (a refit at the least of its "
+                         "candidates' figures, since the scores choose it): if "
+                         "they would pass its budget, every one is refused, "
+                         "nothing recorded. ")
         else:
-            recorded += (f"It adds all {n_all} fits ({at_least or 'at most '}"
-                         f"epsilon {spent:.3g} at its delta {at:.2g}) and, "
-                         "where they run in worker threads or processes or "
-                         "their figures differ, checks them one at a time: a "
-                         "budget short of that refuses a fit after the others "
-                         "have spent theirs. ")
+            recorded += ("and checks them one at a time: a budget short of that "
+                         "refuses a fit after the others have spent theirs. ")
     seeds = [estimator.get_params().get("random_state")]
     if pipeline is not None:    # its private steps draw from their own seeds
         seeds += [value for key, value in pipeline.get_params().items()
@@ -467,13 +488,12 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
         shared, recorded = _no_composition(searched, group, reading), (
             "A ledger refuses these fits (UnaccountableReleaseError). "
             if ledger is not None else "")
-    if not first_warning(name):
-        return   # said at this run's first fit
-    warnings.warn(
+    text = (
         f"{name}.fit runs inside scikit-learn's model selection (GridSearchCV, "
         f"cross_val_score, ...). Each fit is ({one:.3g}, {one_delta:.2g})-DP "
         f"alone. {shared}, and the exact validation scores that choose between "
         f"them are covered by no figure. {recorded}"
         "skforget.model_selection.PrivateSearchCV tunes with one figure for "
-        "the whole search (privacy-accounting.md, Sections 17 and 20).",
-        PrivacyBudgetWarning, stacklevel=user_stacklevel())
+        "the whole search (privacy-accounting.md, Sections 17 and 20).")
+    if first_warning(text):   # once per run and text
+        warnings.warn(text, PrivacyBudgetWarning, stacklevel=user_stacklevel())

@@ -7,25 +7,41 @@ A ledger checks each release before its pass; the fits of a
 ledger checking them one by one refused the fit that crossed its budget
 after the others had spent theirs (a trial's search was refused at its
 refit, 98 % spent). Where the run's fits go one after another on the thread
-that called it (``n_jobs=1``, the default), its frame is on each fit's
-stack, and the first fit that reserves on a ledger checks all of the run's
-fits together first (privacy-accounting.md, Section 20.4): past the budget,
-that fit and every later one of the run are refused before their pass, so
-nothing of the run is recorded. Worker threads and processes do not see the
-run's frame; their fits are checked one at a time, as before.
+that called it (``n_jobs=1``, the default), its frame is on each fold fit's
+stack, and the first release that the fold's own estimator makes on a ledger
+first plans every fit of the run and checks their sum (privacy-accounting.md,
+Section 20.3, "A scikit-learn run checked whole"): each fit's figure is what
+that fit plans, found by a *dry run* of it (a clone with the candidate's
+parameters, fitted on the fold's rows up to its reservation, where it stops:
+validation and planning only, no noise drawn, nothing recorded). Past the
+budget, that fit and every later release of the run on the ledger are
+refused before their pass, nothing recorded. The refit's candidate is not
+known before the run: it counts at the smallest of the candidates' refit
+figures, so an early refusal is one the fit-by-fit checks would also make.
 
 The run is named by its joblib ``Parallel``, which scikit-learn makes once
 per call of a search's ``fit``, of ``cross_validate`` or of
 ``cross_val_predict``: held weakly, it names this run and no later one. The
-same name says a run's warning once (scikit-learn's per-fit
-``catch_warnings`` defeats Python's once-per-location rule).
+same name says each distinct warning about a run once (scikit-learn's
+per-fit ``catch_warnings`` defeats Python's once-per-location rule).
+
+Fits in worker threads or processes do not see the run's frame and are
+checked one at a time, as are runs whose fits take fit parameters, whose
+search is not scikit-learn's grid or random search (successive halving, a
+``_run_search`` of one's own: their candidates are not all known before the
+first fit), runs inside an enclosing model selection, and fits whose
+releases are made by a part of the fitted object (a plain ``Pipeline`` of
+ledgered steps).
 """
 
+import contextvars
 import math
 import os
 import sys
 import threading
+import warnings
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,142 +52,289 @@ from skforget._validation import (
     _VALIDATION_FILE,
     model_selection_fits,
 )
-from skforget.accounting import PrivacyBudgetExceeded
+from skforget.accounting import PrivacyBudgetExceeded, UnaccountableReleaseError
 
-#: Per run (its ``Parallel``, weakly): {"verdicts": {(id(ledger), label):
-#: (ledger, refusal or None)}, "warned": set of names}.
+#: Per run (its ``Parallel``, weakly): {"verdicts": {id(ledger): (ledger,
+#: refusal or None)}, "warned": set of texts}.
 _RUNS = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
+#: The estimator a dry run is planning (None outside one).
+_DRY = contextvars.ContextVar("skforget_dry_run", default=None)
 
 _CROSS_VALIDATION = ("cross_validate", "cross_val_predict")
+_FOLD_FUNCTIONS = ("_fit_and_score", "_fit_and_predict")
+#: Splits beyond which a run is checked fit by fit (their sizes are read by
+#: iterating the splitter; LeaveOneOut on a large table has one per row).
+_MAX_SPLITS = 1000
 
 
-def sequential_run():
-    """The joblib ``Parallel`` of the innermost scikit-learn search or
-    cross-validation whose frame is on this thread's stack, or None.
+class _Planned(BaseException):
+    """Stops a dry run at its first reservation, with what it would reserve
+    (a BaseException: no ``except Exception`` on the way may take it)."""
 
-    Found only where its fits run on this stack, one after another: a fit in
-    a worker thread or process does not see it, and a scikit-learn frame
-    that is neither (another meta-estimator) stops the search."""
-    frame = sys._getframe(1)
+    def __init__(self, owner, ledger, figure):
+        super().__init__()
+        self.owner, self.ledger, self.figure = owner, ledger, figure
+
+
+def stop_dry_run(owner, ledger, figure):
+    """At a reservation (``release_spending``): in a dry run, stop here and
+    give the figure; otherwise do nothing."""
+    if _DRY.get() is not None:
+        raise _Planned(owner, ledger, figure)
+
+
+def in_dry_run():
+    """Whether this call is a dry run's (its warnings are not the user's)."""
+    return _DRY.get() is not None
+
+
+class _Run(NamedTuple):
+    parallel: object     # the run's name
+    fold: object         # the fold frame fitting the object, or None (a refit)
+    evaluate: object     # a search's evaluate_candidates frame, or None
+    top: object          # the search's fit, cross_validate or cross_val_predict
+
+
+def _locate(owner=None):
+    """The sequential run on this thread's stack, or None: a fold frame (its
+    estimator ``owner``, if given), then the run's frame, with only the
+    run's own scikit-learn frames between them."""
+    from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
+
+    frame, fold, evaluate = sys._getframe(1), None, None
+    exact = (GridSearchCV._run_search, RandomizedSearchCV._run_search)
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)
         if f"{os.sep}sklearn{os.sep}" in path and not any(p in path for p in _PASSING):
             name, local = frame.f_code.co_name, frame.f_locals
-            if (_SEARCH_FILE in path and name == "fit"
-                    and hasattr(local.get("self"), "_run_search")) or (
-                    path.endswith(_VALIDATION_FILE) and name in _CROSS_VALIDATION):
-                return local.get("parallel")
-            if _SEARCH_FILE not in path and not path.endswith(_VALIDATION_FILE):
-                return None
+            validation, search = path.endswith(_VALIDATION_FILE), _SEARCH_FILE in path
+            if validation and name in _FOLD_FUNCTIONS:
+                if fold is None and (owner is None or local.get("estimator") is owner):
+                    fold = frame
+            elif search and name == "evaluate_candidates":
+                evaluate = evaluate or frame
+            elif search and name == "fit" and hasattr(local.get("self"), "_run_search"):
+                if getattr(type(local["self"]), "_run_search", None) not in exact \
+                        or "parallel" not in local:
+                    return None
+                return _Run(local["parallel"], fold, evaluate, frame)
+            elif validation and name in _CROSS_VALIDATION:
+                return _Run(local.get("parallel"), fold, None, frame) \
+                    if "parallel" in local else None
+            elif not (search or validation):
+                return None   # another meta-estimator's frame first
         frame = frame.f_back
     return None
 
 
-def whole_run(context=()):
-    """``(run, fits)``: the sequential run this fit belongs to and its number
-    of fits, when the run can be checked whole; None otherwise.
+def _state(run):
+    return _RUNS.setdefault(run.parallel, {"verdicts": {}, "warned": set()})
 
-    Checked whole: a search with a grid or a number of draws (not successive
-    halving, whose later iterations are not known yet), or a
-    cross-validation, whose candidates all share this fit's figure (a grid
-    over ``epsilon`` does not), at the outermost level (an enclosing model
-    selection repeats the run), with folds drawn without the rows (others
-    are refused anyway)."""
+
+def checked_whole(context, releaser):
+    """Whether the run of this fit, whose release ``releaser`` makes, is
+    checked whole (for the warning's words)."""
     size = model_selection_fits(context)
-    if size is None or not size.n_splits or size.halving or size.varies \
-            or size.outer or not size.composes():
-        return None
-    run = sequential_run()
+    if size is None or size.outer or not size.composes():
+        return False
+    run = _locate(releaser)
+    if run is None or run.parallel is None:
+        return False
+    if run.fold is None:   # a refit: its run was planned at a fold, or not
+        with _LOCK:
+            return bool(_state(run)["verdicts"])
+    return _fit_params_free(run)
+
+
+def first_warning(text):
+    """Whether ``text``, a warning about the sequential run this fit belongs
+    to, is said now: once per run and text (candidates of other figures say
+    their own), always where no run is on this stack (a worker's fit)."""
+    run = _locate()
     if run is None:
-        return None
-    return run, size.n_candidates * size.n_splits + int(size.refit)
-
-
-def _scaled_curve(curve, m):
-    if curve is None:
-        return None
-    values = curve(accounting.LEDGER_ORDERS) if callable(curve) else curve
-    return m * np.asarray(values, dtype=np.float64)
-
-
-def _floor3(x):
-    """``x`` rounded down to three significant digits (an advised epsilon
-    must not round up past what fits)."""
-    if not x > 0 or math.isinf(x):
-        return f"{x:.3g}"
-    step = 10.0 ** (math.floor(math.log10(x)) - 2)
-    return f"{math.floor(x / step) * step:.3g}"
-
-
-def check_whole_run(ledger, label, context, figure):
-    """Before the first release of ``label`` on ``ledger`` in a run that can
-    be checked whole (:func:`whole_run`), check all of its fits together;
-    raise :class:`PrivacyBudgetExceeded` (nothing recorded) if they would not
-    fit, and again at every later fit of the run. ``figure``: the keywords of
-    one fit's reservation (``rho``, ``curve``, ``gaussian``, ``delta``,
-    ``noise``, ``relation``, ``group_size``); the fits of one run share it
-    (their hyper-parameters do not set it), so ``m`` fits compose to ``m``
-    times it (privacy-accounting.md, 20.2)."""
-    found = whole_run(context)
-    if found is None:
-        return
-    run, m = found
-    key = (id(ledger), label)
+        return True
     with _LOCK:
-        state = _RUNS.setdefault(run, {"verdicts": {}, "warned": set()})
-        seen = state["verdicts"].get(key)
-        if seen is None:
-            refusal = _refusal(ledger, label, m, figure)
+        warned = _state(run)["warned"]
+        if text in warned:
+            return False
+        warned.add(text)
+    return True
+
+
+def _fit_params_free(run):
+    params = run.fold.f_locals.get("fit_params")
+    return not params or all(v is None for v in dict(params).values())
+
+
+def check_whole_run(ledger, label, owner, context, figure, isolate):
+    """Before the first release a sequential run's fold estimator ``owner``
+    makes on ``ledger``, plan every fit of the run and refuse (raise
+    :class:`PrivacyBudgetExceeded`, nothing recorded) if their sum would
+    pass the budget; every later release of a refused run on the ledger is
+    refused too. ``figure``: this release's reservation keywords; ``isolate``
+    runs a function outside the current releasing call."""
+    if _DRY.get() is not None:
+        return
+    size = model_selection_fits(context)
+    if size is None or size.outer or not size.composes():
+        return
+    run = _locate(owner)
+    if run is None or run.parallel is None:
+        return
+    with _LOCK:
+        seen = _state(run)["verdicts"].get(id(ledger))
+    if seen is None:
+        if run.fold is None or not _fit_params_free(run):
+            return   # a refit (its run was planned at a fold, or not at all)
+        refusal = isolate(lambda: _verdict(ledger, label, owner, run, figure))
+        with _LOCK:
             # The ledger is held with its verdict: its id names no other.
-            state["verdicts"][key] = seen = (ledger, refusal)
+            seen = _state(run)["verdicts"].setdefault(id(ledger), (ledger, refusal))
     refusal = seen[1]
     if refusal is not None:
         raise type(refusal)(str(refusal))
 
 
-def _refusal(ledger, label, m, figure):
-    """The refusal of ``m`` such fits on ``ledger`` now, or None."""
-    whole = f"All {m} fits of {label}"
-    noise = tuple(k for k in figure.get("noise", ()) if k is not None)
-    if noise and m > 1:
-        return PrivacyBudgetExceeded(
-            f"{whole} would draw the same seeded noise (one integer "
-            "random_state, copied by clone into every fit): two releases with "
-            "equal noise can be compared to cancel it, and no figure covers "
-            "them together (privacy-accounting.md, 10.3, 20.4). Refused before "
-            "the first fit, nothing recorded: give random_state=None.")
-    delta = float(figure.get("delta", 0.0) or 0.0)
-    if m * delta >= 1.0:
-        return None   # no statement at all; the fits' own checks refuse them
+def _splits(run):
+    """The run's training index arrays, or None past ``_MAX_SPLITS``."""
+    top, evaluate = run.top.f_locals, run.evaluate.f_locals if run.evaluate else {}
+    given = evaluate.get("cv_splits", top.get("splits", top.get("indices")))
+    if isinstance(given, list):
+        return [train for train, _ in given][:_MAX_SPLITS + 1]
+    cv = evaluate.get("cv") or top.get("cv")
+    fold = run.fold.f_locals
+    X, y = fold.get("X"), fold.get("y")
+    if not hasattr(cv, "split"):
+        return None
+    # Only splitters that draw without the rows get here (composes()): their
+    # folds' sizes are the same at every call. One with random_state=None
+    # draws from NumPy's global generator, whose state is kept.
+    state = np.random.get_state()
     try:
-        ledger.check(rho=m * float(figure.get("rho") or 0.0),
-                     curve=_scaled_curve(figure.get("curve"), m),
-                     relation=figure.get("relation"),
-                     group_size=figure.get("group_size"), label=whole,
-                     gaussian=bool(figure.get("gaussian", False)),
-                     delta=m * delta, noise=noise)
+        out = []
+        for train, _ in cv.split(X, y):
+            out.append(train)
+            if len(out) > _MAX_SPLITS:
+                break
+        return out
+    finally:
+        np.random.set_state(state)
+
+
+def _dry_figure(base, params, X, y, train, ledger):
+    """What a fit of ``base`` with ``params`` on rows ``train`` reserves on
+    ``ledger``: a figure dict, {} for none (it fails first, or releases on no
+    ledger), or None when it cannot be told (a part of it releases first)."""
+    from sklearn.base import clone
+    from sklearn.utils import _safe_indexing
+
+    estimator = clone(base)
+    if params:
+        estimator.set_params(**clone(params, safe=False))
+    X_train = _safe_indexing(X, train)
+    y_train = None if y is None else _safe_indexing(y, train)
+    token = _DRY.set(estimator)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            estimator.fit(X_train, y_train)
+    except _Planned as planned:
+        if planned.owner is not estimator:
+            return None
+        return planned.figure if planned.ledger is ledger else {}
+    except Exception:  # noqa: BLE001 - the real fit fails alike, releasing nothing
+        return {}
+    finally:
+        _DRY.reset(token)
+    return None   # trained without a reservation: not a fit this reads
+
+
+def _verdict(ledger, label, owner, run, figure):
+    """The refusal of the whole run on ``ledger``, or None."""
+    from sklearn.utils.validation import _num_samples
+
+    top, fold = run.top.f_locals, run.fold.f_locals
+    search = top.get("self") if run.evaluate is not None else None
+    if search is not None:
+        base = top.get("base_estimator")
+        candidates = list(run.evaluate.f_locals.get("candidate_params") or ())
+        refit = search.refit is not False
+    else:
+        base, candidates, refit = top.get("estimator"), [{}], False
+    X, y = fold.get("X"), fold.get("y")
+    splits = _splits(run)
+    if base is None or not candidates or not splits or len(splits) > _MAX_SPLITS:
+        return None
+    sizes = {}
+    for train in splits:
+        sizes.setdefault(len(train), [train, 0])[1] += 1
+    parts, refits = [], []
+    for params in candidates:
+        for train, count in sizes.values():
+            got = _dry_figure(base, params, X, y, train, ledger)
+            if got is None:
+                return None
+            parts += [got] * count
+        if refit:
+            got = _dry_figure(base, params, X, y, np.arange(_num_samples(X)),
+                              ledger)
+            if got is None:
+                return None
+            refits.append(got)
+    if refits:
+        # The refit's candidate is chosen by the run: the smallest is the
+        # least it adds (its noise names are the folds' already).
+        parts.append(min(refits, key=lambda f: float(f.get("rho") or 0.0)))
+    parts = [p for p in parts if p]
+    if not parts:
+        return None
+    m = len(splits) * len(candidates) + int(refit)
+    whole = f"The run of {m} fits of {label}"
+    return _refusal(ledger, whole, m, parts, owner, refit)
+
+
+def _floor3(x):
+    """``x`` rounded down to three significant digits (an advised epsilon
+    must not round up past what fits)."""
+    step = 10.0 ** (math.floor(math.log10(x)) - 2)
+    return f"{math.floor(x / step) * step:.3g}"
+
+
+def _refusal(ledger, whole, m, parts, owner, refit):
+    """The refusal of the composed ``parts`` on ``ledger`` now, or None."""
+    for key in ("relation", "group_size"):
+        if len({p.get(key) for p in parts}) > 1:
+            return None   # candidates accounted apart: each fit says so
+    curves = [p.get("curve") for p in parts if p.get("curve") is not None]
+    curve = None if not curves else sum(
+        np.asarray(c(accounting.LEDGER_ORDERS) if callable(c) else c, dtype=float)
+        for c in curves)
+    delta = math.fsum(float(p.get("delta") or 0.0) for p in parts)
+    if delta >= 1.0:
+        return None   # no statement at all; the fits' own checks refuse them
+    gaussian = all(p.get("gaussian", False) for p in parts)
+    try:
+        ledger.check(rho=math.fsum(float(p.get("rho") or 0.0) for p in parts),
+                     curve=curve, relation=parts[0].get("relation"),
+                     group_size=parts[0].get("group_size"), label=whole,
+                     gaussian=gaussian, delta=delta,
+                     noise=tuple(k for p in parts for k in p.get("noise", ())
+                                 if k is not None))
     except PrivacyBudgetExceeded as exc:
-        each = ledger.remaining(m)
-        return type(exc)(
-            f"{exc} Refused before the first fit, nothing recorded: each of "
-            f"the {m} fits may spend epsilon {_floor3(each)} at delta "
-            f"{ledger.delta:.2g} (give the estimator that epsilon), or tune "
-            "with skforget.model_selection.PrivateSearchCV, which spends one "
-            "figure for the whole search.")
+        text = (f"{exc} Its fits were planned together before the first "
+                + ("(its refit at the least of its candidates' figures, since "
+                   "the scores choose it) " if refit else "")
+                + "and all are refused, nothing of the run recorded.")
+        plain = type(exc) is PrivacyBudgetExceeded and curve is None \
+            and delta == 0.0 and gaussian and hasattr(owner, "_dp_conversion") \
+            and "same noise" not in str(exc)
+        if plain:
+            each = ledger.remaining(m)
+            text += (f" The ledger has room for {m} fits of epsilon "
+                     f"{_floor3(each)} each at delta {ledger.delta:.2g} "
+                     f"(ledger.remaining({m})): the estimator given those fits "
+                     "them all.")
+        return (UnaccountableReleaseError if isinstance(
+            exc, UnaccountableReleaseError) else PrivacyBudgetExceeded)(text)
     return None
-
-
-def first_warning(name):
-    """Whether the warning ``name`` gives about the sequential run this fit
-    belongs to is said now: once per run, and always where no run is on
-    this stack (a worker's fit)."""
-    run = sequential_run()
-    if run is None:
-        return True
-    with _LOCK:
-        state = _RUNS.setdefault(run, {"verdicts": {}, "warned": set()})
-        if name in state["warned"]:
-            return False
-        state["warned"].add(name)
-    return True

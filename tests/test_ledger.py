@@ -591,8 +591,9 @@ def test_grid_search_in_process_records_every_fit(binary_data):
     # refused at its refit with 98 % spent). Said once per run (scikit-learn's
     # per-fit catch_warnings repeated it for every fit).
     assert len(said) == 1
-    spent = re.search(r"It checks all 7 fits together before the first \(at most "
-                      r"epsilon ([0-9.]+) at its delta 1e-05\)", said[0])
+    spent = re.search(r"It adds all 7 fits \(at most epsilon ([0-9.]+) at its "
+                      r"delta 1e-05\) and, as they run one after another here, "
+                      r"plans them all before the first", said[0])
     assert spent is not None
     assert float(spent.group(1)) >= ledger.total.epsilon * (1 - 1e-3)
     # At the ledger's delta, not the fit's: a smaller one reads the same fits
@@ -628,12 +629,13 @@ def test_a_search_run_here_is_checked_whole_before_its_first_fit(binary_data):
     assert ledger.entries == ()
     text = str(raised.value)
     assert text in str(err.value)
-    assert text.startswith("All 7 fits of NoisyGDClassifier.fit (a fit of a "
+    assert text.startswith("The run of 7 fits of NoisyGDClassifier.fit (a fit of a "
                            "GridSearchCV: 2 candidate(s) x 3 split(s) + a refit) "
                            "would spend epsilon")
-    assert "Refused before the first fit, nothing recorded" in text
+    assert "planned together before the first" in text
+    assert "nothing of the run recorded" in text
     # The epsilon it advises for each fit lets the whole search through.
-    each = float(re.search(r"each of the 7 fits may spend epsilon ([0-9.]+) at "
+    each = float(re.search(r"room for 7 fits of epsilon ([0-9.]+) each at "
                            r"delta 1e-05", text).group(1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -643,7 +645,7 @@ def test_a_search_run_here_is_checked_whole_before_its_first_fit(binary_data):
     # Another run of the same search is a run of its own, checked again.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(PrivacyBudgetExceeded, match="All 7 fits"):
+        with pytest.raises(PrivacyBudgetExceeded, match="The run of 7 fits"):
             search.fit(X, y)
     assert len(ledger.entries) == 7
     # A cross-validation likewise, and cross_val_predict (which has no
@@ -653,7 +655,7 @@ def test_a_search_run_here_is_checked_whole_before_its_first_fit(binary_data):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             with pytest.raises((ValueError, PrivacyBudgetExceeded),
-                               match="All 3 fits of NoisyGDClassifier.fit"):
+                               match="The run of 3 fits of NoisyGDClassifier.fit"):
                 cv_call(_model(ledger=small), X, y,
                         cv=KFold(3, shuffle=True, random_state=0),
                         **({"error_score": "raise"} if cv_call is cross_val_score
@@ -665,6 +667,115 @@ def test_a_search_run_here_is_checked_whole_before_its_first_fit(binary_data):
             cv_call(_model(ledger=large), X, y,
                     cv=KFold(3, shuffle=True, random_state=0))
         assert len(large.entries) == 3
+
+
+@pytest.mark.parametrize("grid", [{"C": [0.1, 1.0]}, {"max_iter": [5, 200]}])
+def test_a_run_is_planned_fit_by_fit_so_its_check_is_exact(binary_data, grid):
+    """Each fit's figure depends on its hyper-parameters (C, max_iter) and its
+    rows' number: m times the first fit's figure refused runs that fit and
+    passed runs that did not (a second reader). The run's check plans every
+    fit: a budget just above what the run records lets it through, one just
+    below refuses it before its first fit; with its fits in worker threads it
+    is checked fit by fit, its refit included."""
+    from joblib import parallel_config
+
+    X, y = binary_data
+
+    def grid_search(ledger, grid=grid, refit=False):
+        # Without a refit the run's fits are known before it (a refit is of
+        # the candidate the scores choose: it counts at the smallest).
+        return GridSearchCV(_model(ledger=ledger), grid, error_score="raise",
+                            refit=refit, cv=KFold(3, shuffle=True, random_state=0))
+
+    def spent(grid=grid, refit=False):
+        reference = PrivacyLedger(epsilon=100.0, delta=DELTA)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            grid_search(reference, grid, refit).fit(X, y)
+        return reference
+
+    reference = spent()
+    assert len(reference.entries) == 6
+    assert len({e.rho for e in reference.entries}) > 1   # the figures differ
+    for budget, fits in [(reference.total.epsilon * 1.001, True),
+                         (reference.total.epsilon * 0.999, False)]:
+        ledger = PrivacyLedger(epsilon=budget, delta=DELTA)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if fits:
+                grid_search(ledger).fit(X, y)
+            else:
+                with pytest.raises(PrivacyBudgetExceeded,
+                                   match="planned together before the first"):
+                    grid_search(ledger).fit(X, y)
+        assert len(ledger.entries) == (6 if fits else 0)
+    # Fits in worker threads are checked one at a time; the refit, on this
+    # thread, is not planned as the whole run on top of the folds recorded.
+    one = {key: values[:1] for key, values in grid.items()}
+    reference = spent(one, refit=True)
+    threaded = PrivacyLedger(epsilon=reference.total.epsilon * 1.001, delta=DELTA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with parallel_config(backend="threading"):
+            grid_search(threaded, one, refit=True).set_params(n_jobs=2).fit(X, y)
+    assert len(threaded.entries) == 4
+
+
+def test_runs_whose_candidates_are_not_known_ahead_are_checked_fit_by_fit(
+        binary_data):
+    """A search of one's own ``_run_search`` (its batches come one after
+    another, as in scikit-optimize) and a plain Pipeline whose steps release
+    are not planned whole: no refusal of a run that fits, and the warning
+    says the ledger checks one fit at a time."""
+    from sklearn.model_selection import ParameterGrid
+    from sklearn.pipeline import make_pipeline
+
+    from skforget.preprocessing import PrivateStandardScaler
+
+    X, y = binary_data
+
+    class Batches(GridSearchCV):
+        def _run_search(self, evaluate_candidates):
+            for params in ParameterGrid(self.param_grid):
+                evaluate_candidates([params])
+
+    reference = PrivacyLedger(epsilon=100.0, delta=DELTA)
+    kf = KFold(3, shuffle=True, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        Batches(_model(ledger=reference), {"C": [0.1, 1.0]}, cv=kf).fit(X, y)
+    assert len(reference.entries) == 7
+    ledger = PrivacyLedger(epsilon=reference.total.epsilon * 1.001, delta=DELTA)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        Batches(_model(ledger=ledger), {"C": [0.1, 1.0]}, cv=kf).fit(X, y)
+    assert len(ledger.entries) == 7
+    said = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning]
+    assert said and all("checks them one at a time" in m for m in said)
+    both = PrivacyLedger(epsilon=100.0, delta=DELTA)
+    pipe = make_pipeline(PrivateStandardScaler(rho=0.05, ledger=both),
+                         _model(ledger=both))
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        GridSearchCV(pipe, {"noisygdclassifier__C": [0.1, 1.0]}, cv=kf).fit(X, y)
+    assert len(both.entries) == 14
+    said = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning
+            and "model selection" in str(w.message)]
+    assert said and all("plans them all" not in m for m in said)
+
+
+def test_each_distinct_warning_of_a_run_is_said(binary_data):
+    """Candidates of other figures say their own warning (a grid over two
+    estimators at epsilon 0.3 and 3 said only the first's figure)."""
+    X, y = binary_data
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        GridSearchCV(_model(epsilon=0.3), {"epsilon": [0.3, 3.0]},
+                     cv=KFold(3, shuffle=True, random_state=0)).fit(X, y)
+    said = {str(w.message) for w in rec if w.category is PrivacyBudgetWarning}
+    assert any("(0.3, 1e-05)-DP alone" in m for m in said)
+    assert any("(3, 1e-05)-DP alone" in m for m in said)
+    assert len(said) == len([w for w in rec if w.category is PrivacyBudgetWarning])
 
 
 def test_a_search_run_warns_once_and_points_at_the_callers_line(binary_data):
@@ -1404,8 +1515,8 @@ def test_a_random_state_with_a_ledger_is_refused_and_grid_clones_are_caught():
                               error_score=np.nan, refit=False)
         with pytest.raises(ValueError, match="All the 4 fits failed") as err:
             search.fit(X, y)
-    assert "All 4 fits of NoisyGDClassifier.fit" in str(err.value)
-    assert "same seeded noise" in str(err.value)
+    assert "The run of 4 fits of NoisyGDClassifier.fit" in str(err.value)
+    assert "would draw the same noise" in str(err.value)
     assert grid.entries == ()
     NoisyGDClassifier(classes=[0, 1], random_state=0, ledger=grid).fit(X, y)
     assert len(grid.entries) == 1

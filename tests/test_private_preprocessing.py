@@ -1246,7 +1246,7 @@ def test_model_selection_over_a_private_pipeline_warns_with_the_pipelines_figure
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match="All the 3 fits failed") as err:
             cross_val_score(pipe, X, y, cv=kf3, error_score=np.nan)
-    assert "same seeded noise" in str(err.value) and seeded.entries == ()
+    assert "would draw the same noise" in str(err.value) and seeded.entries == ()
 
 
 def test_a_failed_private_edit_keeps_the_callers_rows_and_stale_requests_fail():

@@ -569,7 +569,8 @@ class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
         # still releases nothing, and records nothing (Section 20.3).
         with releasing(rollback=True), release_spending(
                 ledger, "PrivateSearchCV.fit", self.__dict__.get(
-                    "_selection_context", ()), curve=accounting.search_curve(budget),
+                    "_selection_context", ()), owner=self,
+                curve=accounting.search_curve(budget),
                 rho=budget.preprocessing_rho, delta=budget.delta_selection,
                 relation=base.get("relation", "replace"), group_size=group,
                 noise=drawn), \

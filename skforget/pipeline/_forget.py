@@ -105,11 +105,12 @@ def _pipeline_ledger(pipeline, label, private, n_samples, seeds, segment=0):
     for part in (p for p, own in zip(parts, kept, strict=True) if own is not None):
         part.set_params(ledger=None)
     pipeline._recording_ledger = ledger
+    relation, group = unit.get("relation", "replace"), unit.get("group_size", 1)
     try:
         with release_spending(
                 ledger, label, pipeline.__dict__.get("_selection_context", ()),
-                rho=rho, delta=delta, gaussian=gaussian, relation=unit.get(
-                    "relation", "replace"), group_size=unit.get("group_size", 1),
+                owner=pipeline, rho=rho, delta=delta, gaussian=gaussian,
+                relation=relation, group_size=group,
                 noise=pipeline_noise(seeds, private, pipeline.steps[-1][0], bool(
                     pipeline.__dict__.get("_target_release", (0.0,))[0]),
                     segment)) as final:

@@ -89,7 +89,7 @@ def _atomic(fit):
         self._validate_params()
         with releasing_atomically(self), release_spending(
                 self.ledger, f"{type(self).__name__}.fit",
-                self.__dict__.get("_selection_context", ()), rho=self.rho,
+                self.__dict__.get("_selection_context", ()), owner=self, rho=self.rho,
                 delta=float(getattr(self, "delta", 0.0)), gaussian=True,
                 relation=self.relation, group_size=self.group_size,
                 noise=(noise_key(self.random_state, 0, PREPROCESSING_STREAM),)):
