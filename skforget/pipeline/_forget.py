@@ -38,17 +38,9 @@ from skforget._validation import (
     pipeline_noise,
 )
 from skforget.exceptions import NotCertifiableError, UnlearningError
+from skforget.pipeline._certificates import PipelineCertificates, final_estimator_has
 
 __all__ = ["ForgetPipeline", "make_forget_pipeline"]
-
-
-def _final_estimator_has(attr):
-    def check(self):
-        # Raise the final step's own AttributeError when it lacks ``attr``.
-        getattr(self._final_estimator, attr)
-        return True
-
-    return check
 
 
 def _planned_release(pipeline, n_samples):
@@ -124,7 +116,7 @@ def _pipeline_ledger(pipeline, label, private, n_samples, seeds, segment=0):
         pipeline.__dict__.pop("_recording_ledger", None)
 
 
-class ForgetPipeline(SelectionContextMixin, Pipeline):
+class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
     """A pipeline with public preprocessing that serves edits on raw records.
 
     A :class:`~sklearn.pipeline.Pipeline` (same parameters, same methods)
@@ -294,7 +286,7 @@ class ForgetPipeline(SelectionContextMixin, Pipeline):
                 "neighbouring database changes the released statistics as well "
                 "as the model, which the final step's certificate does not cover.")
 
-    @available_if(_final_estimator_has("plan"))
+    @available_if(final_estimator_has("plan"))
     def plan(self, X, y=None, **params):
         """The plan ``fit(X, y)`` would run, and its expected time.
 
@@ -431,7 +423,7 @@ class ForgetPipeline(SelectionContextMixin, Pipeline):
                                       f"{exc}") from exc
         raise UnlearningError(f"{name} cannot be preprocessed: {error}") from error
 
-    @available_if(_final_estimator_has("partial_unlearn"))
+    @available_if(final_estimator_has("partial_unlearn"))
     @fixed_errstate
     def partial_unlearn(self, edits, **unlearn_params):
         """Serve an edit request on raw records.
@@ -616,151 +608,6 @@ class ForgetPipeline(SelectionContextMixin, Pipeline):
             mark_committed()
         warn_if_adaptive_exceeds(cert, release.epsilon)   # as an estimator's edit
         return self
-
-    # --- prediction certificates of the final step, on raw records -------------
-    @available_if(_final_estimator_has("certified_radius"))
-    def certified_radius(self, k=0, mode="remove", **kwargs):
-        """The final step's :meth:`~skforget.NoisyGDClassifier.certified_radius`.
-
-        The preprocessing is public, so the ball around the coefficients is
-        the final step's own.
-
-        Parameters
-        ----------
-        k : int, default=0
-            Number of records removed, replaced or added.
-        mode : {"remove", "replace", "add", "add_remove"}, default="remove"
-        **kwargs : dict
-            ``data_dependent`` and ``include_forgotten``, as for the final step.
-
-        Returns
-        -------
-        radius : float or ndarray of shape (n_classes,)
-
-        Examples
-        --------
-        >>> from skforget import NoisyGDClassifier
-        >>> from skforget.datasets import load_dataset
-        >>> from skforget.pipeline import make_forget_pipeline
-        >>> from skforget.preprocessing import PublicScaler
-        >>> d = load_dataset("breast_cancer")
-        >>> pipe = make_forget_pipeline(
-        ...     PublicScaler(center=0.0, scale=1.0),
-        ...     NoisyGDClassifier(classes=[0, 1], random_state=0))
-        >>> pipe = pipe.fit(d.data, d.target)
-        >>> pipe.certified_radius(1) == pipe[-1].certified_radius(1)
-        True
-        """
-        check_is_fitted(self, "public_preprocessing_")
-        self._refuse_if_private("certified_radius")
-        return self._final_estimator.certified_radius(k, mode, **kwargs)
-
-    @available_if(_final_estimator_has("certify"))
-    def certify(self, X, k=0, mode="remove", **kwargs):
-        """Which predictions on raw records no neighbouring database of size
-        ``k`` can change: :meth:`~skforget.NoisyGDClassifier.certify` of the
-        final step on the preprocessed records.
-
-        Parameters
-        ----------
-        X : DataFrame or array-like of shape (n_samples, n_features)
-            Raw records, as for :meth:`predict`.
-        k : int, default=0
-        mode : {"remove", "replace", "add", "add_remove"}, default="remove"
-        **kwargs : dict
-            ``tol``, ``data_dependent`` and ``include_forgotten``, as for the
-            final step.
-
-        Returns
-        -------
-        certified : ndarray of bool of shape (n_samples,)
-
-        Examples
-        --------
-        >>> from skforget import NoisyGDClassifier
-        >>> from skforget.datasets import load_dataset
-        >>> from skforget.pipeline import make_forget_pipeline
-        >>> from skforget.preprocessing import PublicScaler
-        >>> d = load_dataset("breast_cancer")
-        >>> pipe = make_forget_pipeline(
-        ...     PublicScaler(center=0.0, scale=1.0),
-        ...     NoisyGDClassifier(classes=[0, 1], random_state=0))
-        >>> pipe = pipe.fit(d.data, d.target)
-        >>> bool(pipe.certify(d.data[:5], k=1).all())
-        True
-        """
-        check_is_fitted(self, "public_preprocessing_")
-        self._refuse_if_private("certify")
-        return self._final_estimator.certify(self._preprocess(X), k, mode, **kwargs)
-
-    @available_if(_final_estimator_has("certified_k"))
-    def certified_k(self, X, mode="remove", **kwargs):
-        """The final step's :meth:`~skforget.NoisyGDClassifier.certified_k` on
-        the preprocessed records: per raw record, the largest certified ``k``.
-
-        Parameters
-        ----------
-        X : DataFrame or array-like of shape (n_samples, n_features)
-            Raw records.
-        mode : {"remove", "replace", "add", "add_remove"}, default="remove"
-        **kwargs : dict
-            As for the final step.
-
-        Returns
-        -------
-        k : ndarray of int of shape (n_samples,)
-        """
-        check_is_fitted(self, "public_preprocessing_")
-        self._refuse_if_private("certified_k")
-        return self._final_estimator.certified_k(self._preprocess(X), mode, **kwargs)
-
-    @available_if(_final_estimator_has("decision_function_bounds"))
-    def decision_function_bounds(self, X, k=0, mode="remove", **kwargs):
-        """The final step's
-        :meth:`~skforget.NoisyGDClassifier.decision_function_bounds` on the
-        preprocessed records.
-
-        Parameters
-        ----------
-        X : DataFrame or array-like of shape (n_samples, n_features)
-            Raw records.
-        k : int, default=0
-        mode : {"remove", "replace", "add", "add_remove"}, default="remove"
-        **kwargs : dict
-            As for the final step.
-
-        Returns
-        -------
-        lower, upper : ndarray
-            Shaped like :meth:`decision_function`.
-        """
-        check_is_fitted(self, "public_preprocessing_")
-        self._refuse_if_private("decision_function_bounds")
-        return self._final_estimator.decision_function_bounds(
-            self._preprocess(X), k, mode, **kwargs)
-
-    @available_if(_final_estimator_has("predict_bounds"))
-    def predict_bounds(self, X, k=0, mode="remove", **kwargs):
-        """The final step's :meth:`~skforget.NoisyGDRegressor.predict_bounds` on
-        the preprocessed records.
-
-        Parameters
-        ----------
-        X : DataFrame or array-like of shape (n_samples, n_features)
-            Raw records.
-        k : int, default=0
-        mode : {"remove", "replace", "add", "add_remove"}, default="remove"
-        **kwargs : dict
-            As for the final step.
-
-        Returns
-        -------
-        lower, upper : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self, "public_preprocessing_")
-        self._refuse_if_private("predict_bounds")
-        return self._final_estimator.predict_bounds(self._preprocess(X), k, mode,
-                                                     **kwargs)
 
 
 register_pipeline_class(ForgetPipeline)
