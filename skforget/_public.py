@@ -24,6 +24,8 @@ None, when the configuration does learn from the rows.
 
 import warnings
 
+import numpy as np
+
 from skforget._validation import ENCLOSING_PIPELINE_CHECKS, user_stacklevel
 from skforget.exceptions import DataDependentStepError, PrivacyLeakWarning
 
@@ -370,6 +372,72 @@ def split_preprocessing(pipeline):
         if name not in private:
             _check(step, name, out)
     return tuple(out), private
+
+
+#: Rows the row-by-row check reads: the first ``_PROBE`` rows transformed
+#: alone and as the head of the first ``2 * _PROBE``.
+_PROBE = 2
+
+
+def check_rows_apart(pipeline, X, y, private):
+    """Refuse a public step whose output for a row changes with the other rows.
+
+    A stateless step (a ``FunctionTransformer``'s function, a class declaring
+    itself public) is *assumed* to map each row on its own; a function that
+    computes column statistics (``lambda D: (D - D.mean()) / D.std()``) learns
+    from the rows on every call, and the guarantee listed it as public (a
+    trial). The public steps before the first private one are fitted on the
+    first ``2 * _PROBE`` rows and transform the first ``_PROBE`` rows alone
+    and as the head of those: a step that maps rows one by one gives the
+    same numbers. A check of one case, not a proof (a function may depend on
+    other rows only past these); what it reads is the user's own code on the
+    rows, and what it says names the step only. Steps that cannot run on so
+    few rows are not checked.
+    """
+    from sklearn.base import clone
+    from sklearn.pipeline import Pipeline
+    from sklearn.utils import _safe_indexing
+    from sklearn.utils.validation import _num_samples
+
+    steps = []
+    for name, step in pipeline.steps[:-1]:
+        if name in private:
+            break
+        steps.append((name, step))
+    if not steps or _num_samples(X) < 2 * _PROBE:
+        return
+    head = _safe_indexing(X, list(range(2 * _PROBE)))
+    y_head = None if y is None else _safe_indexing(y, list(range(2 * _PROBE)))
+    for i in range(len(steps)):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                part = Pipeline([(n, clone(s)) for n, s in steps[:i + 1]])
+                part.fit(head, y_head)
+                together = _dense(part.transform(head))[:_PROBE]
+                alone = _dense(part.transform(_safe_indexing(head,
+                                                             list(range(_PROBE)))))
+        except Exception:  # noqa: BLE001 - a step that needs more rows
+            return
+        if together.shape != alone.shape or not np.allclose(
+                together, alone, rtol=1e-9, atol=1e-12, equal_nan=True):
+            name, step = steps[i]
+            raise DataDependentStepError(
+                f"Preprocessing step {name!r} ({_name(step)}) is not public: its "
+                "output for a row changes with the other rows it is given (the "
+                f"first {_PROBE} rows transformed alone and among "
+                f"{2 * _PROBE} differ), so it computes something from the rows, "
+                "such as a column's mean, or draws random numbers. A deletion "
+                "could not remove what it learned from a deleted record. "
+                "Instead: compute the constants without the rows and give them "
+                "(skforget.preprocessing.PublicScaler(center=..., scale=...)), "
+                "or use a private step (skforget.pipeline.make_private_pipeline).")
+
+
+def _dense(values):
+    values = values.toarray() if hasattr(values, "toarray") else values
+    values = values.to_numpy() if hasattr(values, "to_numpy") else values
+    return np.asarray(values, dtype=float)
 
 
 def _warn_if_steps_not_public(pipeline, estimator):

@@ -643,3 +643,27 @@ def test_a_warning_filter_set_before_the_import_is_kept():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True,
                          text=True, check=True).stdout.split()
     assert out == ["0", "3"]
+
+
+def test_a_function_of_the_whole_column_is_refused_as_not_public():
+    """A FunctionTransformer is assumed to map each row on its own; one that
+    computes column statistics was listed as public in the guarantee (a
+    trial). The first rows transformed alone and among others tell."""
+    from sklearn.preprocessing import FunctionTransformer
+
+    from skforget.exceptions import DataDependentStepError
+    from skforget.pipeline import make_forget_pipeline
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    standardise = FunctionTransformer(lambda D: (D - D.mean(axis=0)) / D.std(axis=0))
+    pipe = make_forget_pipeline(standardise, NoisyGDClassifier(classes=[0, 1]))
+    with pytest.raises(DataDependentStepError, match="'functiontransformer'.*changes "
+                                                     "with the other rows"):
+        pipe.fit(X, y)
+    assert not hasattr(pipe, "public_preprocessing_")
+    assert not hasattr(pipe[-1], "coef_")
+    # Row by row, the same kind of step passes.
+    rowwise = FunctionTransformer(lambda D: D / (1.0 + np.abs(D)))
+    make_forget_pipeline(rowwise, NoisyGDClassifier(classes=[0, 1])).fit(X, y)

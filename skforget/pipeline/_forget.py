@@ -22,6 +22,7 @@ from skforget._edits import (
 from skforget._linear import _atomic_edit, warn_if_adaptive_exceeds
 from skforget._public import (
     check_public_preprocessing,
+    check_rows_apart,
     private_step_names,
     register_pipeline_class,
     split_preprocessing,
@@ -217,6 +218,7 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         self._check_private_units(private)
         params = self._database_weights(X, params)
         X, y, version = unwrap_database(X, y)
+        check_rows_apart(self, X, y, private)
         if y is not None and is_classifier(self._final_estimator):
             # Before any private step draws: a label no record may lack.
             check_labels_present(y)
