@@ -15,14 +15,13 @@ never a digest of the rows: it says nothing about them.
 
 import numbers
 import secrets
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from skforget._utils import check_weights
-from skforget._validation import user_stacklevel
+from skforget._validation import user_stacklevel, warn
 from skforget.exceptions import UnlearningError
 
 
@@ -324,7 +323,7 @@ def check_version(requested, current, *, warn_unversioned=True):
     """
     if requested is None and current is None:
         if warn_unversioned:
-            warnings.warn(
+            warn(
                 "The model was fitted on plain arrays or a DataFrame, not on a "
                 "skforget.Database, so it checks an edit request by the number of "
                 "rows only: a request built on other rows of the same size is "

@@ -3,7 +3,6 @@
 """Edit requests: which records of a database to delete, replace and insert."""
 
 import numbers
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -17,7 +16,7 @@ from skforget._database import (
 )
 from skforget._edit_blocks import _check_block, _insert_ids
 from skforget._utils import check_weights, no_interrupts
-from skforget._validation import label_codes, user_stacklevel
+from skforget._validation import label_codes, user_stacklevel, warn
 from skforget.exceptions import PrivacyBudgetWarning, UnlearningError
 
 
@@ -588,8 +587,8 @@ def warn_if_tuned(model):
     stops the edit before anything is spent, 20.3)."""
     said = tuned_caveat(model)
     if said is not None:
-        warnings.warn(f"After this edit the model certifies the deleted records. "
-                      f"{said}", PrivacyBudgetWarning, stacklevel=user_stacklevel())
+        warn(f"After this edit the model certifies the deleted records. {said}",
+             PrivacyBudgetWarning, stacklevel=user_stacklevel())
 
 
 def check_new_targets(edits, classes=None):

@@ -17,7 +17,6 @@ import copy
 import functools
 import math
 import sys
-import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -45,6 +44,7 @@ from skforget._validation import (
     model_selection_label,
     noise_key,
     user_stacklevel,
+    warn,
 )
 from skforget.accounting._calibration import curvature_trace
 from skforget.exceptions import (
@@ -83,7 +83,7 @@ def warn_if_adaptive_exceeds(cert, target):
     # last digit or two, not above it).
     if cert is None or not cert.epsilon_adaptive > target * (1 + 1e-9):
         return
-    warnings.warn(
+    warn(
         f"After {cert.index} edit(s), the figure against requests adapted to "
         f"earlier releases is epsilon {cert.epsilon_adaptive:.3g}, above the "
         f"model's target {target:.3g}. If requests may depend on what the models "
@@ -295,7 +295,7 @@ class _BasePrivateLinear(SelectionContextMixin, BaseEstimator):
         if changed:
             listed = ", ".join(f"{k}={old!r} (now {new!r})"
                                for k, (old, new) in changed.items())
-            warnings.warn(
+            warn(
                 f"set_params changed {listed} since fit. partial_unlearn serves the "
                 "edit with the values fixed at fit, which the model's plan and "
                 "certificates assume; call fit to use the new values.",
@@ -400,7 +400,7 @@ class _BasePrivateLinear(SelectionContextMixin, BaseEstimator):
             # The label set is part of the model (classes_, the coefficients'
             # shape) and is fixed at fit: an edit keeps it, so a deleted
             # record whose label no remaining record has still shows there.
-            warnings.warn(
+            warn(
                 "This model's label set was read from the training labels at fit "
                 "and every edit keeps it: a deleted record whose label no "
                 "remaining record has still shows in classes_ (and in the "

@@ -5,7 +5,6 @@
 import contextlib
 import dataclasses
 import time
-import warnings
 
 import numpy as np
 from sklearn.base import _fit_context
@@ -41,6 +40,7 @@ from skforget._validation import (
     resolve_deletion_epsilon,
     segment_rng,
     user_stacklevel,
+    warn,
 )
 from skforget.distributed import (
     ShardedDatabase,
@@ -99,7 +99,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
     def _warn_if_long(label, projected_seconds, passes):
         """Called by the solver once it has timed its first block of steps."""
         if projected_seconds > _LONG_SECONDS:
-            warnings.warn(
+            warn(
                 f"This {label} will take about {projected_seconds:.0f} s on this "
                 f"machine ({passes} passes over the data). plan(X, y) shows the plan "
                 "before fitting; stronger regularisation (a smaller C, a larger "
@@ -341,7 +341,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
 
     def _warn_noise_dominated(self, plan, n):
         if plan.noise_dominated and self.max_iter is None:
-            warnings.warn(
+            warn(
                 f"At epsilon={self.epsilon!r} on {n} rows the privacy noise alone "
                 "exceeds the accounting's utility target, so the model will be "
                 f"mostly noise; fit runs {plan.fit_epochs} passes (one relaxation "
@@ -679,7 +679,7 @@ class _BaseNoisyGD(_BasePrivateLinear):
             loss, weights = rows[2], rows[3]
         ratio = n_new / plan.normaliser
         if not 0.5 <= ratio <= 2.0:
-            warnings.warn(
+            warn(
                 f"The database now has {n_new} rows, {ratio:.2f} times the "
                 f"{plan.normaliser} the model was fitted on; the fixed gradient "
                 "normaliser keeps the guarantee but shifts the objective. Refitting "

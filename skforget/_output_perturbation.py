@@ -12,7 +12,6 @@ edit is served by doing exactly that again on the edited database, with fresh
 noise: the new model's law depends on the edited data alone.
 """
 
-import warnings
 from numbers import Integral, Real
 
 from sklearn.base import _fit_context
@@ -40,6 +39,7 @@ from skforget._validation import (
     fixed_errstate,
     segment_rng,
     user_stacklevel,
+    warn,
 )
 from skforget.accounting._calibration import output_noise_dominates
 from skforget.accounting._output_perturbation import MAX_TOL, certified_solve_bounds
@@ -164,7 +164,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
         if output_noise_dominates(loss=plan.loss, n_classes=max(2, n_outputs),
                                   target_bound=1.0, sigma=plan.sigma,
                                   row_norm=plan.row_norm):
-            warnings.warn(
+            warn(
                 f"At epsilon={self.epsilon!r} on {n} rows the privacy noise alone "
                 f"moves a score by about {plan.sigma * plan.row_norm:.3g} on a row "
                 "of the data_norm ball, as far as the data can move it from 0: the "

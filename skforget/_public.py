@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from skforget._validation import ENCLOSING_PIPELINE_CHECKS, user_stacklevel
+from skforget._validation import ENCLOSING_PIPELINE_CHECKS, user_stacklevel, warn
 from skforget.exceptions import DataDependentStepError, PrivacyLeakWarning
 
 PROTOCOL = "__skforget_public__"
@@ -464,7 +464,7 @@ def _warn_if_steps_not_public(pipeline, estimator):
                 f"private step(s) {', '.join(map(repr, private))} released: "
                 "give each the ledger (ledger=...) or, if it drew fresh noise, "
                 "record it with ledger.record(name, step).")
-        warnings.warn(
+        warn(
             f"{type(estimator).__name__} is fitted as the last step of a "
             "scikit-learn Pipeline whose preprocessing is outside its guarantee: "
             f"{exc}{unrecorded} skforget.pipeline.ForgetPipeline refuses such "

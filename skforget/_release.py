@@ -33,7 +33,6 @@ call would share its record).
 
 import contextvars
 import math
-import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -56,6 +55,7 @@ from skforget._validation import (
     model_selection_fits,
     sklearn_caller,
     user_stacklevel,
+    warn,
 )
 from skforget.accounting import (
     LedgerUnreachableError,
@@ -144,7 +144,7 @@ def releasing(*, own=False, rollback=False):
             f"ledger could not record it ({type(exc).__name__}: {exc}). Its "
             "reservation is still counted against the budget.") from exc
     for message, category in pending.warnings:
-        warnings.warn(message, category, stacklevel=user_stacklevel())
+        warn(message, category, stacklevel=user_stacklevel())
 
 
 def mark_committed():
@@ -304,7 +304,7 @@ def warn_about_release(message, category=UserWarning):
     of the outermost :func:`releasing` call, or now outside one."""
     pending = _CURRENT.get()
     if pending is None:
-        warnings.warn(message, category, stacklevel=user_stacklevel())
+        warn(message, category, stacklevel=user_stacklevel())
     else:
         pending.warnings.append((message, category))
 
@@ -392,7 +392,7 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
 
     one, one_delta = reading(1)
     if caller == "calibration":
-        warnings.warn(
+        warn(
             f"{name}.fit runs inside CalibratedClassifierCV, which fits a "
             "calibrator on exact scores of private rows (and, with "
             "cross-validation, several private fits on shared rows): the "
@@ -496,4 +496,4 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
         "skforget.model_selection.PrivateSearchCV tunes with one figure for "
         "the whole search (privacy-accounting.md, Sections 17 and 20).")
     if first_warning(text):   # once per run and text
-        warnings.warn(text, PrivacyBudgetWarning, stacklevel=user_stacklevel())
+        warn(text, PrivacyBudgetWarning, stacklevel=user_stacklevel())

@@ -8,7 +8,6 @@ encoding, the class weights and the classifier's predictions;
 :class:`~skforget._linear._BasePrivateLinear`, whichever solver trains it.
 """
 
-import warnings
 
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
@@ -23,6 +22,7 @@ from skforget._validation import (
     label_codes,
     segment_rng,
     user_stacklevel,
+    warn,
 )
 from skforget.accounting import (
     COUNT_FLOOR,
@@ -517,7 +517,7 @@ class _PrivateClassifierMixin:
                 raise ValueError(
                     "This solver needs samples of at least 2 classes in the data, "
                     "but the data contains only one class.")
-            warnings.warn(
+            warn(
                 "The label set was read from the training labels, so one record "
                 "with a rare label changes the model's shape; the privacy "
                 "guarantee does not cover that. Pass the public label set as "
@@ -700,7 +700,7 @@ class _PrivateRegressorMixin:
         reach = float(L) / self._row_norm_bound("squared")
         far = np.abs(y) > _OUT_OF_REACH * reach
         if far.size and np.count_nonzero(far) * 2 > far.size:
-            warnings.warn(
+            warn(
                 "Most targets are more than "
                 f"{_OUT_OF_REACH:g} times larger than the residual the clipped "
                 f"squared loss fits unclipped (clip_norm / row norm = {reach:.3g}): "

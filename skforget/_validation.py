@@ -8,6 +8,7 @@ change there touches one file; tests/test_layers.py checks it.
 """
 
 import contextlib
+import contextvars
 import functools
 import hashlib
 import itertools
@@ -78,6 +79,21 @@ def _is_library_frame(filename):
     path = os.path.abspath(filename)
     return (path.startswith(_SKFORGET_DIR + os.sep) or path == _CONTEXTLIB
             or f"{os.sep}sklearn{os.sep}" in path or f"{os.sep}joblib{os.sep}" in path)
+
+
+#: Set while a scikit-learn run's fit is planned ahead by a dry run
+#: (skforget._search_runs): its warnings are the real fit's, said there. A
+#: context variable, not a warnings filter, which all threads share (a
+#: second reader found an "ignore" left at the head of the filters by two
+#: dry runs in two threads, silencing every later warning).
+DRY_RUN = contextvars.ContextVar("skforget_dry_run", default=None)
+
+
+def warn(message, category=UserWarning, stacklevel=1):
+    """``warnings.warn`` for skforget's warnings, silent in a dry run;
+    ``stacklevel`` counts from the caller, as ``warnings.warn``'s does."""
+    if DRY_RUN.get() is None:
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
 
 
 def user_stacklevel():
@@ -665,7 +681,7 @@ def resolve_deletion_epsilon(epsilon, deletion_epsilon):
 def check_delta(delta, n_samples):
     """Warn when delta is not well below 1/n: such a delta permits leaking a record."""
     if delta >= 1.0 / n_samples:
-        warnings.warn(
+        warn(
             f"delta={delta!r} is not below 1/n_samples = {1.0 / n_samples:.3g}: a "
             "mechanism that publishes a random training record satisfies such a "
             "guarantee. Use delta='auto' (min(1e-5, n**-1.1)).",

@@ -34,7 +34,6 @@ build of skforget on their own data.
 """
 
 import numbers
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,6 +45,7 @@ from sklearn.base import clone, is_classifier
 from skforget._database import Database
 from skforget._edits import EditRequest
 from skforget._utils import fill_doc
+from skforget._validation import warn
 from skforget.exceptions import PrivacyLeakWarning
 
 __all__ = [
@@ -608,7 +608,7 @@ def _audit(estimator, X, y, *, mode, canary, reference, n_trials, statistic,
         delta=delta, confidence=confidence, n_trials=int(n_trials), test=test,
         scores_in=scores[:, 0], scores_out=scores[:, 1], reference=reference)
     if result.violated:
-        warnings.warn(
+        warn(
             f"The audit's empirical lower bound epsilon >= {result.epsilon_lower:.4g} "
             f"exceeds the certified epsilon {eps_cert:.4g} ({mode}): the "
             "implementation leaks more than it certifies. Please report this.",

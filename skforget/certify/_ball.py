@@ -26,7 +26,6 @@ This module holds the two forms of the recursion:
 """
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +33,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from skforget import accounting
+from skforget._validation import warn
 from skforget.exceptions import NotCertifiableError
 
 #: Neighbourhoods a certificate can be asked for (certificates.md, Section 1).
@@ -545,7 +545,7 @@ class BallTracker:
         # private ones depend on the rows' directions, and a warning is an
         # output the certificate's figures do not cover.
         if any(np.any(rho >= 1.0) for rho in factors(None).values()):
-            warnings.warn(
+            warn(
                 "The counterfactual step may not contract for some budgets "
                 "(learning_rate too large for the database size): the "
                 "certified radii can grow with the number of steps.", UserWarning,

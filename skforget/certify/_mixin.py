@@ -9,7 +9,6 @@ during the current segment only, by a tracker the solver calls at every step
 (``_start_tracking``), and is dropped by the next ``fit`` or edit.
 """
 
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -17,7 +16,7 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from skforget._validation import user_stacklevel
+from skforget._validation import user_stacklevel, warn
 from skforget.accounting import statistics_age
 from skforget.certify._ball import (
     BallTracker,
@@ -122,7 +121,7 @@ class CertifyMixin:
             # certify_k_max was raised after fit (it is free): the tracking it
             # asks for cannot run on this plan or on rows held by a cluster.
             # The edit itself must not fail for an optional side computation.
-            warnings.warn(
+            warn(
                 f"certify_k_max={k_max} was set after fit, but the data-dependent "
                 "radius needs a full-batch ovr or binary plan and rows in memory; "
                 "this edit is served without it (the public radius still "

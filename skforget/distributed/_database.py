@@ -15,7 +15,6 @@ import collections
 import contextlib
 import secrets
 import threading
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,6 +25,7 @@ from skforget._utils import (
     check_sample_weight,
     no_interrupts,
 )
+from skforget._validation import warn
 from skforget.distributed._row_source import _ClusterRows
 from skforget.distributed._shard import _Shard, _stack
 from skforget.exceptions import UnlearningError
@@ -593,7 +593,7 @@ class ShardedEditRequest(_EditCounts):
         try:
             db._settle()
         except Exception as exc:  # noqa: BLE001 - the edit is served regardless
-            warnings.warn(
+            warn(
                 f"The edit is served, but the workers could not drop the previous "
                 f"rows yet ({type(exc).__name__}); they are dropped before the next "
                 "read or edit of the database.", RuntimeWarning, stacklevel=3)

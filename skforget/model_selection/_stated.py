@@ -3,9 +3,9 @@
 """What a search replaces on the estimator it tunes, said before any run."""
 
 import inspect
-import warnings
 
 from skforget._edits import is_selected
+from skforget._validation import warn
 
 
 def check_stated_budget(search, pipeline, estimator, delta):
@@ -39,14 +39,14 @@ def check_stated_budget(search, pipeline, estimator, delta):
                 f"{key}={value!r} to PrivateSearchCV. (A clone of an earlier "
                 f"search's best_estimator_ carries that search's refit {key}: "
                 "tune the estimator you gave it, or set_params it.)")
-        warnings.warn(
+        warn(
             f"PrivateSearchCV: {name}'s {key}={value!r} is replaced by the "
             f"search's figures; the search spends its own {key}="
             f"{total[key]:.6g} in all. Give the total to PrivateSearchCV.",
             UserWarning, stacklevel=4)
     seed = estimator.get_params().get("random_state")
     if seed is not None and search.random_state is None:
-        warnings.warn(
+        warn(
             f"PrivateSearchCV: the estimator's random_state={seed!r} does not "
             "seed the search: its candidates' noise is drawn from the search's "
             "random_state (None: a fresh draw), and the returned model keeps "

@@ -5,7 +5,6 @@ preprocessing and the estimator (privacy-accounting.md, Section 19)."""
 
 import dataclasses
 import inspect
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -29,6 +28,7 @@ from skforget._validation import (
     check_finite_targets,
     segment_rng,
     user_stacklevel,
+    warn,
 )
 from skforget.pipeline._forget import ForgetPipeline
 from skforget.preprocessing import PrivateTableEncoder
@@ -367,7 +367,7 @@ class PrivatePipeline(ForgetPipeline):
                 rho=rho, sensitivity=accounting.moments_sensitivity(
                     relation=relation, group_size=g))
         if sigma > n / 8.0:
-            warnings.warn(
+            warn(
                 f"On {n} rows and {n_columns} columns at epsilon={self.epsilon:g}, "
                 f"each column's private statistics carry noise of about "
                 f"{sigma:.0f} records, more than an eighth of the rows: the "
@@ -492,7 +492,7 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta="auto",
         # The user's number would otherwise be replaced without a word (the
         # pipeline's total is what it spends, Section 19.3).
         text = ", ".join(f"{name}={value!r}" for name, value in given.items())
-        warnings.warn(
+        warn(
             f"make_private_pipeline: the estimator's {text} will be replaced at "
             f"fit by its part of the pipeline's total (epsilon={epsilon!r}, "
             f"delta={delta!r}), which covers the preprocessing and the model "
