@@ -454,10 +454,11 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
             # Its fits run here, one after another: planned together first
             # (_search_runs), so a budget short of them spends nothing.
             recorded += ("and, as they run one after another here, plans them "
-                         "all before the first (a refit at the least of its "
-                         "candidates' figures, since the scores choose it): if "
-                         "they would pass its budget, every one is refused, "
-                         "nothing recorded. ")
+                         "all before the first where it can read their figures "
+                         "ahead" + (" (the refit at whichever candidate the "
+                                    "scores choose)" if size.refit else "")
+                         + ": if they would pass its budget, every one is "
+                         "refused, nothing recorded. ")
         else:
             recorded += ("and checks them one at a time: a budget short of that "
                          "refuses a fit after the others have spent theirs. ")

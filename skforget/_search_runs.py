@@ -12,12 +12,13 @@ stack, and the first release that the fold's own estimator makes on a ledger
 first plans every fit of the run and checks their sum (privacy-accounting.md,
 Section 20.3, "A scikit-learn run checked whole"): each fit's figure is what
 that fit plans, found by a *dry run* of it (a clone with the candidate's
-parameters, fitted on the fold's rows up to its reservation, where it stops:
-validation and planning only, no noise drawn, nothing recorded). Past the
+parameters, fitted on each split's rows up to its reservation, where it
+stops: validation and planning only, no noise drawn, nothing recorded). Past the
 budget, that fit and every later release of the run on the ledger are
 refused before their pass, nothing recorded. The refit's candidate is not
-known before the run: it counts at the smallest of the candidates' refit
-figures, so an early refusal is one the fit-by-fit checks would also make.
+known before the run: the run is refused ahead only if it is refused
+whichever candidate the refit takes, so an early refusal is one the
+fit-by-fit checks would also make.
 
 The run is named by its joblib ``Parallel``, which scikit-learn makes once
 per call of a search's ``fit``, of ``cross_validate`` or of
@@ -29,17 +30,16 @@ Fits in worker threads or processes do not see the run's frame and are
 checked one at a time, as are runs whose fits take fit parameters, whose
 search is not scikit-learn's grid or random search (successive halving, a
 ``_run_search`` of one's own: their candidates are not all known before the
-first fit), runs inside an enclosing model selection, and fits whose
-releases are made by a part of the fitted object (a plain ``Pipeline`` of
-ledgered steps).
+first fit), runs inside an enclosing model selection, runs of more than
+``_MAX_PLANNED`` dry runs, and fits whose releases are made by a part of the
+fitted object (a plain ``Pipeline`` of ledgered steps).
 """
 
-import contextvars
+import copy
 import math
 import os
 import sys
 import threading
-import warnings
 import weakref
 from typing import NamedTuple
 
@@ -50,6 +50,7 @@ from skforget._validation import (
     _PASSING,
     _SEARCH_FILE,
     _VALIDATION_FILE,
+    DRY_RUN,
     model_selection_fits,
 )
 from skforget.accounting import PrivacyBudgetExceeded, UnaccountableReleaseError
@@ -58,14 +59,12 @@ from skforget.accounting import PrivacyBudgetExceeded, UnaccountableReleaseError
 #: refusal or None)}, "warned": set of texts}.
 _RUNS = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
-#: The estimator a dry run is planning (None outside one).
-_DRY = contextvars.ContextVar("skforget_dry_run", default=None)
 
 _CROSS_VALIDATION = ("cross_validate", "cross_val_predict")
 _FOLD_FUNCTIONS = ("_fit_and_score", "_fit_and_predict")
-#: Splits beyond which a run is checked fit by fit (their sizes are read by
-#: iterating the splitter; LeaveOneOut on a large table has one per row).
-_MAX_SPLITS = 1000
+#: Dry runs beyond which a run is checked fit by fit (candidates x splits +
+#: refits; LeaveOneOut on a large table has a split per row).
+_MAX_PLANNED = 200
 
 
 class _Planned(BaseException):
@@ -80,13 +79,13 @@ class _Planned(BaseException):
 def stop_dry_run(owner, ledger, figure):
     """At a reservation (``release_spending``): in a dry run, stop here and
     give the figure; otherwise do nothing."""
-    if _DRY.get() is not None:
+    if DRY_RUN.get() is not None:
         raise _Planned(owner, ledger, figure)
 
 
 def in_dry_run():
     """Whether this call is a dry run's (its warnings are not the user's)."""
-    return _DRY.get() is not None
+    return DRY_RUN.get() is not None
 
 
 class _Run(NamedTuple):
@@ -144,7 +143,7 @@ def checked_whole(context, releaser):
     if run.fold is None:   # a refit: its run was planned at a fold, or not
         with _LOCK:
             return bool(_state(run)["verdicts"])
-    return _fit_params_free(run)
+    return _fit_params_free(run) and _plan_shape(run) is not None
 
 
 def first_warning(text):
@@ -174,7 +173,7 @@ def check_whole_run(ledger, label, owner, context, figure, isolate):
     pass the budget; every later release of a refused run on the ledger is
     refused too. ``figure``: this release's reservation keywords; ``isolate``
     runs a function outside the current releasing call."""
-    if _DRY.get() is not None:
+    if DRY_RUN.get() is not None:
         return
     size = model_selection_fits(context)
     if size is None or size.outer or not size.composes():
@@ -196,27 +195,48 @@ def check_whole_run(ledger, label, owner, context, figure, isolate):
         raise type(refusal)(str(refusal))
 
 
-def _splits(run):
-    """The run's training index arrays, or None past ``_MAX_SPLITS``."""
-    top, evaluate = run.top.f_locals, run.evaluate.f_locals if run.evaluate else {}
+def _plan_shape(run):
+    """``(base, candidates, refit, splits)`` of the run, or None where its
+    fits cannot all be planned ahead (more than ``_MAX_PLANNED`` dry runs)."""
+    top = run.top.f_locals
+    search = top.get("self") if run.evaluate is not None else None
+    if search is not None:
+        base = top.get("base_estimator")
+        candidates = list(run.evaluate.f_locals.get("candidate_params") or ())
+        refit = search.refit is not False
+    else:
+        base, candidates, refit = top.get("estimator"), [{}], False
+    if base is None or not candidates:
+        return None
+    limit = _MAX_PLANNED // len(candidates) - int(refit)
+    splits = _splits(run, limit)
+    if not splits:
+        return None
+    return base, candidates, refit, splits
+
+
+def _splits(run, limit):
+    """The run's training index arrays, or None past ``limit`` of them."""
+    evaluate = run.evaluate.f_locals if run.evaluate else {}
+    top = run.top.f_locals
     given = evaluate.get("cv_splits", top.get("splits", top.get("indices")))
     if isinstance(given, list):
-        return [train for train, _ in given][:_MAX_SPLITS + 1]
+        return [train for train, _ in given] if len(given) <= limit else None
     cv = evaluate.get("cv") or top.get("cv")
     fold = run.fold.f_locals
-    X, y = fold.get("X"), fold.get("y")
-    if not hasattr(cv, "split"):
+    if not hasattr(cv, "split") or limit < 1:
         return None
-    # Only splitters that draw without the rows get here (composes()): their
-    # folds' sizes are the same at every call. One with random_state=None
-    # draws from NumPy's global generator, whose state is kept.
+    # Only splitters that draw without the rows get here (composes()): a copy
+    # splits again, so a RandomState the user gave it is not advanced, and
+    # NumPy's global generator (random_state=None) is put back. Without a
+    # seed the copy's folds are other folds of the same sizes.
     state = np.random.get_state()
     try:
         out = []
-        for train, _ in cv.split(X, y):
+        for train, _ in copy.deepcopy(cv).split(fold.get("X"), fold.get("y")):
             out.append(train)
-            if len(out) > _MAX_SPLITS:
-                break
+            if len(out) > limit:
+                return None
         return out
     finally:
         np.random.set_state(state)
@@ -234,11 +254,12 @@ def _dry_figure(base, params, X, y, train, ledger):
         estimator.set_params(**clone(params, safe=False))
     X_train = _safe_indexing(X, train)
     y_train = None if y is None else _safe_indexing(y, train)
-    token = _DRY.set(estimator)
+    # skforget's warnings are silent in a dry run (_validation.warn: a
+    # context variable, where a warnings filter would be every thread's);
+    # scikit-learn's own, if any, are the real fit's too.
+    token = DRY_RUN.set(estimator)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            estimator.fit(X_train, y_train)
+        estimator.fit(X_train, y_train)
     except _Planned as planned:
         if planned.owner is not estimator:
             return None
@@ -246,7 +267,7 @@ def _dry_figure(base, params, X, y, train, ledger):
     except Exception:  # noqa: BLE001 - the real fit fails alike, releasing nothing
         return {}
     finally:
-        _DRY.reset(token)
+        DRY_RUN.reset(token)
     return None   # trained without a reservation: not a fit this reads
 
 
@@ -254,49 +275,43 @@ def _verdict(ledger, label, owner, run, figure):
     """The refusal of the whole run on ``ledger``, or None."""
     from sklearn.utils.validation import _num_samples
 
-    top, fold = run.top.f_locals, run.fold.f_locals
-    search = top.get("self") if run.evaluate is not None else None
-    if search is not None:
-        base = top.get("base_estimator")
-        candidates = list(run.evaluate.f_locals.get("candidate_params") or ())
-        refit = search.refit is not False
-    else:
-        base, candidates, refit = top.get("estimator"), [{}], False
-    X, y = fold.get("X"), fold.get("y")
-    splits = _splits(run)
-    if base is None or not candidates or not splits or len(splits) > _MAX_SPLITS:
+    shape = _plan_shape(run)
+    if shape is None:
         return None
-    sizes = {}
-    for train in splits:
-        sizes.setdefault(len(train), [train, 0])[1] += 1
+    base, candidates, refit, splits = shape
+    fold = run.fold.f_locals
+    X, y = fold.get("X"), fold.get("y")
+    # Every split is planned: a split's rows may change its fit's figure
+    # beyond their number (a label set read from them, a class a fold lacks).
     parts, refits = [], []
     for params in candidates:
-        for train, count in sizes.values():
+        for train in splits:
             got = _dry_figure(base, params, X, y, train, ledger)
             if got is None:
                 return None
-            parts += [got] * count
+            parts.append(got)
         if refit:
             got = _dry_figure(base, params, X, y, np.arange(_num_samples(X)),
                               ledger)
             if got is None:
                 return None
             refits.append(got)
-    if refits:
-        # The refit's candidate is chosen by the run: the smallest is the
-        # least it adds (its noise names are the folds' already).
-        parts.append(min(refits, key=lambda f: float(f.get("rho") or 0.0)))
     parts = [p for p in parts if p]
-    if not parts:
-        return None
     m = len(splits) * len(candidates) + int(refit)
     whole = f"The run of {m} fits of {label}"
-    return _refusal(ledger, whole, m, parts, owner, refit)
+    # The scores choose the refit's candidate: refused ahead only if the run
+    # is refused whichever it is (a candidate whose refit fails counts 0).
+    endings = [[r] if r else [] for r in refits] or [[]]
+    refusals = [_refusal(ledger, whole, m, parts + end, owner, refit)
+                for end in endings]
+    if not parts or any(r is None for r in refusals):
+        return None
+    return refusals[0]
 
 
 def _floor3(x):
-    """``x`` rounded down to three significant digits (an advised epsilon
-    must not round up past what fits)."""
+    """``x`` (positive) rounded down to three significant digits (an advised
+    epsilon must not round up past what fits)."""
     step = 10.0 ** (math.floor(math.log10(x)) - 2)
     return f"{math.floor(x / step) * step:.3g}"
 
@@ -323,18 +338,23 @@ def _refusal(ledger, whole, m, parts, owner, refit):
                                  if k is not None))
     except PrivacyBudgetExceeded as exc:
         text = (f"{exc} Its fits were planned together before the first "
-                + ("(its refit at the least of its candidates' figures, since "
-                   "the scores choose it) " if refit else "")
+                + ("(and refused whichever candidate its refit takes) "
+                   if refit else "")
                 + "and all are refused, nothing of the run recorded.")
         plain = type(exc) is PrivacyBudgetExceeded and curve is None \
             and delta == 0.0 and gaussian and hasattr(owner, "_dp_conversion") \
             and "same noise" not in str(exc)
-        if plain:
-            each = ledger.remaining(m)
+        each = ledger.remaining(m) if plain else 0.0
+        if each > 0.0:
+            # At the ledger's delta: a fit's own (delta="auto" is 1e-5 up to
+            # 35,000 rows) reads the same epsilon as a larger figure.
             text += (f" The ledger has room for {m} fits of epsilon "
                      f"{_floor3(each)} each at delta {ledger.delta:.2g} "
-                     f"(ledger.remaining({m})): the estimator given those fits "
+                     f"(ledger.remaining({m})): the estimator given "
+                     f"epsilon={_floor3(each)}, delta={ledger.delta:.2g} fits "
                      "them all.")
+        elif plain:
+            text += " The ledger has no room left for another such fit."
         return (UnaccountableReleaseError if isinstance(
             exc, UnaccountableReleaseError) else PrivacyBudgetExceeded)(text)
     return None

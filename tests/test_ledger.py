@@ -721,6 +721,107 @@ def test_a_run_is_planned_fit_by_fit_so_its_check_is_exact(binary_data, grid):
     assert len(threaded.entries) == 4
 
 
+def test_planning_a_run_leaves_no_trace_and_reads_every_split(binary_data):
+    """Second reading of the planned run: a dry run silences skforget's
+    warnings through a context variable, never through the warnings filters
+    that every thread shares (an "ignore" was left at their head by two runs
+    in two threads); the splitter is copied before it splits again, so a
+    RandomState it was given is not advanced; every split is planned (one
+    that lacks a class plans another figure); and a spent ledger is said so."""
+    from sklearn.model_selection import ShuffleSplit, cross_val_score
+
+    import skforget._validation as validation
+
+    X, y = binary_data
+    seen = {"dry": [], "real": []}
+
+    class Probe(NoisyGDClassifier):
+        def fit(self, X, y=None, sample_weight=None):
+            dry = validation.DRY_RUN.get() is not None
+            seen["dry" if dry else "real"].append(list(warnings.filters))
+            return super().fit(X, y, sample_weight)
+
+    probe = Probe(classes=[0, 1], delta=DELTA, max_lazy_records=0,
+                  ledger=PrivacyLedger(epsilon=100.0, delta=DELTA))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyBudgetWarning)
+        GridSearchCV(probe, {"C": [0.1, 1.0]}, cv=KFold(3, shuffle=True,
+                                                       random_state=0)).fit(X, y)
+    # The dry runs happen inside the first fold's fit, under its filters.
+    assert len(seen["dry"]) == 2 * 3 + 2
+    assert all(f == seen["real"][0] for f in seen["dry"])
+    states = []
+    for ledger in (None, PrivacyLedger(epsilon=100.0, delta=DELTA)):
+        rs = np.random.RandomState(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cross_val_score(_model(ledger=ledger), X, y,
+                            cv=ShuffleSplit(3, test_size=0.25, random_state=rs))
+        states.append(rs.randint(10**9))
+    assert states[0] == states[1]
+    # One record of a third label, which the last fold holds out: that fold
+    # plans (and reserves) the two-class figure.
+    y3 = np.array(y)
+    y3[-1] = 2
+    kf = KFold(5)
+    reference = PrivacyLedger(epsilon=100.0, delta=DELTA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cross_val_score(NoisyGDClassifier(delta=DELTA, ledger=reference), X, y3,
+                        cv=kf)
+    assert len({e.rho for e in reference.entries}) == 2
+    exact = PrivacyLedger(epsilon=reference.total.epsilon * 1.00001, delta=DELTA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cross_val_score(NoisyGDClassifier(delta=DELTA, ledger=exact), X, y3, cv=kf,
+                        error_score="raise")
+    assert len(exact.entries) == 5
+    spent = PrivacyLedger(epsilon=1.0, delta=DELTA)
+    spent.spend("all of it", rho=spent.remaining_rho, gaussian=True)
+    assert spent.remaining(3) == 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(PrivacyBudgetExceeded, match="no room left"):
+            cross_val_score(_model(ledger=spent), X, y, cv=KFold(3),
+                            error_score="raise")
+    assert len(spent.entries) == 1
+
+
+def test_a_runs_refit_is_counted_whichever_candidate_it_takes(binary_data):
+    """A search whose candidates are curves (PrivateSearchCV at two epsilons)
+    counted its refit at the first candidate's curve (every rho is 0), and
+    refused a run the fit-by-fit checks admit: refused ahead only if the run
+    is refused whichever candidate the refit takes."""
+    X, y = binary_data
+
+    def search(ledger, choose):
+        inner = PrivateSearchCV(_model(), {"C": [0.1, 1.0]}, epsilon=1.0,
+                                delta=DELTA, n_candidates=2, ledger=ledger)
+        return GridSearchCV(inner, {"epsilon": [2.0, 0.5]}, error_score="raise",
+                            cv=KFold(3, shuffle=True, random_state=0),
+                            refit=lambda results: choose)
+
+    totals = []
+    for choose in (1, 0):
+        ledger = PrivacyLedger(epsilon=1e3, delta=DELTA)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search(ledger, choose).fit(X, y)
+        totals.append(ledger.total.epsilon)
+    assert totals[0] < totals[1]
+    between = PrivacyLedger(epsilon=sum(totals) / 2, delta=DELTA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search(between, 1).fit(X, y)
+    assert len(between.entries) == 7
+    below = PrivacyLedger(epsilon=totals[0] * 0.999, delta=DELTA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(PrivacyBudgetExceeded, match="whichever candidate"):
+            search(below, 1).fit(X, y)
+    assert below.entries == ()
+
+
 def test_runs_whose_candidates_are_not_known_ahead_are_checked_fit_by_fit(
         binary_data):
     """A search of one's own ``_run_search`` (its batches come one after
@@ -743,13 +844,16 @@ def test_runs_whose_candidates_are_not_known_ahead_are_checked_fit_by_fit(
     kf = KFold(3, shuffle=True, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        Batches(_model(ledger=reference), {"C": [0.1, 1.0]}, cv=kf).fit(X, y)
-    assert len(reference.entries) == 7
+        # No refit: its candidate, chosen by noisy scores, sets its figure.
+        Batches(_model(ledger=reference), {"C": [0.1, 1.0]}, cv=kf,
+                refit=False).fit(X, y)
+    assert len(reference.entries) == 6
     ledger = PrivacyLedger(epsilon=reference.total.epsilon * 1.001, delta=DELTA)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        Batches(_model(ledger=ledger), {"C": [0.1, 1.0]}, cv=kf).fit(X, y)
-    assert len(ledger.entries) == 7
+        Batches(_model(ledger=ledger), {"C": [0.1, 1.0]}, cv=kf,
+                refit=False).fit(X, y)
+    assert len(ledger.entries) == 6
     said = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning]
     assert said and all("checks them one at a time" in m for m in said)
     both = PrivacyLedger(epsilon=100.0, delta=DELTA)
