@@ -239,7 +239,10 @@ class EditRequest(_EditCounts):
             lookup = None
         n = X.shape[0]
         if by is None:
-            by = _default_by(ids, delete, replace)
+            # A frame's index names its records even where it is not unique
+            # (a person with two rows): positions only if it is the default.
+            by = _default_by(np.asarray(X.index) if _is_frame(X) else ids,
+                             delete, replace)
         if by not in ("position", "id"):
             raise UnlearningError(f"by must be 'position' or 'id', got {by!r}.")
         if ids is not None and lookup is None and (by == "id" or X_insert is not None):

@@ -94,6 +94,9 @@ def test_integer_ids_are_numbered_on_and_other_ids_must_be_given():
     # deleted the row at position 539 for the person with ID 539).
     (dict(delete=["cust00002"]), "Say by='id' or by='position'"),
     (dict(delete=[2]), "Say by='id' or by='position'"),
+    # A person with two rows: the index is no key, and still no position.
+    (dict(delete=[2], X=lambda X: X.set_axis([X.index[0]] * 2 + list(X.index[2:]))),
+     "Say by='id' or by='position'"),
     (dict(delete=[1], by="name"), "by must be 'position' or 'id'"),
     (dict(X_insert=[[1.0, 2.0, "a"]], y_insert=[0], insert_ids=["cust00004"]),
      r"insert_ids\[0\]='cust00004' is already the ID of row 4"),
@@ -106,6 +109,9 @@ def test_integer_ids_are_numbered_on_and_other_ids_must_be_given():
 ])
 def test_requests_by_id_name_the_entry_at_fault(kwargs, message):
     X, y = _frame()
+    kwargs = dict(kwargs)
+    if callable(kwargs.get("X")):
+        X = kwargs.pop("X")(X)
     with pytest.raises(UnlearningError, match=message):
         EditRequest(X, y, **kwargs)
 
@@ -126,8 +132,11 @@ def test_by_id_needs_unique_ids():
                                               r"\(rows 0 and 2\)"):
         EditRequest(X, y.to_numpy(), delete=["b"], by="id")
     # By position the duplicated index is no key, and rows are renumbered as
-    # before record IDs existed.
-    X_new, _ = EditRequest(X, y.to_numpy(), delete=[1]).apply()
+    # before record IDs existed; without by= it is refused (a second reader:
+    # a person with two rows made delete=[539] a position, silently).
+    with pytest.raises(UnlearningError, match="Say by='id' or by='position'"):
+        EditRequest(X, y.to_numpy(), delete=[1])
+    X_new, _ = EditRequest(X, y.to_numpy(), delete=[1], by="position").apply()
     assert X_new.index.tolist() == list(range(7))
     with pytest.raises(UnlearningError, match="by='id' needs record IDs"):
         EditRequest(np.zeros((3, 2)), [0, 1, 0], delete=[1], by="id")
