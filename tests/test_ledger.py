@@ -569,6 +569,20 @@ def test_a_release_is_recorded_once(binary_data):
         model.partial_unlearn(EditRequest(X, y, delete=[0]))
     ledger.record("model after its edit", model)
     assert len(ledger.entries) == 3
+    # A private pipeline's and a search's releases are one entry each, which
+    # they, their estimator and their refitted model hold (a second reader).
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_private_pipeline(_model(ledger=ledger), epsilon=1.0).fit(frame, y)
+        search = PrivateSearchCV(_model(ledger=ledger), {"C": [0.1, 1.0]},
+                                 epsilon=1.0, delta=DELTA).fit(X, y)
+    assert len(ledger.entries) == 5
+    for fitted in (pipe, pipe[-1], search, search.best_estimator_):
+        with pytest.raises(ValueError, match="already in this ledger|selected"):
+            ledger.record("again", fitted)
+    assert len(ledger.entries) == 5
 
 
 def test_grid_search_in_process_records_every_fit(binary_data):

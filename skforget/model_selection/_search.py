@@ -573,7 +573,7 @@ class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
                 curve=accounting.search_curve(budget),
                 rho=budget.preprocessing_rho, delta=budget.delta_selection,
                 relation=base.get("relation", "replace"), group_size=group,
-                noise=drawn), \
+                noise=drawn) as spent, \
                 restore_on_error(self):
             # A failed search (a refit interrupted, a warning raised as an
             # error) leaves the object as it was, and records nothing.
@@ -615,6 +615,12 @@ class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
                 self.best_estimator_.set_params(ledger=ledger)
                 if budget.refit_rho > 0:
                     self.best_estimator_._ledger_fixed_rho = budget.refit_rho
+            if ledger is not None:
+                # The release is this entry: ledger.record of the search or of
+                # its refitted model would count it again (a second reader).
+                for part in (self, getattr(self, "best_estimator_", None)):
+                    if part is not None:
+                        part.__dict__["_ledger_entry"] = spent.entry_id
             mark_committed()
         return self
 

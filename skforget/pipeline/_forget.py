@@ -110,6 +110,10 @@ def _pipeline_ledger(pipeline, label, private, n_samples, seeds, segment=0):
             yield
             g = pipeline.privacy_guarantee_
             final.update(rho=g.rho, delta=g.delta_selection)
+            # The release is this entry: ledger.record of the pipeline or of
+            # its estimator would count it again (a second reader).
+            for part in (pipeline, est):
+                part.__dict__["_ledger_entry"] = final.entry_id
     finally:
         for part, own in zip(parts, kept, strict=True):
             if own is not None:
