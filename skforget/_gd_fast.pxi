@@ -160,7 +160,7 @@ ctypedef fused index_t:
 
 # Rows ahead of the current block whose cache lines are requested.
 cdef Py_ssize_t _PREFETCH_ROWS = 8
-# Rows in order (one batch) whose range is below this many bytes stay in the
+# Rows in order (one batch) of fewer bytes than this stay in the
 # caches from one pass to the next, where the hardware prefetcher keeps up and
 # explicit requests only take issue slots (caravan's 3 MB: 0.099 -> 0.089 ms a
 # pass without them; 8 MB: 0.254 -> 0.227; 40 MB: 1.31 -> 3.68, so they stay
@@ -583,9 +583,10 @@ cdef void _dense_rows(const floating *X, Py_ssize_t d, Py_ssize_t K,
                       const double *y, const double *scale, const double *tau,
                       const double *wt, const double *W, const double *b,
                       double s_b, int loss, double *G, double *Gb,
-                      double *zb) noexcept nogil:
+                      double *zb, Py_ssize_t ahead_rows) noexcept nogil:
     """Add the clipped gradients of the rows at positions ``lo..hi`` to ``G``,
-    ``Gb``. ``zb`` is a zeroed scratch buffer of ``4 K`` doubles."""
+    ``Gb``. ``zb`` is a zeroed scratch buffer of ``4 K`` doubles; the rows of
+    ``ahead_rows`` (0 or 4) blocks ahead are prefetched (_prefetched_rows)."""
     cdef Py_ssize_t i = lo, j, k, r, m, row, byte
     cdef Py_ssize_t row_bytes = d * sizeof(floating)
     cdef Py_ssize_t rr[4]
@@ -598,8 +599,6 @@ cdef void _dense_rows(const floating *X, Py_ssize_t d, Py_ssize_t K,
     cdef const double *wk
     cdef double *gk
     cdef bint probs
-    cdef Py_ssize_t ahead_rows = 4 if order != NULL or \
-        (hi - lo) * row_bytes >= _PREFETCH_MIN_BYTES else 0
     while i < hi:
         m = hi - i if hi - i < 4 else 4
         for r in range(4):
@@ -821,7 +820,15 @@ cdef void _dense_range(Py_ssize_t c, Py_ssize_t p, const floating *X, Py_ssize_t
     _zero(G, G + K * d, K, d)
     if e > a:
         _dense_rows(X, d, K, order, a, e, y, scale, tau, wt, W, b, s_b, loss, G,
-                    G + K * d, G + K * (d + 1))
+                    G + K * d, G + K * (d + 1),
+                    _prefetched_rows(order, (hi - lo) * d * sizeof(floating)))
+
+
+cdef inline Py_ssize_t _prefetched_rows(const long long *order,
+                                        Py_ssize_t batch_bytes) noexcept nogil:
+    # Decided for the whole batch, not for a thread's share of it: the
+    # batch's rows are what must stay in the caches between passes.
+    return 4 if order != NULL or batch_bytes >= _PREFETCH_MIN_BYTES else 0
 
 
 cdef void _dense_gradient(Py_ssize_t p, const floating *X, Py_ssize_t d,
