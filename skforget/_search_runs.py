@@ -93,6 +93,7 @@ class _Run(NamedTuple):
     fold: object         # the fold frame fitting the object, or None (a refit)
     evaluate: object     # a search's evaluate_candidates frame, or None
     top: object          # the search's fit, cross_validate or cross_val_predict
+    exact: bool = True   # its candidates all known before its first fit
 
 
 def _locate(owner=None):
@@ -114,10 +115,10 @@ def _locate(owner=None):
             elif search and name == "evaluate_candidates":
                 evaluate = evaluate or frame
             elif search and name == "fit" and hasattr(local.get("self"), "_run_search"):
-                if getattr(type(local["self"]), "_run_search", None) not in exact \
-                        or "parallel" not in local:
+                if "parallel" not in local:
                     return None
-                return _Run(local["parallel"], fold, evaluate, frame)
+                return _Run(local["parallel"], fold, evaluate, frame,
+                            type(local["self"])._run_search in exact)
             elif validation and name in _CROSS_VALIDATION:
                 return _Run(local.get("parallel"), fold, None, frame) \
                     if "parallel" in local else None
@@ -138,7 +139,7 @@ def checked_whole(context, releaser):
     if size is None or size.outer or not size.composes():
         return False
     run = _locate(releaser)
-    if run is None or run.parallel is None:
+    if run is None or run.parallel is None or not run.exact:
         return False
     if run.fold is None:   # a refit: its run was planned at a fold, or not
         with _LOCK:
@@ -151,7 +152,7 @@ def first_warning(text):
     to, is said now: once per run and text (candidates of other figures say
     their own), always where no run is on this stack (a worker's fit)."""
     run = _locate()
-    if run is None:
+    if run is None or run.parallel is None:
         return True
     with _LOCK:
         warned = _state(run)["warned"]
@@ -179,7 +180,7 @@ def check_whole_run(ledger, label, owner, context, figure, isolate):
     if size is None or size.outer or not size.composes():
         return
     run = _locate(owner)
-    if run is None or run.parallel is None:
+    if run is None or run.parallel is None or not run.exact:
         return
     with _LOCK:
         seen = _state(run)["verdicts"].get(id(ledger))

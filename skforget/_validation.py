@@ -546,15 +546,22 @@ _FIGURE_PARAMETERS = frozenset({
 
 
 def _varies_the_figure(search):
-    """Whether a scikit-learn search's candidates vary a parameter that sets
-    a fit's figure (read from its public grid or distributions)."""
+    """Whether a scikit-learn search's candidates may fit at other figures
+    than this one (read from its public grid or distributions): a parameter
+    that sets a figure, estimators as values (each its own), or a search of
+    its own ``_run_search``, whose batches its counts do not hold."""
+    from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
+
     grids = getattr(search, "param_grid", None) or getattr(
         search, "param_distributions", None) or []
     for grid in (grids if isinstance(grids, list | tuple) else [grids]):
         for key in getattr(grid, "keys", lambda: ())():
-            if key.rsplit("__", 1)[-1] in _FIGURE_PARAMETERS:
+            values = grid[key] if isinstance(grid[key], list | tuple) else ()
+            if key.rsplit("__", 1)[-1] in _FIGURE_PARAMETERS or any(
+                    hasattr(v, "get_params") for v in values):
                 return True
-    return False
+    return "Halving" not in type(search).__name__ and type(search)._run_search \
+        not in (GridSearchCV._run_search, RandomizedSearchCV._run_search)
 
 
 _PIPELINE = f"{os.sep}sklearn{os.sep}pipeline.py"

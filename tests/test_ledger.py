@@ -870,6 +870,10 @@ def test_runs_whose_candidates_are_not_known_ahead_are_checked_fit_by_fit(
     assert len(ledger.entries) == 6
     said = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning]
     assert said and all("checks them one at a time" in m for m in said)
+    # Its counts are a batch's: "at least" (it said "at most" for one batch
+    # of the run's two), and each text once for the run.
+    assert all("It adds all 3 fits (at least epsilon" in m for m in said)
+    assert len(said) == len(set(said)) == 1
     both = PrivacyLedger(epsilon=100.0, delta=DELTA)
     pipe = make_pipeline(PrivateStandardScaler(rho=0.05, ledger=both),
                          _model(ledger=both))
