@@ -27,7 +27,6 @@ Like the noisy-GD solver it does not care where the rows came from; it never
 stores them, and returns only the parameter.
 """
 
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -241,11 +240,13 @@ def solve_certified(design, *, lam, n_outputs, normaliser, tolerance, gradient_b
     # Neither a floating-point warning nor an exception may decide the outcome
     # (a record of 1e200 must not turn a release into an error under
     # warnings-as-errors, nor announce itself with a RuntimeWarning): the whole
-    # solve runs silenced, and any failure of the fast path falls back to the
-    # public K-step descent, which never fails (so how the release is computed
-    # never depends on a record's values, only its time does).
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
+    # solve runs under np.errstate(all="ignore"), which holds for this thread
+    # only (a warnings filter would hold for every thread, and two solves in
+    # two threads left an "ignore" at the head of the filters: a second
+    # reader), and any failure of the fast path falls back to the public
+    # K-step descent, which never fails (so how the release is computed never
+    # depends on a record's values, only its time does).
+    with np.errstate(all="ignore"):
         try:
             theta, ok = _fast_path(obj, certified, target=target, dim=dim,
                                    max_iter=max_iter)

@@ -22,7 +22,6 @@ raises :class:`~skforget.exceptions.DataDependentStepError`, or returns
 None, when the configuration does learn from the rows.
 """
 
-import warnings
 
 import numpy as np
 
@@ -379,20 +378,37 @@ def split_preprocessing(pipeline):
 _PROBE = 2
 
 
+def _opaque(step):
+    """Whether ``step`` holds a part whose public status is assumed, not read
+    from its parameters: a ``FunctionTransformer``'s function, or a class
+    declaring itself public (the allow-listed ones, constants or frozen, are
+    public by what they hold)."""
+    from sklearn.preprocessing import FunctionTransformer
+
+    parts = [step]
+    try:
+        parts += list(step.get_params(deep=True).values())
+    except Exception:  # noqa: BLE001 - "passthrough" and the like
+        pass
+    return any(isinstance(p, FunctionTransformer)
+               or getattr(type(p), PROTOCOL, None) is not None for p in parts)
+
+
 def check_rows_apart(pipeline, X, y, private):
     """Refuse a public step whose output for a row changes with the other rows.
 
-    A stateless step (a ``FunctionTransformer``'s function, a class declaring
-    itself public) is *assumed* to map each row on its own; a function that
-    computes column statistics (``lambda D: (D - D.mean()) / D.std()``) learns
-    from the rows on every call, and the guarantee listed it as public (a
-    trial). The public steps before the first private one are fitted on the
-    first ``2 * _PROBE`` rows and transform the first ``_PROBE`` rows alone
-    and as the head of those: a step that maps rows one by one gives the
-    same numbers. A check of one case, not a proof (a function may depend on
-    other rows only past these); what it reads is the user's own code on the
-    rows, and what it says names the step only. Steps that cannot run on so
-    few rows are not checked.
+    A ``FunctionTransformer``'s function, or a class declaring itself public,
+    is *assumed* to map each row on its own; a function that computes column
+    statistics (``lambda D: (D - D.mean()) / D.std()``) learns from the rows
+    on every call, and the guarantee listed it as public (a trial). The
+    public steps before the first private one are fitted on the first
+    ``2 * _PROBE`` rows and transform the first ``_PROBE`` rows alone and as
+    the head of those; each step holding such a part must give the same
+    values (to its dtype's rounding). A check of one case, not a proof (a
+    function may depend on other rows only past these); what it reads is the
+    user's own code on the rows, what it says names the step only, and no
+    warnings filter is touched (they are every thread's). Pipelines that
+    cannot run on so few rows are not checked.
     """
     from sklearn.base import clone
     from sklearn.pipeline import Pipeline
@@ -404,24 +420,21 @@ def check_rows_apart(pipeline, X, y, private):
         if name in private:
             break
         steps.append((name, step))
-    if not steps or _num_samples(X) < 2 * _PROBE:
+    if not any(_opaque(step) for _, step in steps) or _num_samples(X) < 2 * _PROBE:
         return
     head = _safe_indexing(X, list(range(2 * _PROBE)))
     y_head = None if y is None else _safe_indexing(y, list(range(2 * _PROBE)))
-    for i in range(len(steps)):
+    for i, (name, step) in enumerate(steps):
+        if not _opaque(step):
+            continue
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                part = Pipeline([(n, clone(s)) for n, s in steps[:i + 1]])
-                part.fit(head, y_head)
-                together = _dense(part.transform(head))[:_PROBE]
-                alone = _dense(part.transform(_safe_indexing(head,
-                                                             list(range(_PROBE)))))
-        except Exception:  # noqa: BLE001 - a step that needs more rows
+            part = Pipeline([(n, clone(s)) for n, s in steps[:i + 1]])
+            part.fit(head, y_head)
+            together = _values(part.transform(head))[:_PROBE]
+            alone = _values(part.transform(_safe_indexing(head, list(range(_PROBE)))))
+        except Exception:  # noqa: BLE001 - a pipeline that needs more rows
             return
-        if together.shape != alone.shape or not np.allclose(
-                together, alone, rtol=1e-9, atol=1e-12, equal_nan=True):
-            name, step = steps[i]
+        if not _same(together, alone):
             raise DataDependentStepError(
                 f"Preprocessing step {name!r} ({_name(step)}) is not public: its "
                 "output for a row changes with the other rows it is given (the "
@@ -434,10 +447,35 @@ def check_rows_apart(pipeline, X, y, private):
                 "or use a private step (skforget.pipeline.make_private_pipeline).")
 
 
-def _dense(values):
-    values = values.toarray() if hasattr(values, "toarray") else values
-    values = values.to_numpy() if hasattr(values, "to_numpy") else values
-    return np.asarray(values, dtype=float)
+def _values(out):
+    out = out.toarray() if hasattr(out, "toarray") else out
+    return np.asarray(out.to_numpy() if hasattr(out, "to_numpy") else out)
+
+
+def _same(a, b):
+    """Equal to the rounding of their dtype (BLAS sums rows in blocks whose
+    order may change with the rows' number); values that are not numbers
+    exactly, a missing value matching a missing one."""
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind in "fc" and b.dtype.kind in "fc":
+        rtol = 1e3 * max(np.finfo(a.dtype).eps, np.finfo(b.dtype).eps)
+        scale = float(np.nanmax(np.abs(a), initial=0.0))
+        return bool(np.allclose(a, b, rtol=rtol, atol=rtol * scale, equal_nan=True))
+    flat_a, flat_b = a.astype(object).ravel(), b.astype(object).ravel()
+    for x, y in zip(flat_a, flat_b, strict=True):
+        gone = _missing(x), _missing(y)
+        if gone[0] != gone[1] or (not gone[0] and not bool(x == y)):
+            return False
+    return True
+
+
+def _missing(v):
+    """None, NaN, NaT or pandas' NA (whose comparisons are not booleans)."""
+    try:
+        return v is None or bool(v != v)
+    except TypeError:
+        return True
 
 
 def _warn_if_steps_not_public(pipeline, estimator):

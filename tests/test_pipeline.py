@@ -667,3 +667,55 @@ def test_a_function_of_the_whole_column_is_refused_as_not_public():
     # Row by row, the same kind of step passes.
     rowwise = FunctionTransformer(lambda D: D / (1.0 + np.abs(D)))
     make_forget_pipeline(rowwise, NoisyGDClassifier(classes=[0, 1])).fit(X, y)
+
+
+def test_the_row_check_reads_only_assumed_steps_to_their_rounding():
+    """Third reading: float32 products sum rows in blocks whose order changes
+    with the rows' number (a FrozenEstimator of a PCA fitted on public rows
+    was refused), and a column of text before the step stopped the check (a
+    column-mean function after it passed)."""
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer
+    from sklearn.decomposition import PCA
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.preprocessing import FunctionTransformer
+
+    from skforget.exceptions import DataDependentStepError
+    from skforget.pipeline import make_forget_pipeline
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 60)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    public = FrozenEstimator(PCA(20).fit(rng.normal(size=(500, 60)).astype(np.float32)))
+    W = rng.normal(size=(60, 20)).astype(np.float32)
+    for step in (public, FunctionTransformer(lambda D: D @ W)):
+        make_forget_pipeline(step, NoisyGDClassifier(classes=[0, 1])).fit(X, y)
+    frame = pd.DataFrame({"name": [f"p{i}" for i in range(300)],
+                          "a": X[:, 0].astype(float), "b": X[:, 1].astype(float)})
+    keep = ColumnTransformer([("keep", "passthrough", ["name", "a", "b"])],
+                             sparse_threshold=0,
+                             verbose_feature_names_out=False).set_output(
+                                 transform="pandas")
+    centre = FunctionTransformer(lambda D: D[["a", "b"]] - D[["a", "b"]].mean())
+    pipe = make_forget_pipeline(keep, centre, NoisyGDClassifier(classes=[0, 1]))
+    with pytest.raises(DataDependentStepError, match="'functiontransformer'"):
+        pipe.fit(frame, y)
+
+
+def test_no_warnings_filter_is_changed_while_fitting():
+    """The warnings filters are every thread's: two threads entering and
+    leaving a catch_warnings out of order left an "ignore" at their head that
+    silenced every later warning of the process (a second and a third reader,
+    in the dry runs, the row check and the output perturbation solve). Only
+    the command line (one thread) and PrivateSearchCV's recording, under its
+    lock, may use one."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "skforget"
+    users = set()
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "catch_warnings":
+                users.add(str(path.relative_to(root)))
+    assert users == {"store/_cli.py", "model_selection/_search.py"}
