@@ -143,7 +143,7 @@ def checked_whole(context, releaser):
         return False
     if run.fold is None:   # a refit: its run was planned at a fold, or not
         with _LOCK:
-            return bool(_state(run)["verdicts"])
+            return any(v[2] for v in _state(run)["verdicts"].values())
     return _fit_params_free(run) and _plan_shape(run) is not None
 
 
@@ -187,10 +187,12 @@ def check_whole_run(ledger, label, owner, context, figure, isolate):
     if seen is None:
         if run.fold is None or not _fit_params_free(run):
             return   # a refit (its run was planned at a fold, or not at all)
-        refusal = isolate(lambda: _verdict(ledger, label, owner, run, figure))
+        planned, refusal = isolate(lambda: _verdict(ledger, label, owner, run,
+                                                    figure))
         with _LOCK:
             # The ledger is held with its verdict: its id names no other.
-            seen = _state(run)["verdicts"].setdefault(id(ledger), (ledger, refusal))
+            seen = _state(run)["verdicts"].setdefault(
+                id(ledger), (ledger, refusal, planned))
     refusal = seen[1]
     if refusal is not None:
         raise type(refusal)(str(refusal))
@@ -273,12 +275,13 @@ def _dry_figure(base, params, X, y, train, ledger):
 
 
 def _verdict(ledger, label, owner, run, figure):
-    """The refusal of the whole run on ``ledger``, or None."""
+    """``(planned, refusal)``: whether the whole run on ``ledger`` could be
+    planned, and its refusal or None."""
     from sklearn.utils.validation import _num_samples
 
     shape = _plan_shape(run)
     if shape is None:
-        return None
+        return False, None
     base, candidates, refit, splits = shape
     fold = run.fold.f_locals
     X, y = fold.get("X"), fold.get("y")
@@ -289,13 +292,13 @@ def _verdict(ledger, label, owner, run, figure):
         for train in splits:
             got = _dry_figure(base, params, X, y, train, ledger)
             if got is None:
-                return None
+                return False, None
             parts.append(got)
         if refit:
             got = _dry_figure(base, params, X, y, np.arange(_num_samples(X)),
                               ledger)
             if got is None:
-                return None
+                return False, None
             refits.append(got)
     parts = [p for p in parts if p]
     m = len(splits) * len(candidates) + int(refit)
@@ -303,11 +306,13 @@ def _verdict(ledger, label, owner, run, figure):
     # The scores choose the refit's candidate: refused ahead only if the run
     # is refused whichever it is (a candidate whose refit fails counts 0).
     endings = [[r] if r else [] for r in refits] or [[]]
+    if not parts:
+        return False, None
     refusals = [_refusal(ledger, whole, m, parts + end, owner, refit)
                 for end in endings]
-    if not parts or any(r is None for r in refusals):
-        return None
-    return refusals[0]
+    if any(r is _UNPLANNED for r in refusals):
+        return False, None
+    return True, (None if any(r is None for r in refusals) else refusals[0])
 
 
 def _floor3(x):
@@ -317,18 +322,23 @@ def _floor3(x):
     return f"{math.floor(x / step) * step:.3g}"
 
 
+#: What _refusal gives for parts that do not compose as one figure.
+_UNPLANNED = object()
+
+
 def _refusal(ledger, whole, m, parts, owner, refit):
-    """The refusal of the composed ``parts`` on ``ledger`` now, or None."""
+    """The refusal of the composed ``parts`` on ``ledger`` now, None, or
+    ``_UNPLANNED`` where they do not compose as one figure."""
     for key in ("relation", "group_size"):
         if len({p.get(key) for p in parts}) > 1:
-            return None   # candidates accounted apart: each fit says so
+            return _UNPLANNED   # candidates accounted apart: each fit says so
     curves = [p.get("curve") for p in parts if p.get("curve") is not None]
     curve = None if not curves else sum(
         np.asarray(c(accounting.LEDGER_ORDERS) if callable(c) else c, dtype=float)
         for c in curves)
     delta = math.fsum(float(p.get("delta") or 0.0) for p in parts)
     if delta >= 1.0:
-        return None   # no statement at all; the fits' own checks refuse them
+        return _UNPLANNED   # no statement at all; the fits' own checks refuse them
     gaussian = all(p.get("gaussian", False) for p in parts)
     try:
         ledger.check(rho=math.fsum(float(p.get("rho") or 0.0) for p in parts),

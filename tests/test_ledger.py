@@ -579,10 +579,16 @@ def test_a_release_is_recorded_once(binary_data):
         search = PrivateSearchCV(_model(ledger=ledger), {"C": [0.1, 1.0]},
                                  epsilon=1.0, delta=DELTA).fit(X, y)
     assert len(ledger.entries) == 5
-    for fitted in (pipe, pipe[-1], search, search.best_estimator_):
+    from sklearn.preprocessing import Normalizer
+
+    from skforget.pipeline import make_forget_pipeline
+
+    public = make_forget_pipeline(Normalizer(), _model(ledger=ledger)).fit(X, y)
+    assert len(ledger.entries) == 6
+    for fitted in (pipe, pipe[-1], search, search.best_estimator_, public):
         with pytest.raises(ValueError, match="already in this ledger|selected"):
             ledger.record("again", fitted)
-    assert len(ledger.entries) == 5
+    assert len(ledger.entries) == 6
 
 
 def test_grid_search_in_process_records_every_fit(binary_data):
@@ -836,6 +842,22 @@ def test_a_runs_refit_is_counted_whichever_candidate_it_takes(binary_data):
     assert below.entries == ()
 
 
+def test_a_run_too_large_to_plan_says_it_checks_fit_by_fit(binary_data):
+    """Past 200 dry runs the run is checked fit by fit, and its refit's
+    warning no longer says the run was planned (a third reader: 170 fits were
+    recorded after the refit's warning had promised nothing would be)."""
+    X, y = binary_data
+    ledger = PrivacyLedger(epsilon=1e3, delta=DELTA)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        GridSearchCV(_model(ledger=ledger), {"C": list(np.geomspace(0.1, 10, 10))},
+                     cv=KFold(20)).fit(X, y)
+    assert len(ledger.entries) == 201
+    said = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning]
+    assert said and all("checks them one at a time" in m and "plans them all"
+                        not in m for m in said)
+
+
 def test_runs_whose_candidates_are_not_known_ahead_are_checked_fit_by_fit(
         binary_data):
     """A search of one's own ``_run_search`` (its batches come one after
@@ -870,9 +892,10 @@ def test_runs_whose_candidates_are_not_known_ahead_are_checked_fit_by_fit(
     assert len(ledger.entries) == 6
     said = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning]
     assert said and all("checks them one at a time" in m for m in said)
-    # Its counts are a batch's: "at least" (it said "at most" for one batch
-    # of the run's two), and each text once for the run.
-    assert all("It adds all 3 fits (at least epsilon" in m for m in said)
+    # Its counts are a batch's: this fit's figure, bound neither way (it said
+    # "at most" for one batch of the run's two), and each text once a run.
+    assert all("It adds all 3 fits (epsilon" in m and "if each is at this fit's "
+               "figure" in m for m in said)
     assert len(said) == len(set(said)) == 1
     both = PrivacyLedger(epsilon=100.0, delta=DELTA)
     pipe = make_pipeline(PrivateStandardScaler(rho=0.05, ledger=both),
