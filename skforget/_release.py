@@ -430,7 +430,10 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
                 + (" at this fit's figure" if varies else "")
                 + (" inside an enclosing model selection, which repeats them"
                    if size.outer else ""))
-        at_least = "at least " if iteration or varies or size.outer else ""
+        # Other candidates' figures may be larger or smaller: with them the
+        # figure is this fit's, bound neither way (a second reader: "at
+        # least 9.4" said where 6.04 was spent).
+        at_least = "at least " if (iteration or size.outer) and not varies else ""
     total, total_delta = reading(many)
     recorded = ("The ledger given records each fit's figure as it runs, not "
                 "the choice made from exact scores. " if ledger is not None
@@ -447,8 +450,10 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
         # said where a ledger at delta 1e-7 reached 3.38).
         at = float(ledger.delta)
         spent, _ = reading(n_all, at)
-        recorded += (f"It adds all {n_all} fits ({at_least or 'at most '}epsilon "
-                     f"{spent:.3g} at its delta {at:.2g}) ")
+        bound = at_least or ("" if size.varies else "at most ")
+        recorded += (f"It adds all {n_all} fits ({bound}epsilon {spent:.3g} at its "
+                     f"delta {at:.2g}" + (", if each is at this fit's figure"
+                                          if size.varies else "") + ") ")
         if checked_whole(estimator.__dict__.get("_selection_context", ()),
                          releaser):
             # Its fits run here, one after another: planned together first
