@@ -678,7 +678,10 @@ class PrivacyLedger:
         edited with the ledger or recorded) is refused: it would count twice."""
         g = model.privacy_guarantee_
         _refuse_selected(g, label)
-        if self.holds(getattr(model, "__dict__", {}).get("_ledger_entry")):
+        # A pipeline without private steps releases its estimator's model.
+        held = (model, getattr(model, "_final_estimator", None))
+        if any(self.holds(getattr(m, "__dict__", {}).get("_ledger_entry"))
+               for m in held):
             # A trial recorded one pipeline twice, and the ledger added both.
             raise ValueError(
                 f"{label}: this model's latest release is already in this ledger "
