@@ -14,7 +14,7 @@ from skforget._database import (
     check_unique_ids,
     ids_to_positions,
 )
-from skforget._edit_blocks import _check_block, _insert_ids
+from skforget._edit_blocks import _check_block, _default_index, _insert_ids
 from skforget._utils import check_weights, no_interrupts
 from skforget._validation import label_codes, user_stacklevel, warn
 from skforget.exceptions import PrivacyBudgetWarning, UnlearningError
@@ -37,9 +37,8 @@ def _default_by(ids, delete, replace):
 
 
 def _ids_are_positions(ids):
-    n = len(ids)
-    return n == 0 or (np.issubdtype(np.asarray(ids).dtype, np.integer)
-                      and np.array_equal(ids, np.arange(n)))
+    return len(ids) == 0 or (np.issubdtype(np.asarray(ids).dtype, np.integer)
+                             and _default_index(ids))
 
 
 def _as_indices(values, name, n_rows):

@@ -27,7 +27,6 @@ Like the noisy-GD solver it does not care where the rows came from; it never
 stores them, and returns only the parameter.
 """
 
-
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize

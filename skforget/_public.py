@@ -420,12 +420,13 @@ def check_rows_apart(pipeline, X, y, private):
         if name in private:
             break
         steps.append((name, step))
-    if not any(_opaque(step) for _, step in steps) or _num_samples(X) < 2 * _PROBE:
+    opaque = [_opaque(step) for _, step in steps]
+    if not any(opaque) or _num_samples(X) < 2 * _PROBE:
         return
     head = _safe_indexing(X, list(range(2 * _PROBE)))
     y_head = None if y is None else _safe_indexing(y, list(range(2 * _PROBE)))
     for i, (name, step) in enumerate(steps):
-        if not _opaque(step):
+        if not opaque[i]:
             continue
         try:
             part = Pipeline([(n, clone(s)) for n, s in steps[:i + 1]])

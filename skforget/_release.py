@@ -234,7 +234,7 @@ def release_spending(ledger, label, context=(), *, owner=None, **figure):
             "cannot name before they happen, so a second release of the same "
             "noise could not be refused (privacy-accounting.md, 20.4). With a "
             "ledger, give random_state=None or an integer seed.")
-    check_whole_run(ledger, label, owner, context, figure, _isolated)
+    check_whole_run(ledger, label, owner, context, _isolated)
     pending = _CURRENT.get()
     if pending is None:
         with ledger.spending(label, **figure) as final:

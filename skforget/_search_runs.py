@@ -51,9 +51,10 @@ from skforget._validation import (
     _SEARCH_FILE,
     _VALIDATION_FILE,
     DRY_RUN,
+    candidates_known_ahead,
     model_selection_fits,
 )
-from skforget.accounting import PrivacyBudgetExceeded, UnaccountableReleaseError
+from skforget.accounting import PrivacyBudgetExceeded
 
 #: Per run (its ``Parallel``, weakly): {"verdicts": {id(ledger): (ledger,
 #: refusal or None)}, "warned": set of texts}.
@@ -100,10 +101,7 @@ def _locate(owner=None):
     """The sequential run on this thread's stack, or None: a fold frame (its
     estimator ``owner``, if given), then the run's frame, with only the
     run's own scikit-learn frames between them."""
-    from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
-
     frame, fold, evaluate = sys._getframe(1), None, None
-    exact = (GridSearchCV._run_search, RandomizedSearchCV._run_search)
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)
         if f"{os.sep}sklearn{os.sep}" in path and not any(p in path for p in _PASSING):
@@ -118,7 +116,7 @@ def _locate(owner=None):
                 if "parallel" not in local:
                     return None
                 return _Run(local["parallel"], fold, evaluate, frame,
-                            type(local["self"])._run_search in exact)
+                            candidates_known_ahead(local["self"]))
             elif validation and name in _CROSS_VALIDATION:
                 return _Run(local.get("parallel"), fold, None, frame) \
                     if "parallel" in local else None
@@ -167,15 +165,13 @@ def _fit_params_free(run):
     return not params or all(v is None for v in dict(params).values())
 
 
-def check_whole_run(ledger, label, owner, context, figure, isolate):
+def check_whole_run(ledger, label, owner, context, isolate):
     """Before the first release a sequential run's fold estimator ``owner``
     makes on ``ledger``, plan every fit of the run and refuse (raise
     :class:`PrivacyBudgetExceeded`, nothing recorded) if their sum would
     pass the budget; every later release of a refused run on the ledger is
-    refused too. ``figure``: this release's reservation keywords; ``isolate``
-    runs a function outside the current releasing call."""
-    if DRY_RUN.get() is not None:
-        return
+    refused too. ``isolate`` runs a function outside the current releasing
+    call. (A dry run never gets here: :func:`stop_dry_run` comes first.)"""
     size = model_selection_fits(context)
     if size is None or size.outer or not size.composes():
         return
@@ -187,8 +183,7 @@ def check_whole_run(ledger, label, owner, context, figure, isolate):
     if seen is None:
         if run.fold is None or not _fit_params_free(run):
             return   # a refit (its run was planned at a fold, or not at all)
-        planned, refusal = isolate(lambda: _verdict(ledger, label, owner, run,
-                                                    figure))
+        planned, refusal = isolate(lambda: _verdict(ledger, label, owner, run))
         with _LOCK:
             # The ledger is held with its verdict: its id names no other.
             seen = _state(run)["verdicts"].setdefault(
@@ -274,7 +269,7 @@ def _dry_figure(base, params, X, y, train, ledger):
     return None   # trained without a reservation: not a fit this reads
 
 
-def _verdict(ledger, label, owner, run, figure):
+def _verdict(ledger, label, owner, run):
     """``(planned, refusal)``: whether the whole run on ``ledger`` could be
     planned, and its refusal or None."""
     from sklearn.utils.validation import _num_samples
@@ -366,6 +361,5 @@ def _refusal(ledger, whole, m, parts, owner, refit):
                      "them all.")
         elif plain:
             text += " The ledger has no room left for another such fit."
-        return (UnaccountableReleaseError if isinstance(
-            exc, UnaccountableReleaseError) else PrivacyBudgetExceeded)(text)
+        return type(exc)(text)
     return None

@@ -81,11 +81,9 @@ def _is_library_frame(filename):
             or f"{os.sep}sklearn{os.sep}" in path or f"{os.sep}joblib{os.sep}" in path)
 
 
-#: Set while a scikit-learn run's fit is planned ahead by a dry run
-#: (skforget._search_runs): its warnings are the real fit's, said there. A
-#: context variable, not a warnings filter, which all threads share (a
-#: second reader found an "ignore" left at the head of the filters by two
-#: dry runs in two threads, silencing every later warning).
+#: Set while a dry run plans a scikit-learn run's fit (_search_runs), whose
+#: warnings the real fit says: a context variable, not a warnings filter, which
+#: all threads share (two threads left an "ignore" at the filters' head).
 DRY_RUN = contextvars.ContextVar("skforget_dry_run", default=None)
 
 
@@ -545,13 +543,21 @@ _FIGURE_PARAMETERS = frozenset({
     "preprocessing_share"})
 
 
+def candidates_known_ahead(search):
+    """Whether a scikit-learn search runs all its candidates in one batch,
+    known before its first fit: grid and random search, not a search of its
+    own ``_run_search`` (batches one after another) nor successive halving."""
+    from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
+
+    return type(search)._run_search in (GridSearchCV._run_search,
+                                        RandomizedSearchCV._run_search)
+
+
 def _varies_the_figure(search):
     """Whether a scikit-learn search's candidates may fit at other figures
     than this one (read from its public grid or distributions): a parameter
     that sets a figure, estimators as values (each its own), or a search of
     its own ``_run_search``, whose batches its counts do not hold."""
-    from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
-
     grids = getattr(search, "param_grid", None) or getattr(
         search, "param_distributions", None) or []
     for grid in (grids if isinstance(grids, list | tuple) else [grids]):
@@ -560,8 +566,8 @@ def _varies_the_figure(search):
             if key.rsplit("__", 1)[-1] in _FIGURE_PARAMETERS or any(
                     hasattr(v, "get_params") for v in values):
                 return True
-    return "Halving" not in type(search).__name__ and type(search)._run_search \
-        not in (GridSearchCV._run_search, RandomizedSearchCV._run_search)
+    return "Halving" not in type(search).__name__ and \
+        not candidates_known_ahead(search)
 
 
 _PIPELINE = f"{os.sep}sklearn{os.sep}pipeline.py"

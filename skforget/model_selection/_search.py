@@ -55,6 +55,7 @@ from skforget._database import Database, unwrap_database
 from skforget._edits import check_not_selected
 from skforget._release import (
     mark_committed,
+    note_entry,
     release_spending,
     releasing,
     warn_about_callers,
@@ -620,7 +621,7 @@ class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
                 # its refitted model would count it again (a second reader).
                 for part in (self, getattr(self, "best_estimator_", None)):
                     if part is not None:
-                        part.__dict__["_ledger_entry"] = spent.entry_id
+                        note_entry(part, spent)
             mark_committed()
         return self
 

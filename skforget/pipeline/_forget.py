@@ -27,7 +27,7 @@ from skforget._public import (
     register_pipeline_class,
     split_preprocessing,
 )
-from skforget._release import mark_committed, release_spending, releasing
+from skforget._release import mark_committed, note_entry, release_spending, releasing
 from skforget._utils import atomic_tree, edit_seed
 from skforget._validation import (
     ENCLOSING_PREPROCESSING,
@@ -113,7 +113,7 @@ def _pipeline_ledger(pipeline, label, private, n_samples, seeds, segment=0):
             # The release is this entry: ledger.record of the pipeline or of
             # its estimator would count it again (a second reader).
             for part in (pipeline, est):
-                part.__dict__["_ledger_entry"] = final.entry_id
+                note_entry(part, final)
     finally:
         for part, own in zip(parts, kept, strict=True):
             if own is not None:

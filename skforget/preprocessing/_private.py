@@ -217,22 +217,22 @@ class _NumericStep(_PrivateStep):
         check_is_fitted(self, "privacy_guarantee_")
         X = _check_input(self, X, reset=False)
         names = _input_names(self)
-        kinds = self.__dict__.get("_time_columns")
-        for j in range(X.shape[1] if kinds is not None else 0):
-            col = _column(X, j)
+        columns = [_column(X, j) for j in range(X.shape[1])]
+        # Pickled before the kinds were kept: not checked.
+        kinds = self.__dict__.get("_time_columns") or [None] * len(columns)
+        for col, name, kind in zip(columns, names, kinds, strict=True):
             now = time_kind(col)
-            if now != kinds[j]:
+            if kind is not None and now != kind:
                 # A trial's dates given as integer years at predict were read
                 # as seconds since 1970: every prediction became one class.
                 raise ValueError(
-                    f"Column {names[j]!r} was {kinds[j] or 'numbers'} at fit and "
-                    f"is {now or f'of dtype {col.dtype}'} now: dates and "
-                    "durations are read as "
-                    "seconds, so the same values in another type mean something "
-                    "else. Give the column the type it had at fit "
-                    "(pd.to_datetime, pd.to_timedelta).")
-        return np.column_stack([_as_float(_column(X, j), names[j])
-                                for j in range(X.shape[1])]).reshape(X.shape)
+                    f"Column {name!r} was {kind or 'numbers'} at fit and is "
+                    f"{now or f'of dtype {col.dtype}'} now: dates and durations "
+                    "are read as seconds, so the same values in another type "
+                    "mean something else. Give the column the type it had at "
+                    "fit (pd.to_datetime, pd.to_timedelta).")
+        return np.column_stack([_as_float(col, name) for col, name
+                                in zip(columns, names, strict=True)]).reshape(X.shape)
 
     def _with_indicator(self, out, values):
         if self.add_indicator:
