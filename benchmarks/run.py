@@ -28,7 +28,9 @@ regression_length (NoisyGDRegressor's fit length on ten regression tables; also
 writes regression_length.md/.json), multinomial_clip (issue 23: the clipped
 softmax of Lemma 4.5 on multiclass tables; also writes multinomial_clip.md/.json),
 private_regression (a regressor from eleven raw tables through
-make_private_pipeline, Section 19.6; also writes private_regression.md/.json).
+make_private_pipeline, Section 19.6; also writes private_regression.md/.json),
+constant_warning (issue 23: which binary fits at defaults say they predict
+nearly one class, Section 18.6).
 The exit status is non-zero if any scenario failed, including a full run that could
 not set up diffprivlib.
 """
@@ -50,6 +52,7 @@ SCENARIOS = (
     "deletion_stream",
     "small_fit", "thresholds", "large_epsilon", "regression_alpha",
     "regression_length", "multinomial_clip", "private_regression",
+    "constant_warning",
 )
 
 

@@ -28,6 +28,7 @@ from skforget.accounting import (
     COUNT_FLOOR,
     class_midpoint,
     midpoint_change_bound,
+    moment_predicted_share,
     moment_threshold,
     noisy_class_counts,
     noisy_class_moments,
@@ -57,6 +58,11 @@ AUTO_MIN_ROWS_PER_NOISE = 20.0
 #: times the release's noise has a mean that is mostly noise (the noise of its
 #: mean score is ``sigma ||w|| R / n_c``, a fifth of the score's half-range here).
 MIDPOINT_MIN_COUNT_PER_NOISE = 5.0
+
+#: A binary model with class moments warns when their Gaussian model of the
+#: scores puts fewer than this share of the rows on one side of its threshold
+#: (Section 18.6): nearly one class on the data, though not on the whole ball.
+NEARLY_CONSTANT_SHARE = 0.01
 
 #: Share of ``log w_c`` by which a multiclass model's class weights shift its
 #: intercepts (Section 18.13): measured on the 212 multiclass tables of the
@@ -465,6 +471,37 @@ class _PrivateClassifierMixin:
                     "it learn more (privacy-accounting.md, Sections 18.6, 18.12).",
                     UserWarning)
                 return
+        self._warn_if_nearly_constant()
+
+    def _warn_if_nearly_constant(self):
+        """Warn when the released class moments' Gaussian model of the scores
+        (Section 18.12) puts under :data:`NEARLY_CONSTANT_SHARE` of the rows on
+        one side of the threshold: the model then gives nearly every row the
+        same class, though not every point of the ball (Section 18.6). Reads
+        released numbers only, so it costs no privacy."""
+        square = self.__dict__.get("noisy_score_square_")
+        if square is None:
+            return
+        w = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))[0]
+        shares = moment_predicted_share(
+            self.noisy_class_count_, self.noisy_class_sum_, square, w,
+            data_norm=float(self._param("data_norm")))
+        rare = int(np.argmin(shares))
+        if not shares[rare] < NEARLY_CONSTANT_SHARE:
+            return
+        label = np.asarray(self.classes_[1 - rare]).item()
+        warn_about_release(
+            f"The model predicts class {label!r} for nearly every row it was "
+            f"trained on (the other class for about {100.0 * shares[rare]:.2g} % "
+            "of them, as estimated from its released class statistics: a "
+            "Gaussian model of the scores along its direction). At this "
+            "epsilon and size the "
+            "private model separates the classes too little, or its noisy class "
+            "statistics put the threshold too far, to predict the other class "
+            "often; class_weight='balanced' decides for the balanced error "
+            "privately, and a larger epsilon, more rows or a larger C let it "
+            "learn more (privacy-accounting.md, Sections 18.6, 18.12).",
+            UserWarning)
 
     def _warn_if_means_noisy(self):
         """With ``class_weight="balanced"`` (Sections 18.11, 18.14), warn when

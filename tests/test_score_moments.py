@@ -562,6 +562,95 @@ def test_fallback_is_visible_and_warned():
     pytest.fail("no seed fell back on a table without signal")
 
 
+
+def test_predicted_share_is_the_gaussian_models_and_a_public_function():
+    """Section 18.6's estimate: the share of the Gaussian model of the scores
+    above the threshold, from the released moments alone."""
+    rng = np.random.default_rng(3)
+    s0, s1 = rng.normal(-0.2, 0.1, 900), rng.normal(0.1, 0.1, 100)
+    X = np.column_stack([np.concatenate([s0, s1]), rng.normal(0.0, 0.05, 1000)])
+    y = np.repeat([0, 1], [900, 100])
+    w = np.array([2.0, 0.0])
+    counts = np.bincount(y).astype(float)
+    sums = class_sums(X, np.ones(1000), y, 2)
+    square = score_squares(X, np.ones(1000), [1.0, 0.0])
+    tau = acc.moment_threshold(counts, sums, square, w, data_norm=1.0)
+    shares = acc.moment_predicted_share(counts, sums, square, w, data_norm=1.0)
+    mu = np.array([s0.mean(), s1.mean()])
+    v = (np.sum((s0 - mu[0]) ** 2) + np.sum((s1 - mu[1]) ** 2)) / 1000
+    draws = np.concatenate([rng.normal(mu[0], math.sqrt(v), 900_000),
+                            rng.normal(mu[1], math.sqrt(v), 100_000)])
+    assert shares.sum() == pytest.approx(1.0)
+    assert shares[1] == pytest.approx(np.mean(draws > tau), abs=2e-3)
+    # Close to the rows' own share here, where the scores are Gaussian.
+    assert shares[1] == pytest.approx(np.mean(X[:, 0] > tau), abs=0.02)
+    # v = 0: a step at each class mean; unordered means: the fallback's class.
+    assert acc.moment_predicted_share([90.0, 10.0], [[-45.0, 0.0], [5.0, 0.0]],
+                                      25.0, [1.0, 0.0], data_norm=1.0) == \
+        pytest.approx([0.9, 0.1])
+    assert acc.moment_predicted_share(counts, sums, square, -w,
+                                      data_norm=1.0).tolist() == [1.0, 0.0]
+    assert acc.moment_predicted_share(counts[::-1], sums, square, -w,
+                                      data_norm=1.0).tolist() == [0.0, 1.0]
+
+
+def _nearly_one_class(seed=0):
+    """A weak signal and 5 % positives on a few thousand rows: at epsilon = 1
+    the threshold lies beyond nearly every row but not every point of the ball."""
+    return _table(n=3000, d=8, p=0.05, seed=seed, shift=0.6)
+
+
+def test_a_model_nearly_constant_on_its_rows_says_so():
+    X, y = _nearly_one_class()
+    warned = 0
+    for seed in range(6):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            clf = NoisyGDClassifier(classes=[0, 1], random_state=seed).fit(X, y)
+        texts = [str(w.message) for w in rec if "predicts class" in str(w.message)]
+        shares = acc.moment_predicted_share(
+            clf.noisy_class_count_, clf.noisy_class_sum_, clf.noisy_score_square_,
+            clf.coef_.ravel(), data_norm=1.0)
+        near = any("nearly every row it was trained on" in t for t in texts)
+        ball = any("for every row" in t for t in texts)
+        # One warning at most, and the estimate's when the ball's is not given.
+        assert not (near and ball)
+        assert near == (not ball and shares.min() < 0.01)
+        if near:
+            warned += 1
+            assert "class 0 for nearly every row" in texts[0]
+            assert np.mean(clf.predict(X) == 0) > 0.97
+    assert warned >= 2
+
+
+def test_a_model_that_gives_both_classes_does_not_warn():
+    X, y = _table(n=4000, p=0.3, shift=2.0)
+    for seed in range(3):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            clf = NoisyGDClassifier(classes=[0, 1], random_state=seed).fit(X, y)
+        assert not [w for w in rec if "predicts class" in str(w.message)]
+        assert 0.1 < np.mean(clf.predict(X)) < 0.5
+
+
+def test_the_estimate_warns_again_after_an_edit():
+    X, y = _nearly_one_class()
+    for seed in range(12):
+        clf = NoisyGDClassifier(classes=[0, 1], random_state=seed,
+                                max_lazy_records=0).fit(X, y)
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            _edited(clf, X, y, [0, 1])
+        shares = acc.moment_predicted_share(
+            clf.noisy_class_count_, clf.noisy_class_sum_, clf.noisy_score_square_,
+            clf.coef_.ravel(), data_norm=1.0)
+        if shares.min() < 0.01 and clf._threshold() < 1.0:
+            assert any("nearly every row it was trained on" in str(w.message)
+                       for w in rec)
+            return
+    pytest.fail("no edit left a model nearly constant on its rows")
+
+
 # --- certificates.md 9.12 ------------------------------------------------------------
 @pytest.mark.parametrize("k", [1, 3])
 def test_ball_bounds_contain_the_same_noise_counterfactual(k):

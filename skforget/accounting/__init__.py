@@ -88,6 +88,7 @@ from skforget.accounting._prevalence import (
 from skforget.accounting._moments import (
     counterfactual_moments,
     direction_change_bound,
+    moment_predicted_share,
     moment_threshold,
     noisy_class_moments,
     threshold_change_bound,
@@ -181,6 +182,7 @@ __all__ = [
     "class_moments_sensitivity",
     "counterfactual_moments",
     "direction_change_bound",
+    "moment_predicted_share",
     "moment_threshold",
     "noisy_class_moments",
     "threshold_change_bound",

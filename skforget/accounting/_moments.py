@@ -139,6 +139,59 @@ def moment_threshold(noisy_counts, noisy_sums, noisy_square, coef, *, data_norm,
     return _threshold_from(mu[0], mu[1], v, math.log(n[0] / n[1]), R)
 
 
+def moment_predicted_share(noisy_counts, noisy_sums, noisy_square, coef, *,
+                           data_norm, floor=COUNT_FLOOR):
+    """Share of the rows that :func:`moment_threshold`'s Gaussian model of
+    the scores puts on each side of its threshold (Section 18.6, Proposition
+    18.8's estimate on the data): a public function of released numbers, so
+    it costs no privacy.
+
+    With ``n_k``, ``mu_k`` and ``v`` as in :func:`moment_threshold` and
+    ``pi_k = n_k / (n_0 + n_1)``, the share of rows predicted class 1 is
+    ``sum_k pi_k P(N(mu_k, v) > tau)`` (a step at ``mu_k`` when ``v = 0``);
+    when the means are not ordered (the fallback to the more frequent class)
+    it is 0 or 1. It describes the model of the scores, not the rows: a
+    skewed score's tail can hold more or fewer rows than the Gaussian's.
+
+    Parameters
+    ----------
+    noisy_counts : array-like of shape (2,)
+    noisy_sums : array-like of shape (2, n_features)
+    noisy_square : float
+    coef : array-like of shape (n_features,)
+    data_norm : float
+    floor : float, default=1.0
+
+    Returns
+    -------
+    shares : ndarray of shape (2,)
+        Estimated shares of the rows predicted class 0 and class 1.
+
+    Examples
+    --------
+    >>> from skforget.accounting import moment_predicted_share
+    >>> # class 0: scores -1/2 (90 rows), class 1: +1/2 (10 rows); v = 0
+    >>> moment_predicted_share([90.0, 10.0], [[-45.0, 0.0], [5.0, 0.0]], 25.0,
+    ...                        [1.0, 0.0], data_norm=1.0)
+    array([0.9, 0.1])
+    """
+    R = check_positive(data_norm, "data_norm")
+    u, _ = unit_direction(coef)
+    n, P = _moments(noisy_counts, noisy_sums, u, floor)
+    mu = P / n
+    tau = moment_threshold(noisy_counts, noisy_sums, noisy_square, coef,
+                           data_norm=R, floor=floor)
+    if not mu[1] > mu[0]:
+        one = 0.0 if tau >= R else 1.0
+    else:
+        v = max(0.0, float(noisy_square) - float(np.sum(P * P / n))) / float(n.sum())
+        sd = math.sqrt(v)
+        above = [(0.5 * math.erfc((tau - m) / (sd * math.sqrt(2.0))) if sd > 0
+                  else float(m > tau)) for m in mu]
+        one = float(np.dot(n / n.sum(), above))
+    return np.array([1.0 - one, one])
+
+
 def _corners(f, a, b):
     """Range of a map monotone in each argument over the box ``a x b``."""
     vals = [f(x, y) for x in a for y in b]
