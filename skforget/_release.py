@@ -448,12 +448,18 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
         # At the ledger's delta, which its total is read at (a smaller one
         # reads the same fits as a larger epsilon: a second reader's 2.95
         # said where a ledger at delta 1e-7 reached 3.38).
+        # The ledger takes its releases' excluded events out of its delta
+        # and converts at the rest (Proposition 19.4): so does this figure (a
+        # trial: "at most 2.42" said of a pipeline's run, 2.52 recorded).
         at = float(ledger.delta)
-        spent, _ = reading(n_all, at)
+        rest = at - n_all * excluded
+        spent = reading(n_all, rest)[0] if rest > 0.0 else math.inf
         bound = at_least or ("" if size.varies else "at most ")
-        recorded += (f"It adds all {n_all} fits ({bound}epsilon {spent:.3g} at its "
-                     f"delta {at:.2g}" + (", if each is at this fit's figure"
-                                          if size.varies else "") + ") ")
+        recorded += (f"It adds all {n_all} fits (" + (
+            f"{bound}epsilon {spent:.3g} at its delta {at:.2g}"
+            if math.isfinite(spent) else
+            f"their excluded events alone would take its delta {at:.2g}")
+            + (", if each is at this fit's figure" if size.varies else "") + ") ")
         if checked_whole(estimator.__dict__.get("_selection_context", ()),
                          releaser):
             # Its fits run here, one after another: planned together first

@@ -18,6 +18,7 @@ import signal
 import threading
 import warnings
 
+import joblib
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -1098,6 +1099,47 @@ def _raw_table(n=600, seed=0):
     X = pd.DataFrame({"age": rng.integers(18, 90, n).astype(float),
                       "job": rng.choice(["a", "b", "c"], n)})
     return X, (X["age"] > 50).astype(int).to_numpy()
+
+
+def test_a_pipeline_runs_warning_reads_the_ledgers_figure():
+    # A trial: the warning said "at most epsilon 2.42 at its delta 1e-05" of
+    # five pipeline fits, and the ledger recorded 2.52 (their selections' delta
+    # was added on top of the ledger's instead of taken out of it), so a
+    # ledger sized by the warning refused the run.
+    from sklearn.model_selection import cross_val_score
+    X, y = _raw_table()
+    runs = {}
+    for budget in (50.0, None):
+        ledger = PrivacyLedger(epsilon=budget or runs[50.0] * (1 + 1e-3),
+                               delta=DELTA)
+        pipe = make_private_pipeline(
+            NoisyGDClassifier(classes=[0, 1], ledger=ledger), epsilon=1.0,
+            delta=DELTA)
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            cross_val_score(pipe, X, y, cv=KFold(5, shuffle=True, random_state=0),
+                            error_score="raise")
+        said = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning]
+        spent = re.search(r"It adds all 5 fits \(at most epsilon ([0-9.]+) at its "
+                          r"delta 1e-05\)", said[0])
+        assert float(spent.group(1)) == pytest.approx(ledger.total.epsilon, rel=1e-3)
+        assert len(ledger.entries) == 5
+        runs[budget] = float(spent.group(1))
+    # Selections whose deltas alone fill the ledger's are said to, not read
+    # as a figure (fits in threads: checked one at a time, not planned).
+    ledger = PrivacyLedger(epsilon=50.0, delta=3e-6)
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], ledger=ledger),
+                                 epsilon=1.0, delta=DELTA)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        with joblib.parallel_backend("threading"), \
+                pytest.raises(PrivacyBudgetExceeded):
+            cross_val_score(pipe, X, y, cv=KFold(5, shuffle=True, random_state=0),
+                            error_score="raise", n_jobs=2)
+    said = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning]
+    assert any("their excluded events alone would take its delta 3e-06" in m
+               for m in said)
+    assert 1 <= len(ledger.entries) <= 2
 
 
 @pytest.mark.parametrize("gaussian", [False, True])
