@@ -59,6 +59,19 @@ AUTO_MIN_ROWS_PER_NOISE = 20.0
 #: mean score is ``sigma ||w|| R / n_c``, a fifth of the score's half-range here).
 MIDPOINT_MIN_COUNT_PER_NOISE = 5.0
 
+def _known_codes(classes, y, *, fit, error):
+    """Each label's code in ``classes``; ``error`` names the first label not
+    among them by its index and type, not its value (a label only one record
+    carries would otherwise reach logs and a requester's record)."""
+    codes, unknown = label_codes(classes, y)
+    if np.any(unknown):
+        i = int(np.flatnonzero(unknown)[0])
+        seen = "given in classes" if fit else "of the model"
+        raise error(f"y[{i}] (of type {type(y[i]).__name__}) is not one of the "
+                    f"classes {seen}: {classes.tolist()}.")
+    return codes
+
+
 #: A binary model with class moments warns when their Gaussian model of the
 #: scores puts fewer than this share of the rows on one side of its threshold
 #: (Section 18.6): nearly one class on the data, though not on the whole ball.
@@ -579,6 +592,17 @@ class _PrivateClassifierMixin:
             return 1, "logistic", new_attrs, classes
         return len(classes), self.multi_class, new_attrs, classes
 
+    def _check_public_labels(self, y):
+        """Refuse a label outside a public label set, as ``fit`` would, before
+        anything is drawn: a pipeline's private steps run first, and a typo in
+        a label should cost no privacy (a trial found the refused fit recorded
+        whole). Nothing to check when the label set is read from ``y``."""
+        if self.classes is None:
+            return
+        classes, _ = self._label_set(None)
+        values = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
+        _known_codes(classes, np.ravel(values), fit=True, error=ValueError)
+
     def _encode_targets(self, y, *, fit):
         if fit:
             check_classification_targets(y)
@@ -587,14 +611,7 @@ class _PrivateClassifierMixin:
             error = ValueError
         else:
             classes, new_attrs, error = self.classes_, {}, UnlearningError
-        codes, unknown = label_codes(classes, y)
-        if np.any(unknown):
-            i = int(np.flatnonzero(unknown)[0])
-            seen = "given in classes" if fit else "of the model"
-            # The record's index and type, not its value (a label only it
-            # carries would otherwise reach logs and a requester's record).
-            raise error(f"y[{i}] (of type {type(y[i]).__name__}) is not one of the "
-                        f"classes {seen}: {classes.tolist()}.")
+        codes = _known_codes(classes, y, fit=fit, error=error)
         if len(classes) == 2:
             return codes.astype(np.float64), 1, "logistic", new_attrs
         return codes.astype(np.float64), len(classes), self.multi_class, new_attrs

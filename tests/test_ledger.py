@@ -1101,6 +1101,27 @@ def _raw_table(n=600, seed=0):
     return X, (X["age"] > 50).astype(int).to_numpy()
 
 
+def test_a_pipeline_fit_refused_for_a_label_spends_nothing():
+    # A trial: a label outside the public label set was refused by the
+    # estimator after the private steps had drawn, and the ledger kept the
+    # whole release (0.83). It is checked before anything is drawn now.
+    X, y = _raw_table()
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    pipe = make_private_pipeline(
+        NoisyGDClassifier(classes=[0, 1], ledger=ledger), epsilon=1.0, delta=DELTA)
+    bad = y.copy()
+    bad[7] = 2
+    with pytest.raises(ValueError, match=r"y\[7\] \(of type int64\) is not one "
+                                         r"of the classes given in classes"):
+        pipe.fit(X, bad)
+    assert not ledger.entries
+    assert not hasattr(pipe.named_steps["preprocess"], "n_features_in_")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X, y)
+    assert len(ledger.entries) == 1
+
+
 def test_a_pipeline_runs_warning_reads_the_ledgers_figure():
     # A trial: the warning said "at most epsilon 2.42 at its delta 1e-05" of
     # five pipeline fits, and the ledger recorded 2.52 (their selections' delta

@@ -224,8 +224,12 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         X, y, version = unwrap_database(X, y)
         check_rows_apart(self, X, y, private)
         if y is not None and is_classifier(self._final_estimator):
-            # Before any private step draws: a label no record may lack.
+            # Before any private step draws: a label no record may lack, or
+            # one outside a public label set.
             check_labels_present(y)
+            check = getattr(self._final_estimator, "_check_public_labels", None)
+            if check is not None:
+                check(y)
         # The seeds of this fit: its ledger entry names their noise, and its
         # edits derive theirs from them (random_states_).
         seeds = {name: self.named_steps[name].get_params().get("random_state")
