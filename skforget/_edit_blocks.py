@@ -65,8 +65,9 @@ def _check_frame_block(X, x_name, frame):
         try:
             cast = block[col].astype(dtype)
         except (TypeError, ValueError, OverflowError):
-            raise UnlearningError(f"{x_name} column {col!r} cannot be read as the "
-                                  f"database's {dtype}.") from None
+            raise UnlearningError(
+                f"{x_name} column {col!r} cannot be read as the database's "
+                f"{dtype}{_why_not_integer(block[col], kind)}.") from None
         if kind in "iu":
             # astype truncates a fraction into integers, and wraps a number
             # outside their range, without a word: the model would learn, and
@@ -84,6 +85,27 @@ def _check_frame_block(X, x_name, frame):
                                       f"value is {what.format(dtype)}.")
         block[col] = cast
     return block
+
+
+def _why_not_integer(column, kind):
+    """Why a new record's value does not fit an integer column, for the two
+    causes with a remedy (a trial: a missing age was "cannot be read as
+    int64"): the row and the cause, never the value."""
+    if kind not in "iu":
+        return ""
+    import pandas as pd  # a frame's column: pandas is there
+
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float,
+                                                             na_value=np.nan)
+    missing = column.isna().to_numpy()
+    if missing.any():
+        return (f": row {int(np.flatnonzero(missing)[0])} is missing, and an integer "
+                "column holds no missing value (give the Database that column as "
+                "float, whose NaN a private pipeline imputes)")
+    if np.isinf(values).any():
+        return (f": row {int(np.flatnonzero(np.isinf(values))[0])} is infinite, "
+                "which is no value (write a missing value as NaN)")
+    return ""
 
 
 def _check_block(X, y, x_name, y_name, n_expected, database):
@@ -131,13 +153,27 @@ def _check_block(X, y, x_name, y_name, n_expected, database):
         # Raw records (strings, categories) are checked after preprocessing, by
         # the model that trains on them.
         return X, y
-    values = X.data if sp.issparse(X) else np.asarray(X, dtype=float)
-    bad = ~np.isfinite(np.asarray(values, dtype=float))
-    if bad.any():
-        row = (int(np.searchsorted(X.indptr, np.flatnonzero(bad)[0], side="right") - 1)
-               if sp.issparse(X) else int(np.argwhere(bad)[0][0]))
-        raise UnlearningError(f"{x_name} row {row} contains NaN or infinity.")
+    # A frame's missing values are a pipeline's to impute, as at fit (a trial:
+    # an all-numeric raw table refused them in edits only); a model fed the
+    # frame directly refuses them when it reads the request
+    # (EditRequest._check_finite_rows). Infinity is never a value.
+    row = non_finite_row(X, allow_nan=frame)
+    if row is not None:
+        raise UnlearningError(f"{x_name} row {row} contains "
+                              f"{'an infinite value' if frame else 'NaN or infinity'}.")
     return X, y
+
+
+def non_finite_row(X, *, allow_nan=False):
+    """The first row of numeric ``X`` holding a non-finite value (only an
+    infinite one with ``allow_nan``), or None."""
+    values = np.asarray(X.data if sp.issparse(X) else X, dtype=float)
+    bad = np.isinf(values) if allow_nan else ~np.isfinite(values)
+    if not bad.any():
+        return None
+    if sp.issparse(X):
+        return int(np.searchsorted(X.indptr, np.flatnonzero(bad)[0], side="right") - 1)
+    return int(np.argwhere(bad)[0][0])
 
 
 def _insert_ids(insert_ids, X_insert, n_insert, ids, lookup):

@@ -14,7 +14,12 @@ from skforget._database import (
     check_unique_ids,
     ids_to_positions,
 )
-from skforget._edit_blocks import _check_block, _default_index, _insert_ids
+from skforget._edit_blocks import (
+    _check_block,
+    _default_index,
+    _insert_ids,
+    non_finite_row,
+)
 from skforget._utils import check_weights, no_interrupts
 from skforget._validation import label_codes, user_stacklevel, warn
 from skforget.exceptions import PrivacyBudgetWarning, UnlearningError
@@ -366,6 +371,21 @@ class EditRequest(_EditCounts):
             # dropped and the dead tail is zeroed now (review finding 2).
             self._commit_in_place()
         return self._result
+
+    def _check_finite_rows(self):
+        """Refuse a missing value in the new rows of a table of numbers, for a
+        model that reads the records as they are (a pipeline imputes them,
+        and maps the records before its model sees a request)."""
+        for name, block in (("X_replace", self.X_replace), ("X_insert", self.X_insert)):
+            if block is None or not _is_frame(block) or not all(
+                    block[c].dtype.kind in "biuf" for c in block.columns):
+                continue
+            row = non_finite_row(block)
+            if row is not None:
+                raise UnlearningError(
+                    f"{name} row {row} contains NaN: the model reads the records "
+                    "as they are and takes no missing value (a private "
+                    "pipeline's steps impute them).")
 
     def _apply_uncommitted(self):
         """:meth:`apply` for ``partial_unlearn``: an in-place edit stays

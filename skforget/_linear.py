@@ -609,6 +609,7 @@ class _BasePrivateLinear(SelectionContextMixin, BaseEstimator):
                 "smaller requests or fit with a larger max_edit_size."
             )
         self._check_new_targets(edits)
+        edits._check_finite_rows()
         warn_if_tuned(self)   # what a search's choice keeps (17.4), once checked
 
     @staticmethod
