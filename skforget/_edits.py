@@ -113,6 +113,21 @@ class _EditCounts:
         """Rows the request names (deleted, replaced and inserted)."""
         return self.n_deleted + self.n_replaced + self.n_inserted
 
+    def _check_finite_rows(self):
+        """Refuse a missing value in the new rows of a table of numbers, for a
+        model that reads the records as they are (a pipeline imputes them,
+        and maps the records before its model sees a request)."""
+        for name, block in (("X_replace", self.X_replace), ("X_insert", self.X_insert)):
+            if block is None or not _is_frame(block) or not all(
+                    block[c].dtype.kind in "biuf" for c in block.columns):
+                continue
+            row = non_finite_row(block)
+            if row is not None:
+                raise UnlearningError(
+                    f"{name} row {row} contains NaN: the model reads the records "
+                    "as they are and takes no missing value (a private "
+                    "pipeline's steps impute them).")
+
 
 class EditRequest(_EditCounts):
     """A batch of edits to a database: deletions, replacements and insertions.
@@ -371,21 +386,6 @@ class EditRequest(_EditCounts):
             # dropped and the dead tail is zeroed now (review finding 2).
             self._commit_in_place()
         return self._result
-
-    def _check_finite_rows(self):
-        """Refuse a missing value in the new rows of a table of numbers, for a
-        model that reads the records as they are (a pipeline imputes them,
-        and maps the records before its model sees a request)."""
-        for name, block in (("X_replace", self.X_replace), ("X_insert", self.X_insert)):
-            if block is None or not _is_frame(block) or not all(
-                    block[c].dtype.kind in "biuf" for c in block.columns):
-                continue
-            row = non_finite_row(block)
-            if row is not None:
-                raise UnlearningError(
-                    f"{name} row {row} contains NaN: the model reads the records "
-                    "as they are and takes no missing value (a private "
-                    "pipeline's steps impute them).")
 
     def _apply_uncommitted(self):
         """:meth:`apply` for ``partial_unlearn``: an in-place edit stays
