@@ -1324,6 +1324,38 @@ def test_make_private_pipeline_says_it_replaces_the_estimators_budget():
         make_private_pipeline(Ridge())
 
 
+def test_a_budget_set_on_the_estimator_after_construction_is_said_at_fit():
+    # A trial: set_params(estimator__epsilon=5.0), and a GridSearchCV over
+    # estimator__epsilon, were replaced at fit without a word (the grid
+    # searched nothing). The pipeline's own share is not the user's number:
+    # a refit, a clone or a pickle of a fitted pipeline says nothing.
+    import pandas as pd
+    from sklearn.base import clone
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(18, 90, 400).astype(float),
+                      "job": rng.choice(["a", "b"], 400)})
+    y = (X["age"] > 50).astype(int).to_numpy()
+
+    def replaced(pipe):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            pipe.fit(X, y)
+        return [str(w.message) for w in rec if "is replaced by its part" in
+                str(w.message)]
+
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0)
+    assert replaced(pipe) == []
+    share = pipe[-1].get_params()["epsilon"]
+    assert share < 1.0 and pipe.privacy_guarantee_.epsilon <= 1.0
+    assert replaced(pipe) == [] and replaced(clone(pipe)) == []
+    assert replaced(pickle.loads(pickle.dumps(pipe))) == []
+    said = replaced(pipe.set_params(estimator__epsilon=5.0))
+    assert len(said) == 1 and "estimator's epsilon=5.0 is replaced" in said[0]
+    assert "search over estimator__epsilon searches nothing" in said[0]
+    assert pipe[-1].get_params()["epsilon"] == pytest.approx(share)
+
+
 def test_a_bad_cell_is_named_by_its_position_and_its_index_label():
     # A trial's loans were indexed by ID; "row 1" named a position only, and
     # told a fitted model's user to re-encode the column.

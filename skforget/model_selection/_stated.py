@@ -6,6 +6,7 @@ import inspect
 
 from skforget._edits import is_selected
 from skforget._validation import warn
+from skforget.pipeline._private import stated_budget
 
 
 def check_stated_budget(search, pipeline, estimator, delta):
@@ -22,14 +23,13 @@ def check_stated_budget(search, pipeline, estimator, delta):
         return
     params = owner.get_params(deep=False)
     defaults = inspect.signature(type(owner).__init__).parameters
-    split = estimator.__dict__.get("_pipeline_split", {})
     name = type(owner).__name__
     total = {"epsilon": float(search.epsilon), "delta": float(delta)}
     for key in ("epsilon", "delta"):
         value = params.get(key)
         if key not in defaults or isinstance(value, str) or \
                 value == defaults[key].default or float(value) == total[key] or \
-                (pipeline is None and split.get(key) == value):
+                (pipeline is None and key not in stated_budget(estimator)):
             continue
         if float(value) < total[key]:
             raise ValueError(

@@ -53,6 +53,30 @@ TARGET_SPREADS = 2.0
 TARGET_COLUMNS = 4
 
 
+class PipelineShare(float):
+    """An estimator's ``epsilon`` or ``delta`` that a private pipeline wrote
+    from its total (:meth:`PrivatePipeline._set_split`), told apart from a
+    number the user gave: a float, kept by ``clone``, ``get_params`` and
+    pickling, so a clone of a fitted pipeline is not mistaken for one whose
+    estimator was given its own budget."""
+
+    __slots__ = ()
+
+
+def stated_budget(estimator):
+    """``{name: value}`` of the estimator's ``epsilon`` and ``delta`` that are
+    neither their defaults nor a pipeline's share: numbers the user gave,
+    which a private pipeline replaces by its split."""
+    params = estimator.get_params()
+    defaults = inspect.signature(type(estimator).__init__).parameters
+    # Kept beside the parameters too (older pickles; skops writes floats).
+    split = estimator.__dict__.get("_pipeline_split", {})
+    return {name: params[name] for name in ("epsilon", "delta")
+            if name in defaults and params[name] != defaults[name].default
+            and not isinstance(params[name], PipelineShare)
+            and not (name in split and params[name] == split[name])}
+
+
 class PrivatePipeline(ForgetPipeline):
     """A :class:`ForgetPipeline` with private preprocessing and one total budget.
 
@@ -141,6 +165,18 @@ class PrivatePipeline(ForgetPipeline):
         """
         self._validate_params()
         split = self._plan_split(X, y)
+        given = stated_budget(self._final_estimator)
+        if given:
+            # set_params or a search over estimator__epsilon: the number would
+            # be replaced without a word, and a grid over it search nothing (a
+            # trial).
+            text = ", ".join(f"{name}={value!r}" for name, value in given.items())
+            warn(f"{type(self).__name__}.fit: the estimator's {text} is replaced by "
+                 "its part of the pipeline's total (epsilon="
+                 f"{self.epsilon!r}), which covers the preprocessing and the model "
+                 "together. Set the pipeline's epsilon (a search over "
+                 "estimator__epsilon searches nothing; search over epsilon).",
+                 UserWarning, stacklevel=user_stacklevel())
         with releasing(), atomic_tree(self):
             self._set_split(*split)
             super().fit(X, y, **params)
@@ -241,11 +277,13 @@ class PrivatePipeline(ForgetPipeline):
         self._target_release = release
         self.__dict__.pop("target_scale_", None)
         self.__dict__.pop("target_offset_", None)
-        split = {"epsilon": budget.estimator_epsilon,
-                 "delta": budget.delta_conversion}
+        # Marked as a pipeline's part, not the user's number: another fit,
+        # a clone or another make_private_pipeline replaces it silently. The
+        # values are kept beside them too, for a file format that writes a
+        # float subclass as a float (skops).
+        split = {"epsilon": PipelineShare(budget.estimator_epsilon),
+                 "delta": PipelineShare(budget.delta_conversion)}
         self._final_estimator.set_params(**split)
-        # Marked as a pipeline's part, not the user's number: another
-        # make_private_pipeline given this estimator replaces it silently.
         self._final_estimator.__dict__["_pipeline_split"] = split
         for name in private:
             self.named_steps[name].set_params(**updates[name])
@@ -483,11 +521,7 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta="auto",
         raise TypeError("make_private_pipeline needs a skforget estimator, whose "
                         "epsilon and delta the pipeline sets from its total "
                         f"budget; got {type(estimator).__name__}.")
-    defaults = inspect.signature(type(estimator).__init__).parameters
-    split = estimator.__dict__.get("_pipeline_split", {})
-    given = {name: params[name] for name in ("epsilon", "delta")
-             if name in defaults and params[name] != defaults[name].default
-             and not (name in split and params[name] == split[name])}
+    given = stated_budget(estimator)
     if given:
         # The user's number would otherwise be replaced without a word (the
         # pipeline's total is what it spends, Section 19.3).
