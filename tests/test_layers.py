@@ -28,7 +28,7 @@ LAYERS = (
     ("cluster", ("skforget.distributed", "skforget.distributed.")),
     ("certificates", ("skforget.certify", "skforget.certify.")),
     ("estimators", ("skforget._release", "skforget._search_runs", "skforget._linear",
-                    "skforget._tasks", "skforget._fit_plan",
+                    "skforget._class_warnings", "skforget._tasks", "skforget._fit_plan",
                     "skforget._noisy_gd", "skforget._noisy_gd_estimators",
                     "skforget._output_perturbation",
                     "skforget._output_perturbation_estimators")),
