@@ -1356,6 +1356,49 @@ def test_a_budget_set_on_the_estimator_after_construction_is_said_at_fit():
     assert pipe[-1].get_params()["epsilon"] == pytest.approx(share)
 
 
+def test_a_pipelines_estimator_says_the_pipeline_serves_its_edits():
+    # A trial: after two pipeline deletions the estimator's guarantee said
+    # "No records deleted yet; partial_unlearn will certify deleted records
+    # at (0.8542, 9e-06)", both false of a model the pipeline retrains.
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(18, 90, 400).astype(float),
+                      "job": rng.choice(["a", "b"], 400)})
+    y = (X["age"] > 50).astype(int).to_numpy()
+    said = "Trained by a private pipeline on its current records"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]),
+                                     epsilon=1.0).fit(X, y)
+        for text in (str(pipe[-1].privacy_guarantee_),
+                     str(pipe.privacy_guarantee_.estimator)):
+            assert said in text and "No records deleted yet" not in text
+        pipe.partial_unlearn(EditRequest(X, y, delete=[3], by="position"))
+        assert said in str(pipe[-1].privacy_guarantee_)
+        assert pipe[-1].privacy_guarantee_.retrained_by_pipeline
+        alone = NoisyGDClassifier(classes=[0, 1]).fit(X[["age"]] / 100, y)
+    assert "No records deleted yet" in str(alone.privacy_guarantee_)
+    assert not alone.privacy_guarantee_.retrained_by_pipeline
+
+
+def test_an_integer_index_label_is_written_as_the_user_wrote_it():
+    # A trial read "row 0 (index np.int64(1))".
+    import pandas as pd
+
+    X = pd.DataFrame({"income": [10.0, 20.0, 30.0, 40.0] * 20},
+                     index=pd.Index(np.arange(100, 180), dtype="int64"))
+    y = np.arange(80) % 2
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X, y)
+    bad = X.iloc[:3].copy()
+    bad.iloc[1, 0] = np.inf
+    with pytest.raises(ValueError, match=r"row 1 \(index 101\); use NaN"):
+        pipe.predict(bad)
+
+
 def test_a_bad_cell_is_named_by_its_position_and_its_index_label():
     # A trial's loans were indexed by ID; "row 1" named a position only, and
     # told a fitted model's user to re-encode the column.

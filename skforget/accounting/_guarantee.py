@@ -316,6 +316,11 @@ class PrivacyGuarantee:
         selected (no validation part): ``epsilon`` and ``delta`` are then the
         search's, which cover it; the other figures describe one run, which
         does not (privacy-accounting.md, 17.4).
+    retrained_by_pipeline : bool
+        The model is a private pipeline's final step, fitted by the pipeline
+        on its current records: the pipeline's edits retrain it (Theorem
+        19.6), so its own deletion figure does not describe them; the text
+        says so in place of "No records deleted yet".
     mechanism : {"noisy_gd", "output_perturbation"}
         How the model was released: noisy gradient descent, or one certified
         solve plus Gaussian noise (privacy-accounting.md, Section 15; the step
@@ -382,6 +387,7 @@ class PrivacyGuarantee:
     conversion_note: str = ""
     class_statistics: str = "counts"
     selected_by_search: bool = False
+    retrained_by_pipeline: bool = False
 
     def __setstate__(self, state):
         # A guarantee pickled before a field was added (fields are only ever
@@ -458,6 +464,12 @@ class PrivacyGuarantee:
             lines.append("No records deleted yet; partial_unlearn refits with fresh "
                          "noise, so deleted records will have no influence on the "
                          "new model.")
+        elif cert is None and self.retrained_by_pipeline:
+            lines.append(
+                "Trained by a private pipeline on its current records: the "
+                "pipeline serves every edit by re-estimating its statistics and "
+                "retraining this model with fresh noise, and its "
+                "privacy_guarantee_ states what each edit certifies.")
         elif cert is None:
             lines.append(
                 "No records deleted yet; partial_unlearn will certify "

@@ -237,6 +237,7 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         with releasing(), atomic_tree(self), fixed_errstate(), _pipeline_ledger(
                 self, f"{type(self).__name__}.fit", private, _num_samples(X), seeds):
             self._fit_steps(X, y, **params)
+            self._mark_retrained(private)
             self.public_preprocessing_ = public
             self.private_preprocessing_ = private
             self.database_version_ = version
@@ -375,6 +376,18 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
     def _fit_steps(self, X, y, **params):
         """Fit every step (a hook: a private pipeline releases more first)."""
         return Pipeline.fit(self, X, y, **params)
+
+    def _mark_retrained(self, private):
+        """With private steps the pipeline's edits retrain its estimator
+        (Theorem 19.6): its guarantee says so, not what its own
+        ``partial_unlearn`` would certify (a trial read "No records deleted
+        yet" after two deletions)."""
+        est = self._final_estimator
+        guarantee = est.__dict__.get("privacy_guarantee_")
+        if private and guarantee is not None and "retrained_by_pipeline" in {
+                f.name for f in dataclasses.fields(guarantee)}:
+            est.privacy_guarantee_ = dataclasses.replace(
+                guarantee, retrained_by_pipeline=True)
 
     def _own_releases(self):
         """``(name, rho, delta, rho_replace)`` of the pipeline's own releases."""
@@ -585,6 +598,7 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
                 for name, state in self.random_states_.items():
                     self.named_steps[name].set_params(random_state=state)
                 final.__dict__.pop("_refit_label_set", None)
+            self._mark_retrained(private)
             if hasattr(final, "_warn_if_label_set_kept"):
                 final._warn_if_label_set_kept(final.privacy_guarantee_)
             for name, before in kinds.items():

@@ -52,9 +52,10 @@ def warn_if_no_category_kept(step, names, categories, threshold):
         f"{step}: no category of {len(empty)} column(s) was held by enough records "
         f"to be kept ({named_few(map(repr, empty))}); each becomes one constant "
         f"'infrequent' column and tells the model nothing. At this budget a "
-        f"category needs about {threshold:.0f} records. A column of numbers "
-        "stored as text is read as categories: give it a numeric dtype (the "
-        "schema is public); an ID or free-text column is better dropped.",
+        f"category needs about {threshold:.0f} records. Such a column is "
+        "often an ID or free text (better dropped), or numbers stored as text "
+        "(give it a numeric dtype: the schema is public); otherwise its "
+        "categories are too rare for this budget.",
         UserWarning)
 
 

@@ -114,7 +114,10 @@ def _row(col, i):
     index = getattr(col, "index", None)
     if index is None or type(index).__name__ == "RangeIndex":
         return f"row {i}"
-    return f"row {i} (index {index[i]!r})"
+    label = index[i]
+    # A numpy scalar's repr is "np.int64(1)": the label as the user wrote it.
+    label = label.item() if isinstance(label, np.generic) else label
+    return f"row {i} (index {label!r})"
 
 
 def _first_bad(col):
