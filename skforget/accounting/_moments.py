@@ -84,6 +84,15 @@ def _moments(noisy_counts, noisy_sums, u, floor):
     return n, P
 
 
+def _score_model(noisy_counts, noisy_sums, noisy_square, coef, floor):
+    """``(n, mu, v)`` of the Gaussian model of the scores (eq. 18.8): the
+    floored counts, the class means along ``u`` and the pooled variance."""
+    u, _ = unit_direction(coef)
+    n, P = _moments(noisy_counts, noisy_sums, u, floor)
+    v = max(0.0, float(noisy_square) - float(np.sum(P * P / n))) / float(n.sum())
+    return n, P / n, v
+
+
 def _threshold_from(mu0, mu1, v, log_ratio, R):
     """Eq. (18.7) clipped to ``[-R, R]`` (the caller handles ``mu1 <= mu0``)."""
     shift = v * log_ratio
@@ -130,12 +139,9 @@ def moment_threshold(noisy_counts, noisy_sums, noisy_square, coef, *, data_norm,
     0.0
     """
     R = check_positive(data_norm, "data_norm")
-    u, _ = unit_direction(coef)
-    n, P = _moments(noisy_counts, noisy_sums, u, floor)
-    mu = P / n
+    n, mu, v = _score_model(noisy_counts, noisy_sums, noisy_square, coef, floor)
     if not mu[1] > mu[0]:
         return R if n[0] >= n[1] else -R
-    v = max(0.0, float(noisy_square) - float(np.sum(P * P / n))) / float(n.sum())
     return _threshold_from(mu[0], mu[1], v, math.log(n[0] / n[1]), R)
 
 
@@ -176,15 +182,12 @@ def moment_predicted_share(noisy_counts, noisy_sums, noisy_square, coef, *,
     array([0.9, 0.1])
     """
     R = check_positive(data_norm, "data_norm")
-    u, _ = unit_direction(coef)
-    n, P = _moments(noisy_counts, noisy_sums, u, floor)
-    mu = P / n
+    n, mu, v = _score_model(noisy_counts, noisy_sums, noisy_square, coef, floor)
     tau = moment_threshold(noisy_counts, noisy_sums, noisy_square, coef,
                            data_norm=R, floor=floor)
     if not mu[1] > mu[0]:
         one = 0.0 if tau >= R else 1.0
     else:
-        v = max(0.0, float(noisy_square) - float(np.sum(P * P / n))) / float(n.sum())
         sd = math.sqrt(v)
         above = [(0.5 * math.erfc((tau - m) / (sd * math.sqrt(2.0))) if sd > 0
                   else float(m > tau)) for m in mu]
