@@ -334,6 +334,20 @@ def _no_composition(size, group, reading):
     return text
 
 
+def _significant(x, bound):
+    """``x`` to three significant digits, rounded up after "at most " and down
+    after "at least ": a ledger sized at an "at most" figure rounded to
+    nearest refused the run it was sized for (a second reader)."""
+    if not math.isfinite(x) or x <= 0.0 or bound.strip() not in ("at most", "at least"):
+        return f"{x:.3g}"
+    unit = 10.0 ** (math.floor(math.log10(x)) - 2)
+    steps = x / unit
+    # No tolerance: a figure a rounding error above a printed one would
+    # still be refused by a ledger sized at it.
+    steps = math.ceil(steps) if bound.strip() == "at most" else math.floor(steps)
+    return f"{steps * unit:.3g}"
+
+
 def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
     """Warn about what the scikit-learn code running ``estimator``'s fit does
     to the guarantee, read from the call stack (public): a plain ``Pipeline``
@@ -456,7 +470,7 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
         spent = reading(n_all, rest)[0] if rest > 0.0 else math.inf
         bound = at_least or ("" if size.varies else "at most ")
         recorded += (f"It adds all {n_all} fits (" + (
-            f"{bound}epsilon {spent:.3g} at its delta {at:.2g}"
+            f"{bound}epsilon {_significant(spent, bound)} at its delta {at:.2g}"
             if math.isfinite(spent) else
             f"their excluded events alone would take its delta {at:.2g}")
             + (", if each is at this fit's figure" if size.varies else "") + ") ")

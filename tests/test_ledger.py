@@ -1131,8 +1131,9 @@ def test_a_pipeline_runs_warning_reads_the_ledgers_figure():
     X, y = _raw_table()
     runs = {}
     for budget in (50.0, None):
-        ledger = PrivacyLedger(epsilon=budget or runs[50.0] * (1 + 1e-3),
-                               delta=DELTA)
+        # Sized at the printed figure itself (rounded up: a second reader's
+        # ledger at a figure rounded to nearest refused the run).
+        ledger = PrivacyLedger(epsilon=budget or runs[50.0], delta=DELTA)
         pipe = make_private_pipeline(
             NoisyGDClassifier(classes=[0, 1], ledger=ledger), epsilon=1.0,
             delta=DELTA)
@@ -1143,7 +1144,8 @@ def test_a_pipeline_runs_warning_reads_the_ledgers_figure():
         said = [str(w.message) for w in rec if w.category is PrivacyBudgetWarning]
         spent = re.search(r"It adds all 5 fits \(at most epsilon ([0-9.]+) at its "
                           r"delta 1e-05\)", said[0])
-        assert float(spent.group(1)) == pytest.approx(ledger.total.epsilon, rel=1e-3)
+        assert float(spent.group(1)) == pytest.approx(ledger.total.epsilon, rel=1e-2)
+        assert float(spent.group(1)) >= ledger.total.epsilon
         assert len(ledger.entries) == 5
         runs[budget] = float(spent.group(1))
     # Selections whose deltas alone fill the ledger's are said to, not read
