@@ -46,10 +46,12 @@ class ClassDecisionWarnings:
         for c in range(W.shape[0]):
             others = [k for k in range(W.shape[0]) if k != c]
             margins = [b[c] - b[k] - np.linalg.norm(W[c] - W[k]) * R for k in others]
-            if min(margins) >= 0:
-                # A threshold clipped to the ball's edge (Section 18.12) leaves
-                # a margin of 0 up to rounding: "by 2.22e-16" read as nonsense.
-                edge = min(margins) <= 1e-9 * max(1.0, float(np.abs(b).max()))
+            # A threshold clipped to the ball's edge (Section 18.12) leaves a
+            # margin of 0 up to rounding, of either sign ("by 2.22e-16" read as
+            # nonsense; one in five such models was missed, a second reader).
+            tol = 1e-9 * max(1.0, float(np.abs(b).max()))
+            if min(margins) >= -tol:
+                edge = min(margins) <= tol
                 how = ("there: its decision threshold lies at the ball's edge or "
                        "beyond" if edge else f"by {min(margins):.3g} there")
                 warn_about_release(
@@ -84,9 +86,12 @@ class ClassDecisionWarnings:
         if not shares[rare] < NEARLY_CONSTANT_SHARE:
             return
         label = np.asarray(self.classes_[1 - rare]).item()
+        # Two digits, never rounded up to the 1 % it is under (a second reader).
+        pct = f"{100.0 * shares[rare]:.2g}"
+        pct = pct if float(pct) < 100.0 * NEARLY_CONSTANT_SHARE else "0.99"
         warn_about_release(
             f"The model predicts class {label!r} for nearly every row it was "
-            f"trained on (the other class for about {100.0 * shares[rare]:.2g} % "
+            f"trained on (the other class for about {pct} % "
             "of them, as estimated from its released class statistics: a "
             "Gaussian model of the scores along its direction). At this epsilon "
             "and size the private model separates the classes too little, or its "

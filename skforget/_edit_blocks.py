@@ -167,7 +167,14 @@ def _check_block(X, y, x_name, y_name, n_expected, database):
 def non_finite_row(X, *, allow_nan=False):
     """The first row of numeric ``X`` holding a non-finite value (only an
     infinite one with ``allow_nan``), or None."""
-    values = np.asarray(X.data if sp.issparse(X) else X, dtype=float)
+    if sp.issparse(X):
+        X = X.tocsr()   # indptr names the rows in CSR only (a second reader)
+        values = np.asarray(X.data, dtype=float)
+    elif hasattr(X, "to_numpy"):
+        # pandas' nullable columns hold pd.NA, which numpy cannot cast.
+        values = X.to_numpy(dtype=float, na_value=np.nan)
+    else:
+        values = np.asarray(X, dtype=float)
     bad = np.isinf(values) if allow_nan else ~np.isfinite(values)
     if not bad.any():
         return None

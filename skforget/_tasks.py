@@ -483,13 +483,17 @@ class _PrivateClassifierMixin(ClassDecisionWarnings):
         return len(classes), self.multi_class, new_attrs, classes
 
     def _check_public_labels(self, y):
-        """Refuse a label outside a public label set as ``fit`` would, before a
-        pipeline's private steps draw (a trial: a typo cost the whole release)."""
-        if self.classes is None:
-            return
-        classes, _ = self._label_set(None)
+        """Refuse labels of the wrong shape, or outside a public label set, as
+        ``fit`` would, before a pipeline's private steps draw (a trial: a typo
+        cost the whole release)."""
         values = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
-        _known_codes(classes, np.ravel(values), fit=True, error=ValueError)
+        if values.ndim > 2 or (values.ndim == 2 and values.shape[1] != 1):
+            # scikit-learn's words (a column vector passes, with its warning).
+            raise ValueError(f"y should be a 1d array, got an array of shape "
+                             f"{values.shape} instead.")
+        if self.classes is not None:
+            classes, _ = self._label_set(None)
+            _known_codes(classes, values.ravel(), fit=True, error=ValueError)
 
     def _encode_targets(self, y, *, fit):
         if fit:

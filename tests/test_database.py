@@ -153,6 +153,34 @@ def test_new_records_with_missing_numbers_go_to_whoever_imputes_them():
         EditRequest(db, X_insert=new.fillna(np.inf), y_insert=[1])
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_a_sparse_block_names_the_row_of_its_bad_value(fmt):
+    # A second reader: a CSC block named the wrong row, a COO one crashed.
+    import scipy.sparse as sp
+
+    X = sp.random(10, 3, density=0.6, format="csr", random_state=0)
+    y = np.arange(10) % 2
+    new = sp.csr_matrix(np.array([[1.0, 0.0, 0.0], [0.0, 0.5, 0.0],
+                                  [0.0, 0.0, np.nan]])).asformat(fmt)
+    with pytest.raises(UnlearningError, match="X_insert row 2 contains NaN"):
+        EditRequest(X, y, X_insert=new, y_insert=[0, 1, 0])
+
+
+def test_nullable_numbers_in_a_new_record_are_read_as_missing():
+    # A second reader: pandas' Float64 / Int64 columns hold pd.NA, which the
+    # missing-value check could not cast (a bare TypeError).
+    X = pd.DataFrame({"a": pd.array([0.1, 0.2, 0.3, 0.4], dtype="Float64"),
+                      "b": pd.array([1, 2, 3, 4], dtype="Int64")})
+    y = np.array([0, 1, 0, 1])
+    new = pd.DataFrame({"a": pd.array([pd.NA], dtype="Float64"),
+                        "b": pd.array([pd.NA], dtype="Int64")})
+    request = EditRequest(X, y, X_insert=new, y_insert=[1])
+    assert request.n_inserted == 1
+    with pytest.raises(UnlearningError, match="X_insert row 0 contains NaN: the "
+                                              "model reads the records"):
+        request._check_finite_rows()
+
+
 @pytest.mark.parametrize("value,cause", [
     (np.nan, r"row 0 is missing, and an integer column holds no missing value"),
     (np.inf, r"row 0 is infinite, which is no value \(write a missing value as NaN"),

@@ -1116,6 +1116,10 @@ def test_a_pipeline_fit_refused_for_a_label_spends_nothing():
         pipe.fit(X, bad)
     assert not ledger.entries
     assert not hasattr(pipe.named_steps["preprocess"], "n_features_in_")
+    # A label array of another shape gets fit's own message, not a
+    # flattened index (a second reader).
+    with pytest.raises(ValueError, match="y should be a 1d array"):
+        pipe.fit(X, np.column_stack([y, y]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pipe.fit(X, y)

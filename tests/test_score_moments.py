@@ -594,6 +594,54 @@ def test_predicted_share_is_the_gaussian_models_and_a_public_function():
                                       data_norm=1.0).tolist() == [0.0, 1.0]
 
 
+def test_predicted_share_reads_scores_inside_the_ball():
+    # A second reader: a threshold clipped to R gave the Gaussian's tail
+    # beyond R (8 %) as rows predicted class 1, though no row lies there.
+    counts = np.array([1000.0, 100.0])
+    sums = np.array([[0.0, 0.0], [10.0, 0.0]])
+    square = 0.5 * counts.sum() + float(np.sum(sums[:, 0] ** 2 / counts))
+    w = np.array([1.0, 0.0])
+    assert acc.moment_threshold(counts, sums, square, w, data_norm=1.0) == 1.0
+    assert acc.moment_predicted_share(counts, sums, square, w,
+                                      data_norm=1.0).tolist() == [1.0, 0.0]
+    # Inside the ball the Gaussian is truncated to [-R, R]: with means 0 and
+    # 0.1 and a variance of 0.02 the threshold sits inside, and the share is
+    # the truncated one (larger than the untruncated tail, whose mass beyond
+    # +-R is put back on the interval).
+    square = 0.02 * counts.sum() + float(np.sum(sums[:, 0] ** 2 / counts))
+    tau = acc.moment_threshold(counts, sums, square, w, data_norm=1.0)
+    assert 0.4 < tau < 0.6
+    sd = math.sqrt(0.02)
+    Phi = lambda t, m: 0.5 * math.erfc(-(t - m) / (sd * math.sqrt(2.0)))  # noqa: E731
+    want = sum(p * (Phi(1.0, m) - Phi(tau, m)) / (Phi(1.0, m) - Phi(-1.0, m))
+               for p, m in ((1000 / 1100, 0.0), (100 / 1100, 0.1)))
+    got = acc.moment_predicted_share(counts, sums, square, w, data_norm=1.0)[1]
+    assert got == pytest.approx(want, rel=1e-12)
+
+
+def test_the_ball_check_sees_a_threshold_clipped_to_the_edge_whatever_the_rounding():
+    # A second reader: with tau = R the margin is 0 up to rounding, and one
+    # model in five rounded below 0 and was not said to be one class.
+    X, y = _table(n=600, p=0.3)
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0, prevalence_share=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.fit(X, y)
+    w = clf.coef_.ravel()
+    for b in (-np.linalg.norm(w) * (1 - 1e-15), -np.linalg.norm(w)):
+        clf.intercept_ = np.array([b])
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            clf._warn_if_constant()
+        assert any("for every row of norm" in str(r.message) and "ball's edge" in
+                   str(r.message) for r in rec)
+    clf.intercept_ = np.array([-np.linalg.norm(w) * (1 - 1e-6)])
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        clf._warn_if_constant()
+    assert not any("for every row of norm" in str(r.message) for r in rec)
+
+
 def _nearly_one_class(seed=0):
     """A weak signal and 5 % positives on a few thousand rows: at epsilon = 1
     the threshold lies beyond nearly every row but not every point of the ball."""

@@ -460,16 +460,16 @@ class PrivacyGuarantee:
         if cert is not None and cert.n_deleted + cert.n_replaced == 0:
             lines.append(f"Last edit (edit {cert.index}): {cert.n_inserted} "
                          "inserted, no record removed.")
-        elif cert is None and self.mechanism == "output_perturbation":
-            lines.append("No records deleted yet; partial_unlearn refits with fresh "
-                         "noise, so deleted records will have no influence on the "
-                         "new model.")
         elif cert is None and self.retrained_by_pipeline:
             lines.append(
                 "Trained by a private pipeline on its current records: the "
                 "pipeline serves every edit by re-estimating its statistics and "
                 "retraining this model with fresh noise, and its "
                 "privacy_guarantee_ states what each edit certifies.")
+        elif cert is None and self.mechanism == "output_perturbation":
+            lines.append("No records deleted yet; partial_unlearn refits with fresh "
+                         "noise, so deleted records will have no influence on the "
+                         "new model.")
         elif cert is None:
             lines.append(
                 "No records deleted yet; partial_unlearn will certify "

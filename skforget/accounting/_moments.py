@@ -154,8 +154,9 @@ def moment_predicted_share(noisy_counts, noisy_sums, noisy_square, coef, *,
 
     With ``n_k``, ``mu_k`` and ``v`` as in :func:`moment_threshold` and
     ``pi_k = n_k / (n_0 + n_1)``, the share of rows predicted class 1 is
-    ``sum_k pi_k P(N(mu_k, v) > tau)`` (a step at ``mu_k`` when ``v = 0``);
-    when the means are not ordered (the fallback to the more frequent class)
+    ``sum_k pi_k P(X_k > tau)``, ``X_k ~ N(mu_k, v)`` truncated to ``[-R,
+    R]`` where the rows' scores lie (a step at ``mu_k`` when ``v = 0``); at
+    the fallback to the more frequent class, or a threshold clipped to ``+-R``,
     it is 0 or 1. It describes the model of the scores, not the rows: a
     skewed score's tail can hold more or fewer rows than the Gaussian's.
 
@@ -185,14 +186,28 @@ def moment_predicted_share(noisy_counts, noisy_sums, noisy_square, coef, *,
     n, mu, v = _score_model(noisy_counts, noisy_sums, noisy_square, coef, floor)
     tau = moment_threshold(noisy_counts, noisy_sums, noisy_square, coef,
                            data_norm=R, floor=floor)
-    if not mu[1] > mu[0]:
+    if abs(tau) >= R:
+        # The fallback, or a threshold clipped to the ball's edge: every row
+        # (``|u^T x| <= R``) is on one side (a second reader: the Gaussian's
+        # tail beyond R read as 8 % of the rows).
         one = 0.0 if tau >= R else 1.0
     else:
-        sd = math.sqrt(v)
-        above = [(0.5 * math.erfc((tau - m) / (sd * math.sqrt(2.0))) if sd > 0
-                  else float(m > tau)) for m in mu]
-        one = float(np.dot(n / n.sum(), above))
+        one = float(np.dot(n / n.sum(), [_share_above(tau, m, v, R) for m in mu]))
     return np.array([1.0 - one, one])
+
+
+def _share_above(tau, mean, var, R):
+    """``P(X > tau)`` for ``X ~ N(mean, var)`` truncated to ``[-R, R]``, where
+    the scores of rows in the ball lie; a point mass at ``mean`` clipped to
+    the interval when ``var = 0`` or when the interval holds no mass."""
+    sd = math.sqrt(var)
+    if sd > 0:
+        def cdf(t):
+            return 0.5 * math.erfc(-(t - mean) / (sd * math.sqrt(2.0)))
+        inside = cdf(R) - cdf(-R)
+        if inside > 0.0:
+            return min(1.0, max(0.0, (cdf(R) - cdf(tau)) / inside))
+    return float(min(max(mean, -R), R) > tau)
 
 
 def _corners(f, a, b):

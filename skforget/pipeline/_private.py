@@ -71,7 +71,9 @@ def stated_budget(estimator):
     defaults = inspect.signature(type(estimator).__init__).parameters
     # Kept beside the parameters too (older pickles; skops writes floats).
     split = estimator.__dict__.get("_pipeline_split", {})
-    return {name: params[name] for name in ("epsilon", "delta")
+    # As the user wrote them: a grid's numpy values print as np.float64(...).
+    return {name: params[name].item() if isinstance(params[name], np.generic)
+            else params[name] for name in ("epsilon", "delta")
             if name in defaults and params[name] != defaults[name].default
             and not isinstance(params[name], PipelineShare)
             and not (name in split and params[name] == split[name])}
@@ -173,8 +175,8 @@ class PrivatePipeline(ForgetPipeline):
             text = ", ".join(f"{name}={value!r}" for name, value in given.items())
             warn(f"{type(self).__name__}.fit: the estimator's {text} is replaced by "
                  "its part of the pipeline's total (epsilon="
-                 f"{self.epsilon!r}), which covers the preprocessing and the model "
-                 "together. Set the pipeline's epsilon (a search over "
+                 f"{float(self.epsilon):g}), which covers the preprocessing and the "
+                 "model together. Set the pipeline's epsilon (a search over "
                  "estimator__epsilon searches nothing; search over epsilon).",
                  UserWarning, stacklevel=user_stacklevel())
         with releasing(), atomic_tree(self):
