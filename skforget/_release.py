@@ -348,7 +348,8 @@ def _significant(x, bound):
     return f"{steps * unit:.3g}"
 
 
-def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
+def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0,
+                       ledger=None):
     """Warn about what the scikit-learn code running ``estimator``'s fit does
     to the guarantee, read from the call stack (public): a plain ``Pipeline``
     gets the pipelines layer's checks (steps fitted on the rows);
@@ -372,7 +373,9 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0):
     # fits are 10 rho under it too); a search's curve is a Rényi one.
     method = "improved" if curve is not None else estimator._dp_conversion()
     name = type(estimator).__name__
-    ledger = getattr(estimator, "ledger", None)
+    # A search records where its estimator's or a private step's ledger is
+    # (it passes the one it resolved; a second reader saw "Pass ledger=").
+    ledger = ledger if ledger is not None else getattr(estimator, "ledger", None)
     releaser = estimator
     # Inside a pipeline with private preprocessing, one fit releases the
     # statistics too: the figure is the pipeline's (Theorem 19.5), read by its

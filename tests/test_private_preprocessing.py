@@ -1350,7 +1350,26 @@ def test_a_budget_set_on_the_estimator_after_construction_is_said_at_fit():
     assert share < 1.0 and pipe.privacy_guarantee_.epsilon <= 1.0
     assert replaced(pipe) == [] and replaced(clone(pipe)) == []
     assert replaced(pickle.loads(pickle.dumps(pipe))) == []
-    said = replaced(pipe.set_params(estimator__epsilon=5.0))
+    # A file format that writes the share as a plain float (skops), cloned:
+    # the number is the split this fit plans, so it is not the user's.
+    plain = clone(pipe)
+    plain.set_params(estimator__epsilon=float(share), estimator__delta=float(
+        pipe[-1].get_params()["delta"]))
+    assert replaced(plain) == []
+    # Said by make_private_pipeline already: its first fit does not repeat it.
+    with pytest.warns(UserWarning, match="will be replaced at fit"):
+        told = make_private_pipeline(NoisyGDClassifier(classes=[0, 1], epsilon=0.5),
+                                     epsilon=1.0)
+    unsaid = clone(told)   # a clone, as a search makes, is told at its fit
+    assert replaced(told) == [] and len(replaced(unsaid)) == 1
+    # Set on a fitted pipeline, an edit would retrain at it, past the total
+    # its guarantee states (a second reader: 1.0 stated, 5.04 spent).
+    pipe.set_params(estimator__epsilon=5.0)
+    with pytest.raises(UnlearningError, match="The estimator's epsilon=5.0 was set "
+                                              "since the pipeline was fitted"):
+        pipe.partial_unlearn(EditRequest(X, y, delete=[2], by="position"))
+    assert pipe.pipeline_edits_ == ()
+    said = replaced(pipe)
     assert len(said) == 1 and "estimator's epsilon=5.0 is replaced" in said[0]
     assert "search over estimator__epsilon searches nothing" in said[0]
     assert pipe[-1].get_params()["epsilon"] == pytest.approx(share)

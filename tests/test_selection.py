@@ -863,6 +863,14 @@ def test_a_budget_written_on_the_estimator_is_not_silently_replaced():
         search = PrivateSearchCV(NoisyGDClassifier(classes=[0, 1], epsilon=2.0),
                                  grid, random_state=0).fit(X, y)
     assert search.privacy_guarantee_.epsilon <= 1.0
+    # Written on a pipeline's estimator: its part of each candidate's total
+    # replaces it (a second reader found it replaced without a word).
+    pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]), epsilon=1.0)
+    pipe.set_params(estimator__epsilon=5.0)
+    with pytest.warns(UserWarning, match=r"the estimator's epsilon=5.0 in "
+                      r"PrivatePipeline is replaced by its part"):
+        PrivateSearchCV(pipe, {"estimator__C": [0.1, 1.0]},
+                        random_state=0).fit(X, y)
     with pytest.warns(UserWarning, match=r"random_state=3 does not seed the "
                       "search"):
         PrivateSearchCV(NoisyGDClassifier(classes=[0, 1], random_state=3),
@@ -881,6 +889,9 @@ def test_a_budget_written_on_the_estimator_is_not_silently_replaced():
                                        random_state=0).fit(X, y)
         PrivateSearchCV(fitted, {"estimator__C": [0.1, 1.0]},
                         random_state=3).fit(X, y)
+        # Its estimator taken out holds the pipeline's share, not a number
+        # its author wrote: nothing to say of it either.
+        PrivateSearchCV(clone(fitted[-1]), grid, random_state=3).fit(X, y)
         # An earlier search's model: its epsilon is that search's run's, not
         # its author's (a second reader saw it refused).
         first = PrivateSearchCV(NoisyGDClassifier(classes=[0, 1]), grid,

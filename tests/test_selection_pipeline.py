@@ -159,11 +159,22 @@ def test_a_refitted_pipeline_serves_deletions_and_the_ledger_sees_all(table):
     assert ledger.total.epsilon == pytest.approx(b.epsilon, rel=1e-9)
     pipe = s.best_estimator_
     assert not pipe.privacy_guarantee_.selected_by_search
+    # Its estimator says the pipeline serves its edits (a second reader read
+    # "No records deleted yet; partial_unlearn will certify ...").
+    assert pipe[-1].privacy_guarantee_.retrained_by_pipeline
     with pytest.warns(PrivacyBudgetWarning, match="hyper-parameters"):
         s.partial_unlearn(EditRequest(db, delete=[3]))
     assert pipe.privacy_guarantee_.deletion is not None
     assert pipe.privacy_guarantee_.deletion.n_deleted == 1
     assert len(ledger.entries) == 2
+    # Its figures are the pipeline's share: a clone refitted says nothing of
+    # a budget written on its estimator.
+    from sklearn.base import clone
+
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        clone(pipe).set_params(estimator__ledger=None).fit(X, y)
+    assert not [w for w in rec if "is replaced by its part" in str(w.message)]
 
 
 def test_only_the_estimators_parameters_may_be_drawn(table):
@@ -224,6 +235,20 @@ def test_inside_cross_val_score_it_warns_with_the_whole_figure(table):
     assert said and all(m.startswith("PrivateSearchCV.fit runs inside")
                         for m in said)
     assert "Each fit is (1, 1e-05)-DP alone" in said[0]
+    # A ledger held by the estimator records the searches: the warning says
+    # what it adds, not "Pass ledger=" (a second reader).
+    from sklearn.model_selection import KFold
+
+    ledger = PrivacyLedger(epsilon=50.0, delta=1e-5)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        cross_val_score(_search(NoisyGDClassifier(classes=[0, 1], ledger=ledger),
+                                random_state=None), X, y,
+                        cv=KFold(2, shuffle=True, random_state=0))
+    said = [str(w.message) for w in rec
+            if issubclass(w.category, PrivacyBudgetWarning)]
+    assert len(ledger.entries) == 2
+    assert "It adds all 2 fits" in said[0] and "Pass ledger=" not in said[0]
 
 
 def test_a_private_steps_ledger_records_the_search(table):

@@ -18,6 +18,7 @@ from sklearn.base import clone, is_classifier
 from skforget import accounting
 from skforget._public import private_step_names, split_preprocessing
 from skforget._validation import check_labels_present, fixed_errstate
+from skforget.pipeline._private import PipelineShare
 
 
 def private_pipeline(estimator):
@@ -147,6 +148,14 @@ def release_pipeline(pipeline, pre, model, target, version):
         delta_conversion=float(est["delta"]),
         rho=pre.budget_.rho_preprocessing + accounting.estimator_rho_bound(
             model.privacy_guarantee_))
+    if not model.privacy_guarantee_.selected_by_search:
+        # A refit, whose edits the pipeline serves by retraining: its
+        # estimator says so, and its figures are the pipeline's share, not a
+        # number its author wrote (a second reader: "No records deleted yet;
+        # partial_unlearn will certify ...", and a clone refitted warned).
+        model.set_params(epsilon=PipelineShare(est["epsilon"]),
+                         delta=PipelineShare(est["delta"]))
+        pre._mark_retrained(private)
     g = pre.privacy_guarantee_
     pre._releases = ((g.rho, g.delta_selection, g.rho_replace),)
     pre.target_epsilon_ = g.epsilon

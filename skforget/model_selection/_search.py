@@ -536,10 +536,14 @@ class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
         # reveal more (each run's score then counts as if composed).
         # Inside GridSearchCV or cross_val_score: the search's own figure, from
         # public numbers, before any run (Section 20.3).
+        group = int(base.get("group_size", 1))
+        ledger = self.ledger if self.ledger is not None else (
+            base.get("ledger") if pipeline is None
+            else pipeline_ledger(pipeline, estimator))
         warn_about_callers(self, budget.preprocessing_rho,
                            delta - budget.delta_selection,
                            curve=accounting.search_curve(budget),
-                           excluded=budget.delta_selection)
+                           excluded=budget.delta_selection, ledger=ledger)
         seeded = self.random_state is not None
         entropy = (int(check_random_state(self.random_state).randint(2**31))
                    if seeded else None)
@@ -560,10 +564,6 @@ class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
             print(f"[skforget] PrivateSearchCV: a random number of candidate runs "
                   f"(mean {self.n_candidates:g}), each planned for epsilon "
                   f"{budget.run_epsilon:.4g}; {budget}")
-        group = int(base.get("group_size", 1))
-        ledger = self.ledger if self.ledger is not None else (
-            base.get("ledger") if pipeline is None
-            else pipeline_ledger(pipeline, estimator))
         # The whole search's curve, reserved before the first run and
         # recorded as one entry (privacy-accounting.md, Section 20.1).
         # rollback: the statistics' own fit commits as it ends; a later failure

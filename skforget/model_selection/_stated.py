@@ -44,6 +44,15 @@ def check_stated_budget(search, pipeline, estimator, delta):
             f"search's figures; the search spends its own {key}="
             f"{total[key]:.6g} in all. Give the total to PrivateSearchCV.",
             UserWarning, stacklevel=4)
+    inner = stated_budget(estimator) if pipeline is not None else {}
+    if inner:
+        # Set on the pipeline's estimator: its split replaces it as well (a
+        # second reader found it replaced without a word).
+        text = ", ".join(f"{key}={value!r}" for key, value in inner.items())
+        warn(f"PrivateSearchCV: the estimator's {text} in {name} is replaced by "
+             "its part of each candidate's total; the search spends its own "
+             f"epsilon={total['epsilon']:.6g} in all. Give the total to "
+             "PrivateSearchCV.", UserWarning, stacklevel=4)
     seed = estimator.get_params().get("random_state")
     if seed is not None and search.random_state is None:
         warn(

@@ -5,6 +5,7 @@ preprocessing and the estimator (privacy-accounting.md, Section 19)."""
 
 import dataclasses
 import inspect
+import math
 from numbers import Real
 
 import numpy as np
@@ -30,6 +31,7 @@ from skforget._validation import (
     user_stacklevel,
     warn,
 )
+from skforget.exceptions import UnlearningError
 from skforget.pipeline._forget import ForgetPipeline
 from skforget.preprocessing import PrivateTableEncoder
 from skforget.preprocessing._columns import _first_bad, _n_rows_cols
@@ -167,8 +169,15 @@ class PrivatePipeline(ForgetPipeline):
         """
         self._validate_params()
         split = self._plan_split(X, y)
-        given = stated_budget(self._final_estimator)
-        if given:
+        # Not the split this fit plans (a clone of a pipeline loaded from a
+        # format that writes PipelineShare as a float), nor what
+        # make_private_pipeline already said (a second reader).
+        plan = {"epsilon": split[0].estimator_epsilon,
+                "delta": split[0].delta_conversion}
+        given = {name: value for name, value in
+                 stated_budget(self._final_estimator).items()
+                 if not math.isclose(float(value), plan[name], rel_tol=1e-12)}
+        if given and given != self.__dict__.get("_budget_said"):
             # set_params or a search over estimator__epsilon: the number would
             # be replaced without a word, and a grid over it search nothing (a
             # trial).
@@ -289,6 +298,24 @@ class PrivatePipeline(ForgetPipeline):
         self._final_estimator.__dict__["_pipeline_split"] = split
         for name in private:
             self.named_steps[name].set_params(**updates[name])
+
+    def _check_units_since_fit(self):
+        """Also refuse an edit after the estimator's ``epsilon`` or ``delta``
+        was set since fit: its refit would spend that number, past the
+        pipeline's total, which its guarantee and ``epsilon`` still state (a
+        second reader: 1.0 stated, 5.04 spent). Set the pipeline's total and
+        fit again instead."""
+        super()._check_units_since_fit()
+        changed = self._final_estimator._changed_params()
+        for param in ("epsilon", "delta"):
+            if param in changed:
+                before, now = changed[param]
+                raise UnlearningError(
+                    f"The estimator's {param}={now!r} was set since the pipeline "
+                    f"was fitted, where its part of the total was {before:.6g}: an "
+                    f"edit would retrain at it. Set estimator__{param}="
+                    f"{before!r} again to serve the edit, or set the pipeline's "
+                    "total and fit again.")
 
     def _releases_target(self):
         """Whether a fit releases the regressor's target centre and scale."""
@@ -539,7 +566,10 @@ def make_private_pipeline(estimator, *, epsilon=1.0, delta="auto",
         group_size=params.get("group_size", 1),
         data_norm=params.get("data_norm", 1.0), add_indicator=add_indicator,
         bounds=bounds, categories=categories, random_state=random_state)
-    return PrivatePipeline([("preprocess", encoder), ("estimator", estimator)],
+    pipe = PrivatePipeline([("preprocess", encoder), ("estimator", estimator)],
                            epsilon=epsilon, delta=delta,
                            preprocessing_share=preprocessing_share,
                            selection_share=selection_share)
+    if given:   # said here: its fit does not say it again (a clone will)
+        pipe._budget_said = given
+    return pipe
