@@ -534,20 +534,27 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         with _atomic_edit(self, edits):
             return self._refit_edited(edits, private, edits._apply_uncommitted())
 
+    #: The estimator's parameters an edit's refit may not see changed since fit.
+    _FIXED_SINCE_FIT = ("relation", "group_size")
+
     def _check_units_since_fit(self):
-        """Refuse an edit whose privacy unit differs from the fitted one's: its
-        certificate adds up the earlier releases (Theorem 19.6), calibrated for
-        the old unit, which spend more against a larger group than they say."""
+        """Refuse an edit after one of :attr:`_FIXED_SINCE_FIT` was set since
+        fit, with :meth:`_changed_since_fit`'s reason."""
         changed = self._final_estimator._changed_params()
-        for param in ("relation", "group_size"):
+        for param in self._FIXED_SINCE_FIT:
             if param in changed:
-                before, now = changed[param]
-                raise UnlearningError(
-                    f"{param}={now!r} was set since the pipeline was "
-                    f"fitted with {param}={before!r}: its earlier releases are "
-                    "calibrated for that unit, and the edit's certificate adds "
-                    f"them up. Set {param}={before!r} again to serve the edit, "
-                    "or fit again for the new unit.")
+                raise UnlearningError(self._changed_since_fit(param, *changed[param]))
+
+    @staticmethod
+    def _changed_since_fit(param, before, now):
+        """A privacy unit other than the fitted one's: the edit's certificate
+        adds up the earlier releases (Theorem 19.6), calibrated for the old
+        unit, which spend more against a larger group than they say."""
+        return (f"{param}={now!r} was set since the pipeline was fitted with "
+                f"{param}={before!r}: its earlier releases are calibrated for that "
+                "unit, and the edit's certificate adds them up. Set "
+                f"{param}={before!r} again to serve the edit, or fit again for "
+                "the new unit.")
 
     def _check_new_records(self, edits):
         """Refuse a replacing or inserted record the refit could not use, by

@@ -31,7 +31,6 @@ from skforget._validation import (
     user_stacklevel,
     warn,
 )
-from skforget.exceptions import UnlearningError
 from skforget.pipeline._forget import ForgetPipeline
 from skforget.preprocessing import PrivateTableEncoder
 from skforget.preprocessing._columns import _first_bad, _n_rows_cols
@@ -299,23 +298,19 @@ class PrivatePipeline(ForgetPipeline):
         for name in private:
             self.named_steps[name].set_params(**updates[name])
 
-    def _check_units_since_fit(self):
-        """Also refuse an edit after the estimator's ``epsilon`` or ``delta``
-        was set since fit: its refit would spend that number, past the
-        pipeline's total, which its guarantee and ``epsilon`` still state (a
-        second reader: 1.0 stated, 5.04 spent). Set the pipeline's total and
-        fit again instead."""
-        super()._check_units_since_fit()
-        changed = self._final_estimator._changed_params()
-        for param in ("epsilon", "delta"):
-            if param in changed:
-                before, now = changed[param]
-                raise UnlearningError(
-                    f"The estimator's {param}={now!r} was set since the pipeline "
-                    f"was fitted, where its part of the total was {before:.6g}: an "
-                    f"edit would retrain at it. Set estimator__{param}="
-                    f"{before!r} again to serve the edit, or set the pipeline's "
-                    "total and fit again.")
+    _FIXED_SINCE_FIT = (*ForgetPipeline._FIXED_SINCE_FIT, "epsilon", "delta")
+
+    @staticmethod
+    def _changed_since_fit(param, before, now):
+        """Also the estimator's ``epsilon`` or ``delta``: its refit would spend
+        that number, past the pipeline's total, which its guarantee and
+        ``epsilon`` still state (a second reader: 1.0 stated, 5.04 spent)."""
+        if param not in ("epsilon", "delta"):
+            return ForgetPipeline._changed_since_fit(param, before, now)
+        return (f"The estimator's {param}={now!r} was set since the pipeline was "
+                f"fitted, where its part of the total was {before:.6g}: an edit "
+                f"would retrain at it. Set estimator__{param}={before!r} again to "
+                "serve the edit, or set the pipeline's total and fit again.")
 
     def _releases_target(self):
         """Whether a fit releases the regressor's target centre and scale."""
