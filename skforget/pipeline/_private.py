@@ -178,7 +178,7 @@ class PrivatePipeline(ForgetPipeline):
                  if not math.isclose(float(value), plan[name], rel_tol=1e-12)}
         if given and given != self.__dict__.get("_budget_said"):
             # set_params or a search over estimator__epsilon: the number would
-            # be replaced without a word, and a grid over it search nothing (a
+            # be replaced without a word, and a grid over it searches nothing (a
             # trial).
             text = ", ".join(f"{name}={value!r}" for name, value in given.items())
             warn(f"{type(self).__name__}.fit: the estimator's {text} is replaced by "
