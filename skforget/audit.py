@@ -19,10 +19,14 @@ The two worlds of :func:`audit_deletion` follow the certified statement
 * **out**: the same pipeline (same public hyper-parameters, same normaliser
   ``N = n + 1``, same step counts, independent noise) with the canary's slot held
   from the start by a stand-in record that is not the canary, deleted by the same
-  edit. Under the replace-one relation the stand-in may be any record (the
-  default is the canary's features with another label, the pair whose
-  gradients differ most); ``reference="null"`` uses a record with zero gradient,
-  i.e. the database without the canary at the same ``N`` (Section 10.1).
+  edit. ``reference="null"`` uses a record with zero gradient, i.e. the database
+  without the canary at the same ``N`` (Section 10.1): the deletion
+  certificate's own reference, against which it is compared. The default,
+  ``"replace"``, uses another record (the canary's features with another label,
+  the pair whose gradients differ most): the two runs' drifts then differ by
+  ``2G`` where the certificate's differ by ``G``, and the audit compares them
+  with four times its Rényi figure
+  (:func:`~skforget.accounting.deletion_rho_between_records`).
 
 :func:`audit_dp` compares the two worlds right after ``fit`` (canary present vs
 stand-in present), against the DP figure of Section 6.1.
@@ -46,6 +50,7 @@ from skforget._database import Database
 from skforget._edits import EditRequest
 from skforget._utils import fill_doc
 from skforget._validation import warn
+from skforget.accounting import deletion_rho_between_records, rho_to_epsilon
 from skforget.exceptions import PrivacyLeakWarning
 
 __all__ = [
@@ -502,8 +507,9 @@ def _with_row(X, y, x, label):
     return X1, np.concatenate([y, np.asarray([label], dtype=y.dtype)])
 
 
-def _release(estimator, X, y, mode, seed):
-    """One model of one world; returns it and the certified epsilon it carries."""
+def _release(estimator, X, y, mode, seed, reference="replace"):
+    """One model of one world; returns it and the certified epsilon that
+    covers the audit's pair of worlds."""
     model = clone(estimator).set_params(random_state=int(seed))
     if getattr(model, "ledger", None) is not None:
         # The audit measures the mechanism on data chosen for it: its hundreds
@@ -523,18 +529,25 @@ def _release(estimator, X, y, mode, seed):
     if mode == "deletion":
         # The audited record (canary or stand-in) is always the last row.
         model.partial_unlearn(EditRequest(db, delete=[X.shape[0] - 1]))
-        return model, model.privacy_guarantee_.deletion.epsilon_deletion
+        g = model.privacy_guarantee_
+        if reference == "null":   # the certificate's own reference
+            return model, g.deletion.epsilon_deletion
+        # Two different records deleted: the drift differs by 2G, not G
+        # (a trial's false alarm compared them with the null record's figure).
+        return model, rho_to_epsilon(
+            rho=deletion_rho_between_records(g.deletion.rho_deletion),
+            delta=g.delta, method=g.conversion)
     return model, model.privacy_guarantee_.epsilon
 
 
-def _run_trials(estimator, worlds, seeds, mode, canary, statistic):
+def _run_trials(estimator, worlds, seeds, mode, canary, statistic, reference):
     """Scores of both worlds for a block of trials (one joblib task)."""
     out = np.empty((len(seeds), 2))
     certified, deltas = set(), set()
     for t, (seed_in, seed_out) in enumerate(seeds):
         for w, seed in ((0, seed_in), (1, seed_out)):
             Xw, yw = worlds[w]
-            model, eps = _release(estimator, Xw, yw, mode, seed)
+            model, eps = _release(estimator, Xw, yw, mode, seed, reference)
             certified.add(round(eps, 12))
             deltas.add(model.privacy_guarantee_.delta)
             if callable(statistic):
@@ -581,7 +594,8 @@ def _audit(estimator, X, y, *, mode, canary, reference, n_trials, statistic,
         2 * n_trials, dtype=np.uint32).reshape(n_trials, 2)
     n_jobs = 1 if n_jobs is None else int(n_jobs)
     if n_jobs == 1:
-        parts = [_run_trials(estimator, worlds, seeds, mode, canary, statistic)]
+        parts = [_run_trials(estimator, worlds, seeds, mode, canary, statistic,
+                             reference)]
     else:
         # One block of trials per worker: a task per model would spend more on
         # shipping the data than on fitting it.
@@ -589,7 +603,7 @@ def _audit(estimator, X, y, *, mode, canary, reference, n_trials, statistic,
         blocks = np.array_split(np.arange(n_trials), n_blocks)
         parts = Parallel(n_jobs=n_jobs)(
             delayed(_run_trials)(estimator, worlds, seeds[b], mode, canary,
-                                 statistic) for b in blocks)
+                                 statistic, reference) for b in blocks)
     scores = np.concatenate([p[0] for p in parts])
     certified = set().union(*(p[1] for p in parts))
     deltas = set().union(*(p[2] for p in parts))

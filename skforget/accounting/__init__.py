@@ -10,6 +10,7 @@ applies; see ``privacy-accounting.md`` for the derivations.
 from skforget.accounting._calibration import (
     default_delta,
     deletion_factor,
+    deletion_rho_between_records,
     resolve_delta,
 )
 from skforget.accounting._conversions import (
@@ -199,6 +200,7 @@ __all__ = [
     "default_learning_rate",
     "default_regularization",
     "deletion_factor",
+    "deletion_rho_between_records",
     "dp_conversion",
     "epsilon_at_order",
     "epsilon_to_rho",

@@ -12,7 +12,12 @@ assembles these into a :class:`TrainingPlan`.
 
 import math
 
-from skforget.accounting._checks import check_choice, check_int, check_positive
+from skforget.accounting._checks import (
+    check_choice,
+    check_int,
+    check_nonnegative,
+    check_positive,
+)
 from skforget.accounting._cyclic import Segment, rho_cyclic_present
 from skforget.accounting._noisy_gd import (
     LOSS_CURVATURE,
@@ -471,6 +476,34 @@ def deletion_factor(*, plan_relation, n_replaced):
     del_factor = 2.0 if n_replaced > 0 else 1.0
     dp_factor = 2.0 if plan_relation == "replace" else 1.0
     return (del_factor / dp_factor) ** 2
+
+
+def deletion_rho_between_records(rho_deletion):
+    """Rho bounding two runs whose deleted unit's slot held two different units
+    before the same deletion (privacy-accounting.md, Section 6.2, "Two
+    records deleted"): Theorem 6.2's argument with the drift difference
+    ``2 g G`` in place of ``g G``, so four times the per-unit deletion figure
+    ``rho_deletion`` (measured against the null record); the class statistics
+    a deletion served without a pass keeps grow by at most ``5/3`` (Lemma
+    18.16) or ``2`` (the counts, Lemma 18.2), under four. What an audit whose
+    stand-in is another record (``reference="replace"``) must stay below.
+
+    Parameters
+    ----------
+    rho_deletion : float
+        The edit's per-unit deletion figure (``EditCertificate.rho_deletion``).
+
+    Returns
+    -------
+    rho : float
+
+    Examples
+    --------
+    >>> from skforget.accounting import deletion_rho_between_records
+    >>> deletion_rho_between_records(0.01)
+    0.04
+    """
+    return 4.0 * check_nonnegative(rho_deletion, "rho_deletion")
 
 
 def lazy_records_limit(*, normaliser, lam, n_params, init_variance, gradient_bound):
