@@ -412,8 +412,12 @@ class AuditResult:
     epsilon_interval : tuple of float
         ``confidence`` interval of the epsilon the test witnesses.
     epsilon_certified : float
-        The certified figure at the same ``delta``: the deletion certificate's
-        ``epsilon_deletion`` or the guarantee's ``epsilon``.
+        The certified figure for the audit's two worlds at the same ``delta``:
+        the guarantee's ``epsilon`` (:func:`audit_dp`); for
+        :func:`audit_deletion`, the certificate's ``epsilon_deletion`` against
+        the null record (``reference="null"``), or, against another record,
+        the figure of two records deleted
+        (:func:`~skforget.accounting.deletion_rho_between_records`).
     delta : float
     confidence : float
     n_trials : int
@@ -527,15 +531,19 @@ def _release(estimator, X, y, mode, seed, reference="replace"):
     db = Database(X, y)
     model.fit(db)
     if mode == "deletion":
+        before = model.privacy_guarantee_
         # The audited record (canary or stand-in) is always the last row.
         model.partial_unlearn(EditRequest(db, delete=[X.shape[0] - 1]))
         g = model.privacy_guarantee_
         if reference == "null":   # the certificate's own reference
             return model, g.deletion.epsilon_deletion
         # Two different records deleted: the drift differs by 2G, not G
-        # (a trial's false alarm compared them with the null record's figure).
+        # (a trial's false alarm compared them with the null record's figure);
+        # replace-one neighbours up to the edit, under that relation.
         return model, rho_to_epsilon(
-            rho=deletion_rho_between_records(g.deletion.rho_deletion),
+            rho=deletion_rho_between_records(
+                g.deletion.rho_deletion, rho_before=before.rho
+                if before.relation == "replace" else None),
             delta=g.delta, method=g.conversion)
     return model, model.privacy_guarantee_.epsilon
 
@@ -578,7 +586,10 @@ def _audit(estimator, X, y, *, mode, canary, reference, n_trials, statistic,
                 "and fit_intercept=False (with an intercept every record pulls "
                 "on it).")
     elif reference == "replace":
-        if relation != "replace":
+        # A deletion's pair of records is covered under either relation
+        # (Section 6.2, "Two records deleted"); a present pair only under
+        # replace-one.
+        if relation != "replace" and mode != "deletion":
             raise ValueError(
                 f"reference='replace' compares two different records, which the "
                 f"relation={relation!r} guarantee does not cover (it covers a "
@@ -680,7 +691,12 @@ def audit_deletion(estimator, X, y, *, canary=None, reference="replace",
     stand-in record in the canary's slot, deleted by the same edit, so both
     worlds share the normaliser ``N = n + 1``, the step counts and every public
     number (privacy-accounting.md, Section 6.2). The empirical lower bound is
-    compared with the certificate's per-record ``epsilon_deletion``.
+    compared with the certificate's per-record ``epsilon_deletion`` under
+    ``reference="null"`` (its own reference), and under ``"replace"`` with
+    the figure of two different records deleted, four times its Rényi
+    figure, or under ``relation="replace"`` the DP figure before the edit if
+    smaller (:func:`~skforget.accounting.deletion_rho_between_records`);
+    ``str(result)``'s "certified epsilon" is that figure.
 
     {params}
 

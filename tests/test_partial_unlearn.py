@@ -396,4 +396,20 @@ def test_guarantee_after_unlearning_matches_the_accountant(binary_data):
     assert clf.privacy_guarantee_.deletion.epsilon_deletion <= 0.1 + 1e-9
     text = str(clf.privacy_guarantee_.deletion)
     assert text.startswith("Edit 1: 3 deleted, 0 replaced, 0 inserted (297 rows now)")
-    assert f"{steps} noisy steps" in text and "3 removed record(s) together" in text
+    assert f"{steps} noisy steps" in text and "3 removed records together" in text
+
+
+def test_one_record_is_not_said_to_be_a_group(binary_data):
+    # A trial read "the 1 removed record together, as one unit" and "the 1
+    # record awaiting a pass, together", each the per-record figure again.
+    X, y = binary_data
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    clf.partial_unlearn(EditRequest(X, y, delete=[3], by="position"))
+    cert = clf.privacy_guarantee_.deletion
+    text = str(clf.privacy_guarantee_)
+    assert "Each removed record" in text
+    assert "together" not in text.split("Each removed record")[1].split(
+        "against requests")[0]
+    if cert.without_pass:
+        assert cert.n_pending == 1
+    assert "record(s) together" not in str(cert)

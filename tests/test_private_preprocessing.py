@@ -666,6 +666,44 @@ def test_adaptive_figure_is_stated_at_the_guarantee_delta():
                                      n_deleted=1, n_replaced=0, n_inserted=0,
                                      n_samples=10)
     assert over.epsilon_adaptive == math.inf
+    # An edit that removes nothing has no removed record to protect (a trial
+    # read 2.155 of an insertion; an estimator reports 0).
+    insert = pipeline_edit_certificate(index=3, rho_releases=[0.01] * 3,
+                                       delta_selections=[1e-6] * 3, delta=1e-5,
+                                       n_deleted=0, n_replaced=0, n_inserted=2,
+                                       n_samples=12)
+    assert insert.rho_adaptive == 0.0 and insert.epsilon_adaptive == 0.0
+
+
+def test_a_pipelines_text_says_what_its_last_edit_did():
+    # A trial: after an insertion the text said "Deleted records (edit 4: 0
+    # deleted, ...)", and once the adaptive figure passed the target (1.835 >
+    # 1) the edit warned but the text did not say so.
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(18, 90, 600).astype(float),
+                      "job": rng.choice(["a", "b"], 600)})
+    y = (X["age"] > 50).astype(int).to_numpy()
+    db = Database(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]),
+                                     epsilon=1.0).fit(db)
+        for k in range(3):
+            request = EditRequest(db, delete=[db.ids[k]], by="id")
+            pipe.partial_unlearn(request)
+            db = request.apply()
+        text = str(pipe.privacy_guarantee_)
+        assert pipe.privacy_guarantee_.deletion.epsilon_adaptive > 1.0
+        assert "The adaptive figure (" in text and "exceeds the pipeline's " \
+            "target epsilon 1" in text
+        request = EditRequest(db, X_insert=X.iloc[:2], y_insert=y[:2],
+                              insert_ids=[10_000, 10_001])
+        pipe.partial_unlearn(request)
+    text = str(pipe.privacy_guarantee_)
+    assert "(edit 4): 2 inserted, no record removed" in text
+    assert "Deleted records" not in text and "exceeds" not in text
 
 
 def test_reported_rho_is_the_rho_of_the_noise_drawn(monkeypatch):

@@ -478,20 +478,28 @@ def deletion_factor(*, plan_relation, n_replaced):
     return (del_factor / dp_factor) ** 2
 
 
-def deletion_rho_between_records(rho_deletion):
+def deletion_rho_between_records(rho_deletion, rho_before=None):
     """Rho bounding two runs whose deleted unit's slot held two different units
     before the same deletion (privacy-accounting.md, Section 6.2, "Two
     records deleted"): Theorem 6.2's argument with the drift difference
-    ``2 g G`` in place of ``g G``, so four times the per-unit deletion figure
-    ``rho_deletion`` (measured against the null record); the class statistics
-    a deletion served without a pass keeps grow by at most ``5/3`` (Lemma
-    18.16) or ``2`` (the counts, Lemma 18.2), under four. What an audit whose
-    stand-in is another record (``reference="replace"``) must stay below.
+    ``2 g G`` in place of ``g G``, four times the per-unit deletion figure
+    ``rho_deletion`` (measured against the null record); class statistics a
+    deletion served without a pass keeps grow by a factor 2 (counts, Lemma
+    18.1; counts and class sums, Lemma 18.12) or ``5/3`` (class moments,
+    Lemma 18.16), under four. Under the replace-one relation the two runs are
+    neighbours up to the edit, which post-processes that release on identical
+    records: ``rho_before``, the DP figure of the release just before the
+    edit, bounds them too, and the smaller of the two is returned. What an
+    audit whose stand-in is another record (``reference="replace"``) must stay
+    below.
 
     Parameters
     ----------
     rho_deletion : float
         The edit's per-unit deletion figure (``EditCertificate.rho_deletion``).
+    rho_before : float, default=None
+        Under ``relation="replace"`` only: the guarantee's ``rho`` before the
+        edit. None: not used.
 
     Returns
     -------
@@ -502,8 +510,13 @@ def deletion_rho_between_records(rho_deletion):
     >>> from skforget.accounting import deletion_rho_between_records
     >>> deletion_rho_between_records(0.01)
     0.04
+    >>> deletion_rho_between_records(0.01, rho_before=0.0359)
+    0.0359
     """
-    return 4.0 * check_nonnegative(rho_deletion, "rho_deletion")
+    rho = 4.0 * check_nonnegative(rho_deletion, "rho_deletion")
+    if rho_before is not None:
+        rho = min(rho, check_nonnegative(rho_before, "rho_before"))
+    return rho
 
 
 def lazy_records_limit(*, normaliser, lam, n_params, init_variance, gradient_bound):

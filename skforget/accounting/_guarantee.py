@@ -173,21 +173,27 @@ class EditCertificate:
         if self.n_deleted + self.n_replaced == 0:
             return (
                 f"Edit {self.index}: {self.n_inserted} inserted ({self.n_samples} rows "
-                f"now), {self.steps} noisy steps"
-                + (" from a fresh start" if self.retrained else "")
+                "now), "
+                + ("refitted from scratch with fresh noise"
+                   if self.retrained and self.steps == 0 else
+                   f"{self.steps} noisy steps"
+                   + (" from a fresh start" if self.retrained else ""))
                 + "; no record removed, so no deletion to certify."
             )
         if self.without_pass:
             return (
                 f"Edit {self.index}: {self.n_deleted} deleted ({self.n_samples} rows "
                 f"now), {_NO_PASS} Each removed record: epsilon "
-                f"{_fmt(self.epsilon_deletion)} (Theorem 12.9); the edit's "
-                f"{self.n_deleted} record(s) together: epsilon "
-                f"{_fmt(self.epsilon_deletion_batch)}; the {self.n_pending} "
-                "record(s) awaiting a pass, together: epsilon "
-                f"{_fmt(self.epsilon_pending_group)}; against "
-                f"requests adapted to {self.releases_seen} earlier release(s): "
-                f"epsilon {_fmt(self.epsilon_adaptive)}."
+                f"{_fmt(self.epsilon_deletion)} (Theorem 12.9; 12.12 with class "
+                "statistics kept)"
+                + (f"; the edit's {self.n_deleted} records together: epsilon "
+                   f"{_fmt(self.epsilon_deletion_batch)}" if self.n_deleted > 1
+                   else "")
+                + (f"; the {self.n_pending} records awaiting a pass, together: "
+                   f"epsilon {_fmt(self.epsilon_pending_group)}"
+                   if self.n_pending > 1 else "")
+                + f"; against requests adapted to {self.releases_seen} earlier "
+                f"release(s): epsilon {_fmt(self.epsilon_adaptive)}."
             )
         if self.retrained:
             # Output perturbation runs no noisy steps: its edits are refits.
@@ -206,10 +212,11 @@ class EditCertificate:
             f"{self.n_inserted} inserted ({self.n_samples} rows now), {self.steps} "
             f"noisy steps. Each removed record: Rényi q*{_fmt(self.rho_deletion)} "
             f"(epsilon {_fmt(self.epsilon_deletion)} at the guarantee's delta) from "
-            f"never having been seen; the edit's "
-            f"{max(1, self.n_deleted + self.n_replaced)} removed record(s) together: "
-            f"epsilon {_fmt(self.epsilon_deletion_batch)}; "
-            f"against requests adapted to {self.releases_seen} earlier release(s): "
+            "never having been seen; "
+            + (f"the edit's {self.n_deleted + self.n_replaced} removed records "
+               f"together: epsilon {_fmt(self.epsilon_deletion_batch)}; "
+               if self.n_deleted + self.n_replaced > 1 else "")
+            + f"against requests adapted to {self.releases_seen} earlier release(s): "
             f"epsilon {_fmt(self.epsilon_adaptive)}."
         )
 
@@ -485,14 +492,16 @@ class PrivacyGuarantee:
                 + ("Theorems 12.9 and 12.12: the class statistics released with "
                    "the coefficients are kept too and counted in this figure"
                    if self.rho_counts > 0 else "Theorem 12.9")
-                + f"); the {cert.n_deleted} removed "
-                f"record{'s' if cert.n_deleted > 1 else ''} together, as one unit: "
-                f"({_fmt(cert.epsilon_deletion_batch)}, {self.delta:.3g}); the "
-                f"{cert.n_pending} record{'s' if cert.n_pending > 1 else ''} "
-                "awaiting a pass, together: "
-                f"({_fmt(cert.epsilon_pending_group)}, {self.delta:.3g})"
-                + (", above the model's epsilon: records awaiting a pass are not "
-                   "protected as a group" if alone else "")
+                + ")"
+                + (f"; the {cert.n_deleted} removed records together, as one unit: "
+                   f"({_fmt(cert.epsilon_deletion_batch)}, {self.delta:.3g})"
+                   if cert.n_deleted > 1 else "")
+                # One record awaiting a pass is the record above: said once.
+                + (f"; the {cert.n_pending} records awaiting a pass, together: "
+                   f"({_fmt(cert.epsilon_pending_group)}, {self.delta:.3g})"
+                   + (", above the model's epsilon: records awaiting a pass are "
+                      "not protected as a group" if alone else "")
+                   if cert.n_pending > 1 else "")
                 + f"; against requests adapted to {cert.releases_seen} earlier "
                 f"release(s): ({_fmt(cert.epsilon_adaptive)}, {self.delta:.3g}).")
         elif cert.retrained:

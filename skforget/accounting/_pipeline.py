@@ -353,6 +353,11 @@ class PipelineGuarantee:
             lines.append("No records deleted yet; partial_unlearn re-estimates every "
                          "statistic with fresh noise and retrains the model, so "
                          "deleted records will have no influence on either.")
+        elif cert.n_deleted + cert.n_replaced == 0:
+            lines.append(
+                f"Last edit (edit {cert.index}): {cert.n_inserted} inserted, no "
+                "record removed; statistics re-estimated with fresh noise and the "
+                "model retrained from a fresh start.")
         else:
             lines.append(
                 f"Deleted records (edit {cert.index}: {cert.n_deleted} deleted, "
@@ -361,6 +366,17 @@ class PipelineGuarantee:
                 "start, so they have no influence on either; against requests "
                 f"adapted to {cert.releases_seen} earlier release(s): "
                 f"({_fmt(cert.epsilon_adaptive)}, {cert.delta_adaptive:.3g}).")
+            if self.target_epsilon is not None and \
+                    cert.epsilon_adaptive > self.target_epsilon:
+                # As an estimator's text says it (a trial found the pipeline's
+                # silent while its edit warned).
+                lines.append(
+                    f"The adaptive figure ({_fmt(cert.epsilon_adaptive)}) exceeds "
+                    f"the pipeline's target epsilon {_fmt(self.target_epsilon)}: a "
+                    "requester who chose requests after seeing the "
+                    f"{cert.releases_seen} earlier releases learns more about the "
+                    "deleted records than a fresh fit would reveal about a present "
+                    "one. A new fit on the current database restarts the count.")
         for path, how in self.public_preprocessing:
             lines.append(f"  public step {path}: {how}")
         lines.extend(self.caveats)
@@ -545,7 +561,13 @@ def pipeline_edit_certificate(*, index, rho_releases, delta_selections, delta,
         raise ValueError("rho_releases and delta_selections differ in length.")
     delta = check_probability(delta, "delta")
     rho_adaptive, delta_s = math.fsum(rhos), math.fsum(deltas)
-    if delta_s >= delta:
+    if not n_deleted and not n_replaced:
+        # Nothing removed, nothing to protect against adapted requests (as
+        # an estimator's insertion reports 0; a trial read 2.155 of none).
+        rho_adaptive = 0.0
+    if not rho_adaptive:
+        eps = 0.0
+    elif delta_s >= delta:
         eps = math.inf
     else:
         eps, _ = approximate_zcdp_epsilon(rho=rho_adaptive,
