@@ -128,4 +128,6 @@ class UnlearnPlan:
                 "retrain": f"retraining from a fresh start, {self.passes} pass(es)"}
         return (f"partial_unlearn: {cost[self.how]} (a refit takes "
                 f"{self.fit_passes}); deletion target epsilon "
-                f"{self.deletion_epsilon:.4g}.\n{self.certificate}")
+                f"{self.deletion_epsilon:.4g} (the model's target or below it: "
+                f"a share goes to its class statistics, if any).\n"
+                f"{self.certificate}")

@@ -413,3 +413,16 @@ def test_one_record_is_not_said_to_be_a_group(binary_data):
     if cert.without_pass:
         assert cert.n_pending == 1
     assert "record(s) together" not in str(cert)
+
+
+def test_the_deletion_target_is_said_once_as_a_bound(binary_data):
+    # A trial read two targets for one model: the guarantee's "will certify
+    # deleted records at (1, ...)" and plan_unlearn's 0.94 (a share goes to
+    # the class statistics). The guarantee's is a bound, the plan's the cap.
+    X, y = binary_data
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    assert "will certify deleted records at (1, 1e-05) or better" in str(
+        clf.privacy_guarantee_)
+    plan = clf.plan_unlearn(EditRequest(X, y, delete=[3], by="position"))
+    assert plan.deletion_epsilon <= 1.0
+    assert "the model's target or below it" in str(plan)

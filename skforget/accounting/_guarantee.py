@@ -479,9 +479,13 @@ class PrivacyGuarantee:
                          "new model.")
         elif cert is None:
             lines.append(
+                # At most: a model with class statistics serves deletions at
+                # a cap a little below its target (the statistics' share,
+                # Section 12.12), which plan_unlearn prints (a trial read two
+                # targets).
                 "No records deleted yet; partial_unlearn will certify "
                 f"deleted records at ({_fmt(self.target_deletion_epsilon)}, "
-                f"{self.delta:.3g})."
+                f"{self.delta:.3g}) or better."
             )
         elif cert.without_pass:
             alone = cert.epsilon_pending_group > self.epsilon
