@@ -43,13 +43,13 @@ class ClassDecisionWarnings:
         if W.shape[0] == 1:
             W = np.vstack([np.zeros_like(W[0]), W[0]])
             b = np.array([0.0, b[0]])
+        # A threshold clipped to the ball's edge (Section 18.12) leaves a
+        # margin of 0 up to rounding, of either sign ("by 2.22e-16" read as
+        # nonsense; one in five such models was missed, a second reader).
+        tol = 1e-9 * max(1.0, float(np.abs(b).max()))
         for c in range(W.shape[0]):
             others = [k for k in range(W.shape[0]) if k != c]
             margins = [b[c] - b[k] - np.linalg.norm(W[c] - W[k]) * R for k in others]
-            # A threshold clipped to the ball's edge (Section 18.12) leaves a
-            # margin of 0 up to rounding, of either sign ("by 2.22e-16" read as
-            # nonsense; one in five such models was missed, a second reader).
-            tol = 1e-9 * max(1.0, float(np.abs(b).max()))
             if min(margins) >= -tol:
                 edge = min(margins) <= tol
                 how = ("there: its decision threshold lies at the ball's edge or "

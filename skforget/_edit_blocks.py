@@ -149,7 +149,7 @@ def _check_block(X, y, x_name, y_name, n_expected, database):
     if np.ndim(y) != 1 or y_len != shape[0]:
         raise UnlearningError(f"{y_name} must be 1-D with one entry per row of "
                               f"{x_name} ({shape[0]}), got shape {np.shape(y)}.")
-    if frame and not all(X[c].dtype.kind in "biuf" for c in X.columns):
+    if frame and not numeric_frame(X):
         # Raw records (strings, categories) are checked after preprocessing, by
         # the model that trains on them.
         return X, y
@@ -162,6 +162,11 @@ def _check_block(X, y, x_name, y_name, n_expected, database):
         raise UnlearningError(f"{x_name} row {row} contains "
                               f"{'an infinite value' if frame else 'NaN or infinity'}.")
     return X, y
+
+
+def numeric_frame(X):
+    """Whether every column of the frame ``X`` holds numbers (or booleans)."""
+    return all(X[c].dtype.kind in "biuf" for c in X.columns)
 
 
 def non_finite_row(X, *, allow_nan=False):

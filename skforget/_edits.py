@@ -19,6 +19,7 @@ from skforget._edit_blocks import (
     _default_index,
     _insert_ids,
     non_finite_row,
+    numeric_frame,
 )
 from skforget._utils import check_weights, no_interrupts
 from skforget._validation import label_codes, user_stacklevel, warn
@@ -118,8 +119,7 @@ class _EditCounts:
         model that reads the records as they are (a pipeline imputes them,
         and maps the records before its model sees a request)."""
         for name, block in (("X_replace", self.X_replace), ("X_insert", self.X_insert)):
-            if block is None or not _is_frame(block) or not all(
-                    block[c].dtype.kind in "biuf" for c in block.columns):
+            if block is None or not _is_frame(block) or not numeric_frame(block):
                 continue
             row = non_finite_row(block)
             if row is not None:

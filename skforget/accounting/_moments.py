@@ -139,7 +139,13 @@ def moment_threshold(noisy_counts, noisy_sums, noisy_square, coef, *, data_norm,
     0.0
     """
     R = check_positive(data_norm, "data_norm")
-    n, mu, v = _score_model(noisy_counts, noisy_sums, noisy_square, coef, floor)
+    return _model_threshold(*_score_model(noisy_counts, noisy_sums, noisy_square,
+                                          coef, floor), R)
+
+
+def _model_threshold(n, mu, v, R):
+    """Eq. (18.7) of the score model ``(n, mu, v)``, clipped to ``[-R, R]``;
+    the more frequent class everywhere when the means are not ordered."""
     if not mu[1] > mu[0]:
         return R if n[0] >= n[1] else -R
     return _threshold_from(mu[0], mu[1], v, math.log(n[0] / n[1]), R)
@@ -184,8 +190,7 @@ def moment_predicted_share(noisy_counts, noisy_sums, noisy_square, coef, *,
     """
     R = check_positive(data_norm, "data_norm")
     n, mu, v = _score_model(noisy_counts, noisy_sums, noisy_square, coef, floor)
-    tau = moment_threshold(noisy_counts, noisy_sums, noisy_square, coef,
-                           data_norm=R, floor=floor)
+    tau = _model_threshold(n, mu, v, R)
     if abs(tau) >= R:
         # The fallback, or a threshold clipped to the ball's edge: every row
         # (``|u^T x| <= R``) is on one side (a second reader: the Gaussian's
