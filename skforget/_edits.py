@@ -584,6 +584,27 @@ def check_not_selected(model):
             "the edited database.")
 
 
+def check_not_in_private_pipeline(model):
+    """Refuse an edit of a private pipeline's estimator on its own: the
+    pipeline's private statistics (ranges, centres, category lists) were
+    released with the records present and map every row the estimator reads,
+    so an edit of the estimator alone would certify a deletion they still
+    hold, and leave the pipeline's database behind its estimator's. The
+    pipeline serves its edits by re-estimating them and retraining the
+    estimator (privacy-accounting.md, Theorem 19.6), never through this
+    method; its fit marks the estimator's guarantee
+    (``retrained_by_pipeline``)."""
+    guarantee = getattr(model, "__dict__", {}).get("privacy_guarantee_")
+    if getattr(guarantee, "retrained_by_pipeline", False):
+        raise UnlearningError(
+            "This model is the estimator of a private pipeline "
+            "(make_private_pipeline): the pipeline's private statistics were "
+            "estimated with the records present and still hold them, so an edit "
+            "of the estimator alone would certify a deletion they do not make. "
+            "Edit through the pipeline, pipe.partial_unlearn(EditRequest(...)), "
+            "which re-estimates them and retrains this model.")
+
+
 def tuned_caveat(model):
     """What a model whose hyper-parameters a ``PrivateSearchCV`` chose keeps
     after an edit, in one sentence, or None (privacy-accounting.md, 17.4,

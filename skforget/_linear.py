@@ -27,7 +27,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skforget import accounting
 from skforget._database import check_version
-from skforget._edits import check_not_selected, warn_if_tuned
+from skforget._edits import (
+    check_not_in_private_pipeline,
+    check_not_selected,
+    warn_if_tuned,
+)
 from skforget._release import mark_committed, release_spending, warn_about_callers
 from skforget._rows import (
     augmented_norms,
@@ -590,6 +594,7 @@ class _BasePrivateLinear(SelectionContextMixin, BaseEstimator):
         (version and size), name at most ``max_edit_size`` rows and carry
         targets the model can use; in memory or on a sharded database."""
         check_not_selected(self)
+        check_not_in_private_pipeline(self)
         plan = self._plan
         previous = self.privacy_guarantee_
         # getattr: models pickled before databases had versions lack it.

@@ -1439,6 +1439,39 @@ def test_a_pipelines_estimator_says_the_pipeline_serves_its_edits():
     assert not alone.privacy_guarantee_.retrained_by_pipeline
 
 
+def test_a_private_pipelines_estimator_is_not_edited_on_its_own():
+    # A direct edit of pipe[-1] was accepted: it certified deleting records
+    # whose influence the pipeline's ranges and centres still held, and left
+    # the pipeline unable to serve the next request (its estimator had fewer
+    # rows than its database).
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(18, 90, 600).astype(float),
+                      "job": rng.choice(["a", "b"], 600)})
+    y = (X["age"] > 50).astype(int).to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]),
+                                     epsilon=1.0, random_state=0).fit(X, y)
+    est = pipe[-1]
+    Xt = np.asarray(pipe[:-1].transform(X))
+    before = (est.coef_.copy(), est.privacy_guarantee_)
+    for model in (est, pickle.loads(pickle.dumps(est))):
+        for call in (model.partial_unlearn, model.plan_unlearn):
+            with pytest.raises(UnlearningError, match="estimator of a private "
+                               "pipeline.*Edit through the pipeline"):
+                call(EditRequest(Xt, y, delete=[3, 4]))
+    assert np.array_equal(est.coef_, before[0])
+    assert est.privacy_guarantee_ == before[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.partial_unlearn(EditRequest(X, y, delete=[3, 4], by="position"))
+    assert pipe[-1].privacy_guarantee_.n_samples == 598
+    # The same estimator fitted on its own serves its own edits.
+    alone = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(Xt, y)
+    alone.partial_unlearn(EditRequest(Xt, y, delete=[3, 4]))
+    assert alone.privacy_guarantee_.n_samples == 598
+
+
 def test_an_integer_index_label_is_written_as_the_user_wrote_it():
     # A trial read "row 0 (index np.int64(1))".
     import pandas as pd
