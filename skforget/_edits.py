@@ -23,7 +23,11 @@ from skforget._edit_blocks import (
 )
 from skforget._utils import check_weights, no_interrupts
 from skforget._validation import label_codes, user_stacklevel, warn
-from skforget.exceptions import PrivacyBudgetWarning, UnlearningError
+from skforget.exceptions import (
+    PrivacyBudgetWarning,
+    PrivacyLeakWarning,
+    UnlearningError,
+)
 
 
 def _default_by(ids, delete, replace):
@@ -622,6 +626,29 @@ def tuned_caveat(model):
             "model undoes, and the adaptive figures count this model's releases "
             "only (requests adapted to the search's output add its figure). Run "
             "the search again on the current database to forget them entirely.")
+
+
+#: Where a model fitted as the last step of a plain scikit-learn ``Pipeline``
+#: keeps the names of the steps before it that learned from its rows (set by
+#: the pipelines layer's check at fit, cleared by each fit).
+FITTED_AFTER = "_fitted_after_steps"
+
+
+def warn_if_fitted_after_steps(model):
+    """Before an edit that passed its checks: a model fitted after steps that
+    learned from the rows (a plain ``Pipeline`` with a fitted
+    ``StandardScaler``; its fit warned) certifies its own coefficients only,
+    while those steps still hold the records the edit removes."""
+    steps = getattr(model, "__dict__", {}).get(FITTED_AFTER)
+    if steps:
+        warn(f"{type(model).__name__} was fitted as the last step of a "
+             f"scikit-learn Pipeline after step(s) {', '.join(map(repr, steps))} "
+             "that learned from the rows: they still hold the records this edit "
+             "removes, and its certificate covers this model only. Refit them on "
+             "the edited rows and this model after them, or use "
+             "skforget.pipeline.ForgetPipeline (public steps) or "
+             "make_private_pipeline (private statistics, re-estimated at every "
+             "edit).", PrivacyLeakWarning, stacklevel=user_stacklevel())
 
 
 def warn_if_tuned(model):

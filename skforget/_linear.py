@@ -28,8 +28,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from skforget import accounting
 from skforget._database import check_version
 from skforget._edits import (
+    FITTED_AFTER,
     check_not_in_private_pipeline,
     check_not_selected,
+    warn_if_fitted_after_steps,
     warn_if_tuned,
 )
 from skforget._release import mark_committed, release_spending, warn_about_callers
@@ -368,7 +370,10 @@ class _BasePrivateLinear(SelectionContextMixin, BaseEstimator):
     def _warn_about_callers(self, rho, delta):
         """Warn about what the scikit-learn code running this fit does to the
         guarantee (:func:`skforget._release.warn_about_callers`); ``rho`` is
-        the fit's planned rho-coefficient (public)."""
+        the fit's planned rho-coefficient (public). A plain ``Pipeline``'s
+        check marks the steps before this model that learned from the rows;
+        the mark of an earlier fit goes first."""
+        self.__dict__.pop(FITTED_AFTER, None)
         warn_about_callers(self, rho, delta)
 
     def _ledger_spending(self, what, rho, segment):
@@ -616,6 +621,7 @@ class _BasePrivateLinear(SelectionContextMixin, BaseEstimator):
         self._check_new_targets(edits)
         edits._check_finite_rows()
         warn_if_tuned(self)   # what a search's choice keeps (17.4), once checked
+        warn_if_fitted_after_steps(self)
 
     @staticmethod
     def _edit_weights(plan, edits, y_enc):

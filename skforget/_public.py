@@ -25,6 +25,7 @@ None, when the configuration does learn from the rows.
 
 import numpy as np
 
+from skforget._edits import FITTED_AFTER
 from skforget._validation import ENCLOSING_PIPELINE_CHECKS, user_stacklevel, warn
 from skforget.exceptions import DataDependentStepError, PrivacyLeakWarning
 
@@ -479,6 +480,22 @@ def _missing(v):
         return True
 
 
+def _learned_steps(pipeline):
+    """Names of the steps before the last that are not public (each checked
+    alone; a cached pipeline is not public as a whole: all of its steps)."""
+    names = []
+    for name, step in pipeline.steps[:-1]:
+        if step is None or (isinstance(step, str) and step == "passthrough"):
+            continue
+        try:
+            if pipeline.memory is not None:
+                raise DataDependentStepError(name)
+            check_public(step, name)
+        except DataDependentStepError:
+            names.append(name)
+    return names
+
+
 def _warn_if_steps_not_public(pipeline, estimator):
     """A private estimator fitted as the last step of a plain scikit-learn
     ``Pipeline``: warn when a step before it learned from the rows (a
@@ -492,6 +509,9 @@ def _warn_if_steps_not_public(pipeline, estimator):
     try:
         check_public_preprocessing(pipeline)
     except DataDependentStepError as exc:
+        # Its edits say it too (_edits.warn_if_fitted_after_steps): the steps
+        # keep the records an edit of the model alone deletes.
+        estimator.__dict__[FITTED_AFTER] = tuple(_learned_steps(pipeline))
         private = [name for name in private_step_names(pipeline) if getattr(
             pipeline.named_steps[name], "ledger", None) is None]
         unrecorded = ""

@@ -591,6 +591,37 @@ def test_a_plain_pipeline_with_a_data_fitted_step_warns():
                              NoisyGDClassifier(classes=[0, 1])).fit(X, y)
 
 
+def test_an_edit_after_a_data_fitted_step_says_the_step_keeps_the_records():
+    # Only the fit warned: a deletion months later certified the model's
+    # coefficients without a word that the scaler fitted before it still
+    # held the deleted records.
+    from sklearn.preprocessing import StandardScaler
+
+    from skforget import OutputPerturbationClassifier, PrivacyLeakWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    for final in (NoisyGDClassifier(classes=[0, 1], random_state=0),
+                  OutputPerturbationClassifier(classes=[0, 1], random_state=0)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe = make_pipeline(StandardScaler(), PublicScaler(),
+                                 final).fit(X, y)
+        model = pickle.loads(pickle.dumps(pipe[-1]))   # edited much later
+        Xt = pipe[:-1].transform(X)
+        with pytest.warns(PrivacyLeakWarning, match=r"after step\(s\) "
+                          r"'standardscaler' that learned.*covers this model only"):
+            model.partial_unlearn(EditRequest(Xt, y, delete=[3]))
+        # Fitted again on its own, it certifies its own edits in silence.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(Xt, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PrivacyLeakWarning)
+            model.partial_unlearn(EditRequest(Xt, y, delete=[3]))
+
+
 def test_a_plain_pipeline_warns_after_importing_the_estimators_only():
     # The check that a scikit-learn Pipeline's fitted preprocessing leaves the
     # guarantee was registered by importing skforget.pipeline: a user who
