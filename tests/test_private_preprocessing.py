@@ -1472,6 +1472,25 @@ def test_a_private_pipelines_estimator_is_not_edited_on_its_own():
     assert alone.privacy_guarantee_.n_samples == 598
 
 
+def test_an_array_for_a_frame_fitted_pipeline_is_said_once():
+    # Said once per nested step (the table encoder, then its scaler and its
+    # encoder); scikit-learn's Pipeline says it once.
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=800) * 10, "b": rng.normal(size=800),
+                      "c": rng.choice(["x", "y"], 800)})
+    y = (X["a"] > 0).astype(int).to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]),
+                                     epsilon=1.0, random_state=0).fit(X, y)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        pred = pipe.predict(X.to_numpy()[:20])
+    names = [w for w in said if "valid feature names" in str(w.message)]
+    assert len(names) == 1, [str(w.message) for w in said]
+    assert np.array_equal(pred, pipe.predict(X.iloc[:20]))
+
+
 def test_an_integer_index_label_is_written_as_the_user_wrote_it():
     # A trial read "row 0 (index np.int64(1))".
     import pandas as pd

@@ -6,6 +6,7 @@ Section 19.3).
 """
 
 import math
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -295,11 +296,17 @@ class PrivateTableEncoder(_PrivateStep):
         check_is_fitted(self, "privacy_guarantee_")
         X = _check_input(self, X, reset=False)
         blocks = []
-        if self.scaler_ is not None:
-            blocks.append(self.scaler_.transform(self._part(X, self.numeric_columns_)))
-        if self.encoder_ is not None:
-            blocks.append(self.encoder_.transform(
-                self._part(X, self.categorical_columns_)))
+        with warnings.catch_warnings():
+            # An array for a frame-fitted table: the check above said so once;
+            # its two parts would say it again (scikit-learn's Pipeline says
+            # it once).
+            warnings.filterwarnings("ignore", "X does not have valid feature names")
+            if self.scaler_ is not None:
+                blocks.append(self.scaler_.transform(
+                    self._part(X, self.numeric_columns_)))
+            if self.encoder_ is not None:
+                blocks.append(self.encoder_.transform(
+                    self._part(X, self.categorical_columns_)))
         # The estimators' projection onto the ball (project_rows), of radius
         # data_norm / scale for the unscaled rows, then the scale: one factor
         # per row, min(scale, data_norm / norm), so no row overflows at any
