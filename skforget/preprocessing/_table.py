@@ -6,7 +6,6 @@ Section 19.3).
 """
 
 import math
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -295,18 +294,21 @@ class PrivateTableEncoder(_PrivateStep):
         """
         check_is_fitted(self, "privacy_guarantee_")
         X = _check_input(self, X, reset=False)
-        blocks = []
-        with warnings.catch_warnings():
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None and not hasattr(X, "iloc"):
             # An array for a frame-fitted table: the check above said so once;
-            # its two parts would say it again (scikit-learn's Pipeline says
-            # it once).
-            warnings.filterwarnings("ignore", "X does not have valid feature names")
-            if self.scaler_ is not None:
-                blocks.append(self.scaler_.transform(
-                    self._part(X, self.numeric_columns_)))
-            if self.encoder_ is not None:
-                blocks.append(self.encoder_.transform(
-                    self._part(X, self.categorical_columns_)))
+            # its parts go on under the fitted names, or each would say it
+            # again (scikit-learn's Pipeline says it once). Fitted on a frame,
+            # so pandas is there.
+            import pandas as pd
+
+            X = pd.DataFrame(X, columns=names)
+        blocks = []
+        if self.scaler_ is not None:
+            blocks.append(self.scaler_.transform(self._part(X, self.numeric_columns_)))
+        if self.encoder_ is not None:
+            blocks.append(self.encoder_.transform(
+                self._part(X, self.categorical_columns_)))
         # The estimators' projection onto the ball (project_rows), of radius
         # data_norm / scale for the unscaled rows, then the scale: one factor
         # per row, min(scale, data_norm / norm), so no row overflows at any
