@@ -588,16 +588,25 @@ def check_not_selected(model):
             "the edited database.")
 
 
-def check_not_in_private_pipeline(model):
-    """Refuse an edit of a private pipeline's estimator on its own: the
-    pipeline's private statistics (ranges, centres, category lists) were
-    released with the records present and map every row the estimator reads,
-    so an edit of the estimator alone would certify a deletion they still
-    hold, and leave the pipeline's database behind its estimator's. The
-    pipeline serves its edits by re-estimating them and retraining the
-    estimator (privacy-accounting.md, Theorem 19.6), never through this
-    method; its fit marks the estimator's guarantee
-    (``retrained_by_pipeline``)."""
+#: Where a pipeline's final step keeps the mark of the pipeline that fitted
+#: it (set after each pipeline fit, cleared by the step's own fit).
+PIPELINE_STEP = "_pipeline_step"
+
+
+def check_not_pipeline_step(model, edits):
+    """Refuse an edit of a pipeline's final step on its own (a request the
+    pipeline did not build, ``edits._by_pipeline``).
+
+    With private steps (the guarantee's ``retrained_by_pipeline``) the
+    pipeline's statistics were released with the records present and map
+    every row the estimator reads: an edit of the estimator alone would
+    certify a deletion they still hold. The pipeline serves its edits by
+    re-estimating them and retraining the estimator (privacy-accounting.md,
+    Theorem 19.6), never through this method. With public steps an edit of
+    the step alone leaves the pipeline's database version behind the model's:
+    a request built on the old records is then accepted by the pipeline and
+    trains again on a record the step's edit certified as removed (a trial's
+    reproducer)."""
     guarantee = getattr(model, "__dict__", {}).get("privacy_guarantee_")
     if getattr(guarantee, "retrained_by_pipeline", False):
         raise UnlearningError(
@@ -607,6 +616,15 @@ def check_not_in_private_pipeline(model):
             "of the estimator alone would certify a deletion they do not make. "
             "Edit through the pipeline, pipe.partial_unlearn(EditRequest(...)), "
             "which re-estimates them and retrains this model.")
+    if model.__dict__.get(PIPELINE_STEP) and not getattr(edits, "_by_pipeline", False):
+        raise UnlearningError(
+            "This model is the final step of a ForgetPipeline: edit through the "
+            "pipeline, pipe.partial_unlearn(EditRequest(...)) on the raw records, "
+            "which maps them and keeps the pipeline's database version in step "
+            "with the model. An edit of the step alone would leave the pipeline "
+            "behind: a request built on the old records would then be accepted "
+            "and train again on a record this edit removes. (Fitted on its own, "
+            "outside a pipeline, the model serves its own edits.)")
 
 
 def tuned_caveat(model):

@@ -29,7 +29,8 @@ from skforget import accounting
 from skforget._database import check_version
 from skforget._edits import (
     FITTED_AFTER,
-    check_not_in_private_pipeline,
+    PIPELINE_STEP,
+    check_not_pipeline_step,
     check_not_selected,
     warn_if_fitted_after_steps,
     warn_if_tuned,
@@ -372,8 +373,9 @@ class _BasePrivateLinear(SelectionContextMixin, BaseEstimator):
         guarantee (:func:`skforget._release.warn_about_callers`); ``rho`` is
         the fit's planned rho-coefficient (public). A plain ``Pipeline``'s
         check marks the steps before this model that learned from the rows;
-        the mark of an earlier fit goes first."""
+        the marks of an earlier fit (that, and a pipeline's) go first."""
         self.__dict__.pop(FITTED_AFTER, None)
+        self.__dict__.pop(PIPELINE_STEP, None)
         warn_about_callers(self, rho, delta)
 
     def _ledger_spending(self, what, rho, segment):
@@ -599,7 +601,7 @@ class _BasePrivateLinear(SelectionContextMixin, BaseEstimator):
         (version and size), name at most ``max_edit_size`` rows and carry
         targets the model can use; in memory or on a sharded database."""
         check_not_selected(self)
-        check_not_in_private_pipeline(self)
+        check_not_pipeline_step(self, edits)
         plan = self._plan
         previous = self.privacy_guarantee_
         # getattr: models pickled before databases had versions lack it.

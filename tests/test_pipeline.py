@@ -591,6 +591,41 @@ def test_a_plain_pipeline_with_a_data_fitted_step_warns():
                              NoisyGDClassifier(classes=[0, 1])).fit(X, y)
 
 
+def test_a_forget_pipelines_step_is_edited_through_the_pipeline_only():
+    # A trial: an edit of pipe[-1] on the mapped rows was accepted, the
+    # pipeline's database version stayed behind, and a request built on the
+    # old records then went through the pipeline and trained again on the
+    # record the first edit had certified as removed.
+    from sklearn.preprocessing import Normalizer
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(300, 4)
+    y = (X[:, 0] > 0).astype(int)
+    db = Database(X, y)
+    pipe = ForgetPipeline([("n", Normalizer()), ("m", NoisyGDClassifier(
+        classes=[0, 1], max_lazy_records=0, random_state=0))]).fit(db)
+    Xt = pipe[:-1].transform(db.X)
+    before = (pipe[-1].coef_.copy(), pipe[-1].privacy_guarantee_)
+    for model in (pipe[-1], pickle.loads(pickle.dumps(pipe[-1]))):
+        for call in (model.partial_unlearn, model.plan_unlearn):
+            with pytest.raises(UnlearningError, match="final step of a "
+                               "ForgetPipeline: edit through the pipeline"):
+                call(EditRequest(Xt, y, delete=[5]))
+    assert np.array_equal(pipe[-1].coef_, before[0])
+    assert pipe[-1].privacy_guarantee_ == before[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.partial_unlearn(EditRequest(db, delete=[5], by="position"))
+    assert pipe[-1].privacy_guarantee_.n_samples == 299
+    # Fitted again on its own, the step serves its own edits.
+    alone = pipe[-1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alone.fit(Xt, y)
+        alone.partial_unlearn(EditRequest(Xt, y, delete=[5]))
+    assert alone.privacy_guarantee_.n_samples == 299
+
+
 def test_an_edit_after_a_data_fitted_step_says_the_step_keeps_the_records():
     # Only the fit warned: a deletion months later certified the model's
     # coefficients without a word that the scaler fitted before it still

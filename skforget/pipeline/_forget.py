@@ -14,6 +14,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from skforget import accounting
 from skforget._database import Database, _describe, check_version, unwrap_database
 from skforget._edits import (
+    PIPELINE_STEP,
     EditRequest,
     check_new_targets,
     check_not_selected,
@@ -378,11 +379,13 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         return Pipeline.fit(self, X, y, **params)
 
     def _mark_retrained(self, private):
-        """With private steps the pipeline's edits retrain its estimator
-        (Theorem 19.6): its guarantee says so, not what its own
-        ``partial_unlearn`` would certify (a trial read "No records deleted
-        yet" after two deletions)."""
+        """Mark the fitted estimator as this pipeline's step: its edits go
+        through the pipeline (:func:`~skforget._edits.check_not_pipeline_step`).
+        With private steps the pipeline's edits retrain it (Theorem 19.6): its
+        guarantee says so, not what its own ``partial_unlearn`` would certify
+        (a trial read "No records deleted yet" after two deletions)."""
         est = self._final_estimator
+        est.__dict__[PIPELINE_STEP] = True
         guarantee = est.__dict__.get("privacy_guarantee_")
         if private and guarantee is not None and "retrained_by_pipeline" in {
                 f.name for f in dataclasses.fields(guarantee)}:
@@ -503,6 +506,7 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
             sample_weight_replace=edits._weights_replace,
             sample_weight_insert=edits._weights_insert)
         inner._version_checked = True  # checked above, on the raw records
+        inner._by_pipeline = True   # the step's edits go through here only
         self._final_estimator.partial_unlearn(inner, **unlearn_params)
         self.database_version_ = edits.version_after
         mark_committed()
