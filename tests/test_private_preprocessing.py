@@ -1472,6 +1472,53 @@ def test_a_private_pipelines_estimator_is_not_edited_on_its_own():
     assert alone.privacy_guarantee_.n_samples == 598
 
 
+def test_an_edit_refuses_a_split_changed_since_fit():
+    # A trial: preprocess__rho=1.0 set after fit was spent by the next edit
+    # (6.7 under a stated 1, the ledger charged 4.9); another estimator swapped
+    # in (epsilon 50) likewise, in silence.
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(18, 90, 600).astype(float),
+                      "city": rng.choice(["a", "b", "c"], 600)})
+    y = (X["age"] > 50).astype(int).to_numpy()
+    request = EditRequest(X, y, delete=[1], by="position")
+
+    def fitted():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return make_private_pipeline(NoisyGDClassifier(classes=[0, 1]),
+                                         epsilon=1.0, random_state=0).fit(X, y)
+
+    pipe = fitted()
+    other = NoisyGDClassifier(classes=[0, 1], epsilon=50.0)
+    for change, said in (({"preprocess__rho": 1.0}, "preprocess__rho=1.0 was set"),
+                         ({"estimator": other}, "estimator was replaced"),
+                         ({"epsilon": 5.0}, "epsilon=5.0 was set"),
+                         ({"preprocessing_share": 0.5}, "preprocessing_share=0.5")):
+        pipe = fitted()
+        before = (pipe.privacy_guarantee_, pipe[-1].coef_.copy())
+        pipe.set_params(**change)
+        with pytest.raises(UnlearningError, match=said):
+            pipe.partial_unlearn(request)
+        if "estimator" in change:
+            assert not hasattr(other, "coef_")   # nothing was fitted
+            continue
+        assert pipe.privacy_guarantee_ == before[0]
+        assert np.array_equal(pipe[-1].coef_, before[1])
+    # Set back, the edit is served at the fit's split.
+    pipe = fitted()
+    rho = pipe.named_steps["preprocess"].rho
+    pipe.set_params(preprocess__rho=1.0).set_params(preprocess__rho=rho)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.partial_unlearn(request)
+    assert pipe.privacy_guarantee_.epsilon <= 1.0 + 1e-9
+    # A pickled pipeline keeps what its edits check.
+    pipe = pickle.loads(pickle.dumps(fitted()))
+    pipe.set_params(preprocess__rho=1.0)
+    with pytest.raises(UnlearningError, match="preprocess__rho=1.0 was set"):
+        pipe.partial_unlearn(request)
+
+
 def test_an_array_for_a_frame_fitted_pipeline_is_said_once():
     # Said once per nested step (the table encoder, then its scaler and its
     # encoder); scikit-learn's Pipeline says it once.

@@ -15,6 +15,7 @@ from sklearn.utils.validation import _num_samples
 
 from skforget import accounting
 from skforget._database import unwrap_database
+from skforget._linear import _same_value
 from skforget._public import (
     private_step_names,
     register_pipeline_class,
@@ -31,6 +32,7 @@ from skforget._validation import (
     user_stacklevel,
     warn,
 )
+from skforget.exceptions import UnlearningError
 from skforget.pipeline._forget import ForgetPipeline
 from skforget.preprocessing import PrivateTableEncoder
 from skforget.preprocessing._columns import _first_bad, _n_rows_cols
@@ -92,7 +94,9 @@ class PrivatePipeline(ForgetPipeline):
     composed guarantee (privacy-accounting.md, Theorem 19.5), at most the
     target, with its parts listed. ``partial_unlearn`` re-estimates every
     statistic with fresh noise and retrains the estimator (Theorem 19.6).
-    The split is decided once, at ``fit``, and kept for every edit. A
+    The split is decided once, at ``fit``, and kept for every edit: an
+    edit after ``set_params`` changed it (a step's ``rho``, the estimator,
+    the total or a share) is refused. A
     regressor given neither ``target_offset`` nor ``target_scale`` is fitted
     with a private centre and scale of the targets, released from the
     preprocessing share like a column's (Section 19.6).
@@ -297,8 +301,59 @@ class PrivatePipeline(ForgetPipeline):
         self._final_estimator.__dict__["_pipeline_split"] = split
         for name in private:
             self.named_steps[name].set_params(**updates[name])
+        # What the edits' refits must still find (_check_units_since_fit): the
+        # steps' parts, the estimator they split with, the pipeline's total.
+        self._split_fitted = (
+            {name: dict(updates[name]) for name in private}, self._final_estimator,
+            {k: getattr(self, k) for k in self._SPLIT_PARAMS})
 
     _FIXED_SINCE_FIT = (*ForgetPipeline._FIXED_SINCE_FIT, "epsilon", "delta")
+
+    #: The pipeline's own parameters that decide the split of the total.
+    _SPLIT_PARAMS = ("epsilon", "delta", "preprocessing_share", "selection_share")
+
+    def _install_estimator(self, model):
+        """Make ``model`` (a search's selected run or refit, Theorem 17.5) the
+        final step, as the split's record's estimator."""
+        self.steps[-1] = (self.steps[-1][0], model)
+        parts, _, own = self._split_fitted
+        self._split_fitted = (parts, model, own)
+
+    def _check_units_since_fit(self):
+        """Also refuse an edit after the split was changed since fit: a
+        private step's part (``preprocess__rho=1.0`` re-estimated the
+        statistics at it, 6.7 spent under a stated 1; a trial), another
+        estimator (``set_params(estimator=...)``: 50.0 spent), or the
+        pipeline's total or shares, which an edit does not split again."""
+        super()._check_units_since_fit()
+        fitted = self.__dict__.get("_split_fitted")
+        if fitted is None:
+            return   # pickled before the split was recorded
+        parts, estimator, own = fitted
+        if self._final_estimator is not estimator:
+            raise UnlearningError(
+                "The pipeline's estimator was replaced since fit "
+                "(set_params(estimator=...)): an edit would retrain the new one, "
+                "whose budget is not the part of the pipeline's total it was "
+                "fitted with. Fit the pipeline again.")
+        for name, part in parts.items():
+            now = self.named_steps[name].get_params()
+            for key, before in part.items():
+                if not _same_value(before, now.get(key)):
+                    raise UnlearningError(
+                        f"{name}__{key}={now.get(key)!r} was set since the pipeline "
+                        f"was fitted, where the split of its total gave {before!r}: "
+                        "an edit re-estimates the statistics at it, outside the "
+                        f"pipeline's guarantee. Set {name}__{key}={before!r} again "
+                        "to serve the edit, or set the pipeline's epsilon or "
+                        "preprocessing_share and fit again.")
+        for key, before in own.items():
+            if not _same_value(before, getattr(self, key)):
+                raise UnlearningError(
+                    f"{key}={getattr(self, key)!r} was set since the pipeline was "
+                    f"fitted with {key}={before!r}: an edit retrains under the "
+                    "fit's split, which it would no longer state. Set "
+                    f"{key}={before!r} again to serve the edit, or fit again.")
 
     @staticmethod
     def _changed_since_fit(param, before, now):
