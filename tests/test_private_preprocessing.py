@@ -1519,6 +1519,36 @@ def test_an_edit_refuses_a_split_changed_since_fit():
         pipe.partial_unlearn(request)
 
 
+def test_a_pipeline_edit_refuses_keywords_its_estimator_does_not_take():
+    # A trial: a private pipeline's edit took deletion_epsilom=0.1 (a typo),
+    # foo=1 and deletion_epsilon=5.0 (past the model's target) in silence.
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(18, 90, 600).astype(float),
+                      "city": rng.choice(["a", "b"], 600)})
+    y = (X["age"] > 50).astype(int).to_numpy()
+    request = EditRequest(X, y, delete=[1], by="position")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        private = make_private_pipeline(NoisyGDClassifier(classes=[0, 1]),
+                                        epsilon=1.0, random_state=0).fit(X, y)
+        public = ForgetPipeline([("m", NoisyGDClassifier(classes=[0, 1]))]).fit(
+            X[["age"]] / 100, y)
+    for pipe, rows in ((private, request),
+                       (public, EditRequest(X[["age"]] / 100, y, delete=[1],
+                                            by="position"))):
+        before = pipe.privacy_guarantee_
+        with pytest.raises(TypeError, match=r"deletion_epsilom.*takes "
+                           "deletion_epsilon"):
+            pipe.partial_unlearn(rows, deletion_epsilom=0.1)
+        with pytest.raises(ValueError, match="deletion_epsilon=5.0 must be <="):
+            pipe.partial_unlearn(rows, deletion_epsilon=5.0)
+        assert pipe.privacy_guarantee_ == before
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe.partial_unlearn(rows, deletion_epsilon=0.5)
+        assert pipe[-1].privacy_guarantee_.n_samples == 599
+
+
 def test_an_array_for_a_frame_fitted_pipeline_is_said_once():
     # Said once per nested step (the table encoder, then its scaler and its
     # encoder); scikit-learn's Pipeline says it once.

@@ -310,6 +310,11 @@ def test_search_refuses_what_it_sets_or_cannot_score(cancer):
                             {name: [1, 2]}).fit(X, y)
     with pytest.raises(ValueError, match="does not have"):
         PrivateSearchCV(NoisyGDClassifier(), {"alpha": [1, 2]}).fit(X, y)
+    # A drawn verbose reached set_params twice: a TypeError that named nothing.
+    with pytest.raises(ValueError, match="names verbose: the candidates run "
+                       "with verbose=0"):
+        PrivateSearchCV(NoisyGDClassifier(classes=[0, 1]),
+                        {"verbose": [0, 1]}).fit(X, y)
     with pytest.raises(ValueError, match="public label set"):
         PrivateSearchCV(NoisyGDClassifier(), {"C": [1.0]}).fit(X, y)
     with pytest.raises(ValueError, match="public target_scale"):

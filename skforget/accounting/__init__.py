@@ -97,6 +97,7 @@ from skforget.accounting._moments import (
 )
 from skforget.accounting._plan import (
     TrainingPlan,
+    check_deletion_target,
     dp_conversion,
     lazy_deletion_rho,
     pending_removals,
@@ -153,6 +154,7 @@ from skforget.accounting._selection import (
 
 __all__ = [
     "COUNT_FLOOR",
+    "check_deletion_target",
     "EditCertificate",
     "LEDGER_ORDERS",
     "LedgerEntry",

@@ -543,16 +543,45 @@ def plan_unlearning(plan, previous, *, n_samples, edit_size=None, n_deleted=None
     return edit
 
 
-def _with_deletion_target(plan, deletion_epsilon):
-    """The plan with one edit's deletion target (Section 12.10), checked."""
-    if deletion_epsilon is None:
-        return plan
+def check_deletion_target(plan, deletion_epsilon):
+    """One request's deletion target, checked against a fitted plan's: a
+    positive number no larger than the target frozen at fit (Sections 12.10,
+    16.1; only a stronger target per request).
+
+    Parameters
+    ----------
+    plan : TrainingPlan
+        The fitted model's plan.
+    deletion_epsilon : float
+        The request's target.
+
+    Returns
+    -------
+    deletion_epsilon : float
+
+    Examples
+    --------
+    >>> from skforget.accounting import check_deletion_target, plan_training
+    >>> plan = plan_training(loss="logistic", n_samples=10000, n_params=21,
+    ...                      lam=0.01, row_norm=2 ** 0.5, clip_norm=1.0,
+    ...                      epsilon=1.0, delta=1e-5, deletion_epsilon=0.5)
+    >>> check_deletion_target(plan, 0.1)
+    0.1
+    """
     eps = check_positive(deletion_epsilon, "deletion_epsilon")
     if eps > plan.deletion_epsilon:  # frozen at fit (16.1): only stronger (12.10)
         raise ValueError(
             f"deletion_epsilon={deletion_epsilon!r} must be <= the model's "
             f"deletion_epsilon={plan.deletion_epsilon!r}: a request may ask for "
             "only a stronger target than the one frozen at fit.")
+    return eps
+
+
+def _with_deletion_target(plan, deletion_epsilon):
+    """The plan with one edit's deletion target (Section 12.10), checked."""
+    if deletion_epsilon is None:
+        return plan
+    eps = check_deletion_target(plan, deletion_epsilon)
     return dataclasses.replace(
         plan, deletion_epsilon=eps,
         rho_deletion_target=epsilon_to_rho(epsilon=eps, delta=plan.delta,

@@ -374,6 +374,12 @@ class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
                 "(and, behind a pipeline's statistics, data_norm, target_offset "
                 "and fit_intercept how the rows and targets are mapped): set them "
                 "on the estimator.")
+        if "verbose" in distributions:
+            # A drawn verbose reached set_params twice (a trial's TypeError).
+            raise ValueError(
+                f"param_distributions names {prefix}verbose: the candidates run "
+                "with verbose=0 (what they print would tell how many ran and "
+                "which); set the search's verbose to see its plan.")
         params = estimator.get_params()
         unknown = sorted(prefix + name for name in set(distributions) - set(params))
         if unknown:

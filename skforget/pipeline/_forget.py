@@ -3,6 +3,7 @@
 """ForgetPipeline: public or private preprocessing, then a skforget estimator."""
 
 import dataclasses
+import inspect
 from contextlib import contextmanager
 
 from sklearn import get_config
@@ -481,8 +482,28 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         with releasing():
             return self._partial_unlearn(edits, unlearn_params)
 
+    def _check_unlearn_params(self, unlearn_params):
+        """The keywords the final step's ``partial_unlearn`` takes, checked
+        before anything runs: a refit (private steps) uses none of them, and
+        took a typo (``deletion_epsilom=0.1``) or a target past the model's in
+        silence (a trial)."""
+        final = self._final_estimator
+        try:
+            inspect.signature(final.partial_unlearn).bind(None, **unlearn_params)
+        except TypeError:
+            takes = [p for p in inspect.signature(final.partial_unlearn).parameters
+                     if p != "edits"]
+            raise TypeError(
+                f"partial_unlearn got {sorted(unlearn_params)}; the final step "
+                f"{type(final).__name__} takes "
+                f"{', '.join(takes) if takes else 'no keyword'}.") from None
+        eps = unlearn_params.get("deletion_epsilon")
+        if eps is not None:
+            accounting.check_deletion_target(final._plan, eps)
+
     def _partial_unlearn(self, edits, unlearn_params):
         check_not_selected(self._final_estimator)   # before re-estimating (17.5)
+        self._check_unlearn_params(unlearn_params)
         # Parameters may have been set since fit; the steps must still be public.
         _, private = split_preprocessing(self)
         check_version(edits.version, self.database_version_)
