@@ -1120,6 +1120,15 @@ def test_a_pipeline_fit_refused_for_a_label_spends_nothing():
     # flattened index (a second reader).
     with pytest.raises(ValueError, match="y should be a 1d array"):
         pipe.fit(X, np.column_stack([y, y]))
+    # The estimator's sample weights too (a trial: a negative weight was
+    # refused after the draw, and the ledger charged the release).
+    n = len(y)
+    for weights, said in ((np.r_[1.0, -1.0, np.ones(n - 2)], r"sample_weight\[1\]"),
+                          (np.full(n, np.nan), r"sample_weight\[0\]=nan"),
+                          (np.ones(n - 1), "one weight per row")):
+        with pytest.raises(ValueError, match=said):
+            pipe.fit(X, y, estimator__sample_weight=weights)
+    assert not ledger.entries
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pipe.fit(X, y)

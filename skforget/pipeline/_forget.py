@@ -30,7 +30,7 @@ from skforget._public import (
     split_preprocessing,
 )
 from skforget._release import mark_committed, note_entry, release_spending, releasing
-from skforget._utils import atomic_tree, edit_seed
+from skforget._utils import atomic_tree, check_sample_weight, edit_seed
 from skforget._validation import (
     ENCLOSING_PREPROCESSING,
     SelectionContextMixin,
@@ -232,6 +232,12 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
             check = getattr(self._final_estimator, "_check_public_labels", None)
             if check is not None:
                 check(y)
+        # The estimator's sample weights likewise (a trial: a negative one was
+        # refused after the statistics were drawn, and the ledger charged).
+        key = ("sample_weight" if get_config().get("enable_metadata_routing")
+               else f"{self.steps[-1][0]}__sample_weight")
+        if params.get(key) is not None:
+            check_sample_weight(params[key], _num_samples(X))
         # The seeds of this fit: its ledger entry names their noise, and its
         # edits derive theirs from them (random_states_).
         seeds = {name: self.named_steps[name].get_params().get("random_state")
