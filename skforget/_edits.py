@@ -627,15 +627,30 @@ def check_not_pipeline_step(model, edits):
             "outside a pipeline, the model serves its own edits.)")
 
 
+#: Where a model refitted by a scikit-learn search (``GridSearchCV``...) keeps
+#: the search's name: its hyper-parameters were chosen from exact scores.
+TUNED_BY_SKLEARN = "_tuned_by_sklearn"
+
+
 def tuned_caveat(model):
     """What a model whose hyper-parameters a ``PrivateSearchCV`` chose keeps
     after an edit, in one sentence, or None (privacy-accounting.md, 17.4,
     17.5). The search marks its refitted model (``tuned_by_search_``: the
-    search's ``(epsilon, delta)`` and its selection's ``epsilon``)."""
+    search's ``(epsilon, delta)`` and its selection's ``epsilon``); a
+    scikit-learn search's refit is marked at its fit (:data:`TUNED_BY_SKLEARN`),
+    with no figure to state."""
     final = getattr(model, "_final_estimator", model)   # a pipeline's
     mark = getattr(final, "__dict__", {}).get("tuned_by_search_")
     if mark is None:
-        return None
+        by = getattr(final, "__dict__", {}).get(TUNED_BY_SKLEARN)
+        if by is None:
+            return None
+        return (f"Its hyper-parameters were chosen by scikit-learn's {by} from "
+                "exact scores of the records present: no figure bounds what that "
+                "choice keeps about each of them, deleted ones included, and no "
+                "deletion certificate of this model undoes it. Tune with "
+                "skforget.model_selection.PrivateSearchCV (validation_fraction "
+                "and refit serve deletions), or on public data.")
     return (f"Its hyper-parameters were chosen by a PrivateSearchCV ((epsilon "
             f"{mark['epsilon']:.4g}, delta {mark['delta']:.2g}) in all) with the "
             "records present: the choice keeps up to (epsilon "

@@ -504,14 +504,17 @@ def _warn_if_steps_not_public(pipeline, estimator):
     steps itself, before fitting."""
     if any(isinstance(pipeline, cls) for cls in _PIPELINE_CLASSES):
         return
-    if not pipeline.steps or pipeline.steps[-1][1] is not estimator:
-        return
+    # The caller (skforget._stack.enclosing_pipelines) passes only pipelines
+    # whose last step leads to the estimator: it, a nested pipeline, or a
+    # wrapper fitting a clone of it.
     try:
         check_public_preprocessing(pipeline)
     except DataDependentStepError as exc:
         # Its edits say it too (_edits.warn_if_fitted_after_steps): the steps
-        # keep the records an edit of the model alone deletes.
-        estimator.__dict__[FITTED_AFTER] = tuple(_learned_steps(pipeline))
+        # keep the records an edit of the model alone deletes (an enclosing
+        # pipeline's are added to a nested one's).
+        estimator.__dict__[FITTED_AFTER] = (
+            *estimator.__dict__.get(FITTED_AFTER, ()), *_learned_steps(pipeline))
         private = [name for name in private_step_names(pipeline) if getattr(
             pipeline.named_steps[name], "ledger", None) is None]
         unrecorded = ""

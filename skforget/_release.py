@@ -38,6 +38,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from skforget import accounting
+from skforget._edits import TUNED_BY_SKLEARN
 from skforget._search_runs import (
     check_whole_run,
     checked_whole,
@@ -45,6 +46,7 @@ from skforget._search_runs import (
     in_dry_run,
     stop_dry_run,
 )
+from skforget._stack import enclosing_pipelines, sklearn_meta_estimator
 from skforget._utils import no_interrupts, restore_on_error
 from skforget._validation import (
     ENCLOSING_PIPELINE_CHECKS,
@@ -348,6 +350,27 @@ def _significant(x, bound):
     return f"{steps * unit:.3g}"
 
 
+def _warn_meta_estimator(estimator, meta, rho, delta):
+    """A scikit-learn meta-estimator outside model selection fits the model
+    (:func:`skforget._stack.sklearn_meta_estimator`): it may fit several on
+    shared rows and use exact statistics of them or of the rows (a trial:
+    ``RFE``, ``BaggingClassifier``, ``AdaBoostClassifier``, ``SelfTraining``,
+    ``TransformedTargetRegressor`` ran in silence, each model printing its own
+    figure)."""
+    one, one_delta = accounting.approximate_zcdp_epsilon(
+        rho=rho, delta_conversion=delta, method=estimator._dp_conversion())
+    warn(f"{type(estimator).__name__}.fit runs inside scikit-learn's {meta}, "
+         "which may fit several models on these rows (one per class or output, "
+         "bootstrap, boosting round or feature subset) and use exact statistics "
+         "of them or of the rows (errors, scores, a target transformer's mean): "
+         f"this fit's ({one:.3g}, {one_delta:.2g})-DP figure covers this one model, "
+         f"not what {meta} makes of them, and no deletion certificate of the "
+         "models undoes that. Fit the private model directly (a multiclass model "
+         "is one private model), or pass ledger=skforget.PrivacyLedger(epsilon, "
+         "delta) to record every fit.",
+         PrivacyBudgetWarning, stacklevel=user_stacklevel())
+
+
 def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0,
                        ledger=None):
     """Warn about what the scikit-learn code running ``estimator``'s fit does
@@ -363,9 +386,14 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0,
     if in_dry_run():
         return   # a run's fit planned ahead (_search_runs): not the user's
     pipeline = enclosing_pipeline() if curve is None else None
-    if pipeline is not None:
+    # Every pipeline before the model, nested or around a wrapper (a trial's
+    # scaler one level up went unsaid).
+    for outer in enclosing_pipelines(estimator) if curve is None else ():
         for check in ENCLOSING_PIPELINE_CHECKS:
-            check(pipeline, estimator)
+            check(outer, estimator)
+    meta = sklearn_meta_estimator() if curve is None else None
+    if meta is not None:
+        _warn_meta_estimator(estimator, meta, rho, delta)
     caller = sklearn_caller()
     if caller is None:
         return
@@ -422,6 +450,11 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0,
     size = model_selection_fits(estimator.__dict__.get("_selection_context", ()))
     if size is None:   # a wrapper that fits once on its input (FixedThreshold...)
         return
+    if size.refit and not size.in_fold and size.n_candidates > 1:
+        # A search's refit: its hyper-parameters were chosen from exact scores
+        # of the rows, which its edits say (_edits.tuned_caveat; a trial's
+        # GridSearchCV model certified deletions without a word of it).
+        estimator.__dict__[TUNED_BY_SKLEARN] = size.owner or "search"
     group = int(estimator.get_params().get("group_size", 1) or 1)
     at_least = ""
     if not size.n_splits:

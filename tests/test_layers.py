@@ -20,7 +20,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "skforget"
 #: Bottom to top. A module may import from its own layer or any layer below.
 #: A name ending in "." stands for every module of that package.
 LAYERS = (
-    ("leaves", ("skforget.exceptions", "skforget._validation", "skforget._utils")),
+    ("leaves", ("skforget.exceptions", "skforget._validation", "skforget._utils",
+                "skforget._stack")),
     ("accounting", ("skforget.accounting", "skforget.accounting.")),
     ("kernels", ("skforget._kernels", "skforget._gd_fast", "skforget._gd_fast_avx2")),
     ("solver", ("skforget._rows", "skforget._solver", "skforget._erm")),

@@ -657,6 +657,79 @@ def test_an_edit_after_a_data_fitted_step_says_the_step_keeps_the_records():
             model.partial_unlearn(EditRequest(Xt, y, delete=[3]))
 
 
+def test_scikit_learn_wrappers_around_a_private_model_are_said():
+    # A trial: a scaler one level up (a nested Pipeline, or before a
+    # OneVsRestClassifier) went unsaid, and RFE, Bagging, AdaBoost,
+    # SelfTraining and TransformedTargetRegressor (whose scaler keeps the
+    # exact mean of the targets) ran in silence, every model printing its own
+    # figure.
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.ensemble import BaggingClassifier
+    from sklearn.feature_selection import RFE, SelectFromModel
+    from sklearn.multiclass import OneVsRestClassifier
+    from sklearn.preprocessing import StandardScaler
+
+    from skforget import PrivacyLeakWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    t = X @ np.array([1.0, -1.0, 0.5, 0.0]) + 2.0
+
+    def clf():
+        return NoisyGDClassifier(classes=[0, 1], random_state=0)
+
+    nested = Pipeline([("s", StandardScaler()), ("p", Pipeline([("m", clf())]))])
+    with pytest.warns(PrivacyLeakWarning, match="'s' .StandardScaler. is not public"):
+        nested.fit(X, y)
+    model = nested[-1][-1]
+    with pytest.warns(PrivacyLeakWarning, match=r"after step\(s\) 's' that learned"):
+        model.partial_unlearn(EditRequest(nested[0].transform(X), y, delete=[3]))
+    with pytest.warns(PrivacyLeakWarning, match="'standardscaler'"):
+        make_pipeline(StandardScaler(), OneVsRestClassifier(clf())).fit(X, y)
+    for meta, target, name in (
+            (BaggingClassifier(clf(), n_estimators=2, random_state=0), y,
+             "BaggingClassifier"),
+            (RFE(clf(), n_features_to_select=2), y, "RFE"),
+            (TransformedTargetRegressor(regressor=NoisyGDRegressor(target_scale=1.0),
+                                        transformer=StandardScaler()), t,
+             "TransformedTargetRegressor")):
+        with pytest.warns(PrivacyLeakWarning, match=f"runs inside scikit-learn's "
+                          f"{name}, which may fit several models"):
+            meta.fit(X, target)
+    # Fitting once and reading the released coefficients only is covered.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        SelectFromModel(clf()).fit(X, y)
+        make_pipeline(PublicScaler(), clf()).fit(X, y)
+
+
+def test_a_scikit_learn_searchs_refit_says_its_choice_at_every_edit():
+    # A trial: GridSearchCV's best_estimator_ carried no mark of the choice
+    # made from exact scores; its deletions certified without a caveat.
+    from sklearn.model_selection import GridSearchCV
+
+    from skforget import PrivacyBudgetWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = GridSearchCV(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                              {"C": [0.1, 1.0]}, cv=2).fit(X, y)
+    model = pickle.loads(pickle.dumps(search.best_estimator_))
+    with pytest.warns(PrivacyBudgetWarning, match="chosen by scikit-learn's "
+                      "GridSearchCV from exact scores"):
+        model.partial_unlearn(EditRequest(X, y, delete=[3]))
+    # One fit of the same model outside a search says nothing of the kind.
+    alone = NoisyGDClassifier(classes=[0, 1], C=1.0, random_state=0).fit(X, y)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        alone.partial_unlearn(EditRequest(X, y, delete=[3]))
+    assert not [w for w in said if "chosen by" in str(w.message)]
+
+
 def test_a_plain_pipeline_warns_after_importing_the_estimators_only():
     # The check that a scikit-learn Pipeline's fitted preprocessing leaves the
     # guarantee was registered by importing skforget.pipeline: a user who
