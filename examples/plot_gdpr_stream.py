@@ -43,7 +43,7 @@ n_requests, n_runs = 40, 5
 # Each run draws its own requests and noise (``random_state`` is fixed only to
 # make this page reproducible). After every request we record the unlearned
 # model, a model retrained from scratch on the same edited data, and the
-# deletion certificate. After about 16 edits the figure against adaptive
+# deletion certificate. After about 18 edits the figure against adaptive
 # requesters passes the model's epsilon, and every edit then says so
 # (``PrivacyBudgetWarning``: fit a new model if requests may depend on what
 # was published); this page silences that warning and draws the figure below.
