@@ -192,6 +192,16 @@ def refuse_unaccountable_folds(label, context=()):
     size = model_selection_fits(context)
     if size is None or size.composes():
         return
+    meta = sklearn_meta_estimator() if sklearn_caller() is None else None
+    if meta is not None:
+        # Not model selection: no splitter to blame (a trial read "on folds
+        # from _fit_single_estimator()" for a VotingClassifier).
+        raise UnaccountableReleaseError(
+            f"{label} is a fit of scikit-learn's {meta}, which may fit several "
+            "models on shared rows and use exact statistics of them or of the "
+            "rows: no ledger figure covers what it makes of them "
+            "(privacy-accounting.md, Section 20.4). Fit the private model "
+            "directly (a multiclass model is one private model).")
     where = (f"folds drawn by reading the labels ({size.splitter})"
              if size.split == "labels" and size.in_fold else
              f"folds from {size.splitter}" if size.in_fold and

@@ -697,6 +697,18 @@ def test_scikit_learn_wrappers_around_a_private_model_are_said():
         with pytest.warns(PrivacyLeakWarning, match=f"runs inside scikit-learn's "
                           f"{name}, which may fit several models"):
             meta.fit(X, target)
+    # With a ledger they are refused, naming the meta-estimator, not a
+    # splitter ("on folds from _fit_single_estimator()", a trial read).
+    from sklearn.ensemble import VotingClassifier
+
+    from skforget import PrivacyLedger, UnaccountableReleaseError
+
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-3)
+    with pytest.raises(UnaccountableReleaseError, match="a fit of scikit-learn's "
+                       "VotingClassifier, which may fit several models"):
+        VotingClassifier([("a", NoisyGDClassifier(classes=[0, 1], ledger=ledger))]
+                         ).fit(X, y)
+    assert not ledger.entries
     # Fitting once and reading the released coefficients only is covered.
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
