@@ -27,8 +27,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skforget import accounting
 from skforget._database import check_version
-from skforget._edits import (
+from skforget._marks import (
     FITTED_AFTER,
+    FITTED_BY,
     PIPELINE_STEP,
     check_not_pipeline_step,
     check_not_selected,
@@ -371,11 +372,10 @@ class _BasePrivateLinear(SelectionContextMixin, BaseEstimator):
     def _warn_about_callers(self, rho, delta):
         """Warn about what the scikit-learn code running this fit does to the
         guarantee (:func:`skforget._release.warn_about_callers`); ``rho`` is
-        the fit's planned rho-coefficient (public). A plain ``Pipeline``'s
-        check marks the steps before this model that learned from the rows;
-        the marks of an earlier fit (that, and a pipeline's) go first."""
-        self.__dict__.pop(FITTED_AFTER, None)
-        self.__dict__.pop(PIPELINE_STEP, None)
+        the fit's planned rho-coefficient (public). It may mark the model
+        (``_marks``); an earlier fit's marks go first."""
+        for mark in (FITTED_AFTER, FITTED_BY, PIPELINE_STEP):
+            self.__dict__.pop(mark, None)
         warn_about_callers(self, rho, delta)
 
     def _ledger_spending(self, what, rho, segment):

@@ -25,7 +25,7 @@ None, when the configuration does learn from the rows.
 
 import numpy as np
 
-from skforget._edits import FITTED_AFTER
+from skforget._marks import FITTED_AFTER
 from skforget._validation import ENCLOSING_PIPELINE_CHECKS, user_stacklevel, warn
 from skforget.exceptions import DataDependentStepError, PrivacyLeakWarning
 

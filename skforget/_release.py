@@ -38,7 +38,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from skforget import accounting
-from skforget._edits import TUNED_BY_SKLEARN
+from skforget._marks import FITTED_BY, TUNED_BY_SKLEARN
 from skforget._search_runs import (
     check_whole_run,
     checked_whole,
@@ -403,6 +403,7 @@ def warn_about_callers(estimator, rho, delta, curve=None, excluded=0.0,
             check(outer, estimator)
     meta = sklearn_meta_estimator() if curve is None else None
     if meta is not None:
+        estimator.__dict__[FITTED_BY] = meta   # its edits say it too
         _warn_meta_estimator(estimator, meta, rho, delta)
     caller = sklearn_caller()
     if caller is None:

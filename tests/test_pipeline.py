@@ -626,6 +626,79 @@ def test_a_forget_pipelines_step_is_edited_through_the_pipeline_only():
     assert alone.privacy_guarantee_.n_samples == 299
 
 
+def test_a_pipelines_step_edited_or_refitted_elsewhere_stops_the_pipeline():
+    # A second reader: a nested ForgetPipeline or a PrivateSearchCV as the
+    # final step took a direct edit, and a step refitted on its own
+    # (pipe[-1].fit) or swapped in (set_params) then served one; either way
+    # a request on the pipeline's old records was accepted after.
+    from sklearn.preprocessing import Normalizer
+
+    from skforget.model_selection import PrivateSearchCV
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(300, 4)
+    y = (X[:, 0] > 0).astype(int)
+
+    def model():
+        return NoisyGDClassifier(classes=[0, 1], max_lazy_records=0, random_state=0)
+
+    search = PrivateSearchCV(model(), {"C": [0.1, 1.0]}, validation_fraction=0.3,
+                             random_state=0)
+    for step in (ForgetPipeline([("m", model())]), search):
+        db = Database(X, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe = ForgetPipeline([("n", Normalizer()), ("s", step)]).fit(db)
+        Xt = pipe[:-1].transform(X)
+        with pytest.raises(UnlearningError, match="final step of a ForgetPipeline"):
+            pipe[-1].partial_unlearn(EditRequest(Xt, y, delete=[5]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe.partial_unlearn(EditRequest(db, delete=[5], by="position"),
+                                 deletion_epsilon=0.2)
+        with pytest.raises(TypeError, match="deletion_epsilom.*NoisyGDClassifier "
+                           "takes deletion_epsilon"):
+            pipe.partial_unlearn(EditRequest(db, delete=[6], by="position"),
+                                 deletion_epsilom=0.2)
+    for change in ("refit", "swap"):
+        db = Database(X, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe = ForgetPipeline([("n", Normalizer()), ("m", model())]).fit(db)
+            Xt = pipe[:-1].transform(X)
+            if change == "refit":
+                pipe[-1].fit(Xt, y)
+            else:
+                pipe.set_params(m=model().fit(Xt, y))
+            pipe[-1].partial_unlearn(EditRequest(Xt, y, delete=[5]))  # its own
+        with pytest.raises(UnlearningError, match="final step was refitted or "
+                           "replaced"):
+            pipe.partial_unlearn(EditRequest(db, delete=[7], by="position"))
+
+
+def test_a_forget_pipeline_previews_an_edit():
+    # Its step's plan_unlearn is refused on its own; the pipeline previews it.
+    from sklearn.preprocessing import Normalizer
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(300, 4)
+    y = (X[:, 0] > 0).astype(int)
+    db = Database(X, y)
+    pipe = ForgetPipeline([("n", Normalizer()), ("m", NoisyGDClassifier(
+        classes=[0, 1], random_state=0))]).fit(db)
+    before = pipe[-1].privacy_guarantee_
+    plan = pipe.plan_unlearn(EditRequest(db, delete=[5], by="position"),
+                             deletion_epsilon=0.5)
+    expected = NoisyGDClassifier(classes=[0, 1], random_state=0).fit(
+        pipe[:-1].transform(X), y).plan_unlearn(
+            EditRequest(pipe[:-1].transform(X), y, delete=[5]), deletion_epsilon=0.5)
+    assert plan == expected
+    assert pipe[-1].privacy_guarantee_ == before   # a preview changes nothing
+    with pytest.raises(ValueError, match="deletion_epsilon=5.0 must be <="):
+        pipe.plan_unlearn(EditRequest(db, delete=[5], by="position"),
+                          deletion_epsilon=5.0)
+
+
 def test_an_edit_after_a_data_fitted_step_says_the_step_keeps_the_records():
     # Only the fit warned: a deletion months later certified the model's
     # coefficients without a word that the scaler fitted before it still
@@ -697,6 +770,16 @@ def test_scikit_learn_wrappers_around_a_private_model_are_said():
         with pytest.warns(PrivacyLeakWarning, match=f"runs inside scikit-learn's "
                           f"{name}, which may fit several models"):
             meta.fit(X, target)
+        # Its model says it at each edit too (a second reader: a deletion
+        # from TransformedTargetRegressor.regressor_ certified in silence
+        # while the transformer kept the exact mean of the targets).
+        if name == "BaggingClassifier":
+            continue   # its models were fitted with bootstrap weights
+        inner = getattr(meta, "estimator_", None) or meta.regressor_
+        with pytest.warns(PrivacyLeakWarning, match=f"was fitted by scikit-learn's "
+                          f"{name}: what {name} made"):
+            inner.partial_unlearn(EditRequest(
+                X[:, meta.support_] if name == "RFE" else X, target, delete=[3]))
     # With a ledger they are refused, naming the meta-estimator, not a
     # splitter ("on folds from _fit_single_estimator()", a trial read).
     from sklearn.ensemble import VotingClassifier
@@ -734,6 +817,22 @@ def test_a_scikit_learn_searchs_refit_says_its_choice_at_every_edit():
     with pytest.warns(PrivacyBudgetWarning, match="chosen by scikit-learn's "
                       "GridSearchCV from exact scores"):
         model.partial_unlearn(EditRequest(X, y, delete=[3]))
+    # Neither do cross-validation's fold models nor a one-candidate grid's
+    # refit (no choice was made; a second reader's mutation).
+    from sklearn.model_selection import cross_validate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cv = cross_validate(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                            X, y, cv=2, return_estimator=True, return_indices=True)
+        one = GridSearchCV(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                           {"C": [1.0]}, cv=2).fit(X, y).best_estimator_
+    rows = [cv["indices"]["train"][k] for k in range(2)] + [np.arange(len(y))]
+    for fitted, train in zip((*cv["estimator"], one), rows):
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            fitted.partial_unlearn(EditRequest(X[train], y[train], delete=[3]))
+        assert not [w for w in said if "chosen by" in str(w.message)]
     # One fit of the same model outside a search says nothing of the kind.
     alone = NoisyGDClassifier(classes=[0, 1], C=1.0, random_state=0).fit(X, y)
     with warnings.catch_warnings(record=True) as said:

@@ -21,7 +21,7 @@ from skforget import (
 )
 from skforget.accounting import PrivacyLedger
 from skforget.pipeline import make_private_pipeline
-from skforget.pipeline._forget import _planned_release
+from skforget.pipeline._ledger import _planned_release
 from skforget.pipeline._private import TARGET_COLUMNS
 from skforget.preprocessing._numeric import private_column
 
@@ -122,6 +122,37 @@ def test_an_edit_releases_the_target_again_and_keeps_the_ledger_true():
     again = make_private_pipeline(NoisyGDRegressor(random_state=0), epsilon=1.0,
                                   random_state=0).fit(X, y)
     assert (again.target_offset_, again.target_scale_) == before
+
+
+@pytest.mark.parametrize("Est", [NoisyGDRegressor, OutputPerturbationRegressor])
+def test_an_edit_refuses_estimator_parameters_set_since_fit(Est):
+    # A trial: after set_params(estimator__alpha=1e-3) an edit retrained with
+    # it in silence (the noise went from 0.1 to 8687), and a public
+    # target_scale set since fit was replaced by a fresh private release.
+    from skforget.exceptions import UnlearningError
+
+    X, y = _table(n=2000)
+    request = EditRequest(X, y, delete=[3])
+    for change, said in (({"estimator__alpha": 1e-3}, r"estimator__alpha=0.001 "
+                          r"\(fitted with"),
+                         ({"estimator__target_scale": 50.0}, "target_scale was set "
+                          "since the pipeline was fitted")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe = make_private_pipeline(Est(random_state=0), epsilon=1.0,
+                                         random_state=0).fit(X, y)
+        before = (pipe.privacy_guarantee_, pipe.target_scale_)
+        pipe.set_params(**change)
+        with pytest.raises(UnlearningError, match=said):
+            pipe.partial_unlearn(request)
+        assert (pipe.privacy_guarantee_, pipe.target_scale_) == before
+        # Set back, the edit is served.
+        pipe.set_params(**{k: Est().get_params()[k.split("__")[1]]
+                           for k in change})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe.partial_unlearn(request)
+        assert pipe[-1].privacy_guarantee_.n_samples == 1999
 
 
 def test_given_constants_and_classifiers_release_no_target():

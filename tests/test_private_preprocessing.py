@@ -1491,7 +1491,8 @@ def test_an_edit_refuses_a_split_changed_since_fit():
     pipe = fitted()
     other = NoisyGDClassifier(classes=[0, 1], epsilon=50.0)
     for change, said in (({"preprocess__rho": 1.0}, "preprocess__rho=1.0 was set"),
-                         ({"estimator": other}, "estimator was replaced"),
+                         ({"estimator": other}, "final step was refitted or "
+                          "replaced"),
                          ({"epsilon": 5.0}, "epsilon=5.0 was set"),
                          ({"preprocessing_share": 0.5}, "preprocessing_share=0.5")):
         pipe = fitted()

@@ -128,7 +128,7 @@ def release_pipeline(pipeline, pre, model, target, version):
         model.set_params(target_offset=given["target_offset"],
                          target_scale=given["target_scale"])
         pre.target_offset_, pre.target_scale_ = target
-    pre._install_estimator(model)
+    pre.steps[-1] = (name, model)
     public, private = split_preprocessing(pre)
     own = {step: pipeline.named_steps[step].get_params().get("random_state")
            for step in private}

@@ -52,7 +52,11 @@ from sklearn.utils.validation import (
 
 from skforget import accounting
 from skforget._database import Database, unwrap_database
-from skforget._edits import check_not_selected
+from skforget._marks import (
+    PIPELINE_STEP,
+    check_not_pipeline_step,
+    check_not_selected,
+)
 from skforget._release import (
     mark_committed,
     note_entry,
@@ -134,7 +138,7 @@ def _mark_selected(model, budget):
     """The selected run itself is the model: no run's figure or deletion
     certificate covers it (17.4). Its guarantee quotes the search's figure,
     and marks it selected, so that its edits are refused
-    (:func:`~skforget._edits.check_not_selected`)."""
+    (:func:`~skforget._marks.check_not_selected`)."""
     model.privacy_guarantee_ = dataclasses.replace(
         model.privacy_guarantee_, epsilon=budget.epsilon, delta=budget.delta,
         selected_by_search=True)
@@ -520,6 +524,7 @@ class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
         n_val, base = self._check_inputs(
             n, estimator, distributions,
             pipeline=pipeline)
+        self.__dict__.pop(PIPELINE_STEP, None)   # fitted on its own (_edits)
         # Every row and target checked once, before any run: an error that
         # depended on the data must not stop the search part-way. A pipeline's
         # rows are checked by its private steps, before any run.
@@ -777,6 +782,7 @@ class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
                              "search's training part only; fit with refit=True "
                              "to serve deletions on the whole database.")
         check_not_selected(self.best_estimator_)
+        check_not_pipeline_step(self, edits)   # a pipeline's step: through it
         # The model says, once the request passed its checks, what the choice
         # of its hyper-parameters keeps (its tuned_by_search_ mark, 17.4).
         self.best_estimator_.partial_unlearn(edits, **unlearn_params)

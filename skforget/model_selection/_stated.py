@@ -4,7 +4,7 @@
 
 import inspect
 
-from skforget._edits import is_selected
+from skforget._marks import is_selected
 from skforget._validation import warn
 from skforget.pipeline._private import stated_budget
 

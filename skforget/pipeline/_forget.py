@@ -4,7 +4,7 @@
 
 import dataclasses
 import inspect
-from contextlib import contextmanager
+import secrets
 
 from sklearn import get_config
 from sklearn.base import clone, is_classifier
@@ -14,22 +14,21 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from skforget import accounting
 from skforget._database import Database, _describe, check_version, unwrap_database
-from skforget._edits import (
+from skforget._edits import EditRequest, check_new_targets
+from skforget._linear import _atomic_edit, warn_if_adaptive_exceeds
+from skforget._marks import (
     PIPELINE_STEP,
-    EditRequest,
-    check_new_targets,
+    check_not_pipeline_step,
     check_not_selected,
     warn_if_tuned,
 )
-from skforget._linear import _atomic_edit, warn_if_adaptive_exceeds
 from skforget._public import (
     check_public_preprocessing,
     check_rows_apart,
-    private_step_names,
     register_pipeline_class,
     split_preprocessing,
 )
-from skforget._release import mark_committed, note_entry, release_spending, releasing
+from skforget._release import mark_committed, releasing
 from skforget._utils import atomic_tree, check_sample_weight, edit_seed
 from skforget._validation import (
     ENCLOSING_PREPROCESSING,
@@ -38,89 +37,12 @@ from skforget._validation import (
     check_labels_present,
     consumes_selection_context,
     fixed_errstate,
-    pipeline_noise,
 )
 from skforget.exceptions import NotCertifiableError, UnlearningError
 from skforget.pipeline._certificates import PipelineCertificates, final_estimator_has
+from skforget.pipeline._ledger import _pipeline_ledger, _preprocessing_release
 
 __all__ = ["ForgetPipeline", "make_forget_pipeline"]
-
-
-def _planned_release(pipeline, n_samples):
-    """``(rho, delta)`` bounding a release of a pipeline with private steps: the
-    steps' (19.2), and the estimator's target by its conversion (Thm 19.5)."""
-    _, rho, delta, _ = _preprocessing_release(pipeline, pipeline._final_estimator)
-    est = pipeline._final_estimator
-    est_delta = accounting.resolve_delta(est.delta, n_samples=n_samples)
-    rho += accounting.epsilon_to_rho(epsilon=float(est.epsilon), delta=est_delta,
-                                     method=est._dp_conversion())
-    return rho, delta
-
-
-def _preprocessing_release(pipeline, estimator):
-    """``(label, rho, delta, ledger)`` of the private steps a pipeline fits
-    before ``estimator`` (their ``rho`` and selection ``delta``, Section
-    19.2; the ledger recording the release), or None: read by the
-    estimator's model-selection warning (``ENCLOSING_PREPROCESSING``)."""
-    private = private_step_names(pipeline) if isinstance(pipeline, ForgetPipeline) \
-        and pipeline._final_estimator is estimator else ()
-    if not private:
-        return None
-    steps = [pipeline.named_steps[name].get_params() for name in private]
-    rho = sum(float(p["rho"]) for p in steps) + sum(
-        r for _, r, _, _ in pipeline._own_releases())
-    delta = sum(float(p.get("delta", 0.0) or 0.0) for p in steps)
-    return (type(pipeline).__name__, rho, delta, pipeline.__dict__.get(
-        "_recording_ledger") or getattr(estimator, "ledger", None))
-
-
-@contextmanager
-def _pipeline_ledger(pipeline, label, private, n_samples, seeds, segment=0):
-    """Record a release with private preprocessing as **one** ledger entry.
-
-    The ledger is the final estimator's (else a private step's). The whole release
-    (every private statistic and the model, Theorem 19.5) is checked and
-    reserved before the first data pass, from public numbers; the estimator's
-    and the private steps' own recording is switched off meanwhile (each
-    would count its part alone); on success the entry gets the composed
-    figure, on failure it is cancelled (Section 20.3)."""
-    est = pipeline._final_estimator
-    unit = est.get_params(deep=False)
-    parts = [est, *(pipeline.named_steps[n] for n in private)]
-    kept = [p.get_params(deep=False).get("ledger") for p in parts]
-    # The estimator's ledger, else a private step's: the release is one.
-    ledger = next((own for own in kept if own is not None), None) if private else None
-    if ledger is None:
-        yield
-        return
-    rho, delta = _planned_release(pipeline, n_samples)
-    # Approximately GDP when the estimator's figures are GDP (Corollary 21.9).
-    gaussian = accounting.pipeline_conversion(
-        getattr(est, "_dp_conversion", lambda: "improved")()) == "gaussian"
-    for part in (p for p, own in zip(parts, kept, strict=True) if own is not None):
-        part.set_params(ledger=None)
-    pipeline._recording_ledger = ledger
-    relation, group = unit.get("relation", "replace"), unit.get("group_size", 1)
-    try:
-        with release_spending(
-                ledger, label, pipeline.__dict__.get("_selection_context", ()),
-                owner=pipeline, rho=rho, delta=delta, gaussian=gaussian,
-                relation=relation, group_size=group,
-                noise=pipeline_noise(seeds, private, pipeline.steps[-1][0], bool(
-                    pipeline.__dict__.get("_target_release", (0.0,))[0]),
-                    segment)) as final:
-            yield
-            g = pipeline.privacy_guarantee_
-            final.update(rho=g.rho, delta=g.delta_selection)
-            # The release is this entry: ledger.record of the pipeline or of
-            # its estimator would count it again (a second reader).
-            for part in (pipeline, est):
-                note_entry(part, final)
-    finally:
-        for part, own in zip(parts, kept, strict=True):
-            if own is not None:
-                part.set_params(ledger=own)
-        pipeline.__dict__.pop("_recording_ledger", None)
 
 
 class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
@@ -222,6 +144,8 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         """
         public, private = split_preprocessing(self)
         self._check_private_units(private)
+        # Fitted again on its own, it is no longer an enclosing pipeline's step.
+        self.__dict__.pop(PIPELINE_STEP, None)
         params = self._database_weights(X, params)
         X, y, version = unwrap_database(X, y)
         check_rows_apart(self, X, y, private)
@@ -387,12 +311,20 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
 
     def _mark_retrained(self, private):
         """Mark the fitted estimator as this pipeline's step: its edits go
-        through the pipeline (:func:`~skforget._edits.check_not_pipeline_step`).
+        through the pipeline (:func:`~skforget._marks.check_not_pipeline_step`).
         With private steps the pipeline's edits retrain it (Theorem 19.6): its
         guarantee says so, not what its own ``partial_unlearn`` would certify
         (a trial read "No records deleted yet" after two deletions)."""
         est = self._final_estimator
-        est.__dict__[PIPELINE_STEP] = True
+        # One token per pipeline, shared with its step: an edit checks that
+        # the step still holds it (refitted on its own, it does not).
+        token = self.__dict__.setdefault("_step_token", secrets.token_hex(8))
+        est.__dict__[PIPELINE_STEP] = token
+        best = est.__dict__.get("best_estimator_")
+        if best is not None:
+            # A search as the step edits its best_estimator_ with the
+            # pipeline's request: the model is the pipeline's step too.
+            best.__dict__[PIPELINE_STEP] = token
         guarantee = est.__dict__.get("privacy_guarantee_")
         if private and guarantee is not None and "retrained_by_pipeline" in {
                 f.name for f in dataclasses.fields(guarantee)}:
@@ -484,9 +416,27 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         if not isinstance(edits, EditRequest):
             raise TypeError("edits must be a skforget.EditRequest, got "
                             f"{type(edits).__name__}.")
+        check_not_pipeline_step(self, edits)   # nested: the outer one edits it
+        self._check_step_unchanged()
         # Warnings about the released model wait until it is recorded (20.3).
         with releasing():
             return self._partial_unlearn(edits, unlearn_params)
+
+    def _check_step_unchanged(self):
+        """Refuse an edit when the final step is not the model this pipeline
+        fitted (refitted on its own, or replaced by ``set_params``): its
+        database is then not the pipeline's, and a request on the pipeline's
+        records could train again on a record the step's own edit removed (a
+        second reader). Pipelines pickled before the token pass."""
+        token = self.__dict__.get("_step_token")
+        if token is not None and getattr(self._final_estimator, "__dict__", {}).get(
+                PIPELINE_STEP) != token:
+            raise UnlearningError(
+                "The pipeline's final step was refitted or replaced since the "
+                "pipeline was fitted (pipe[-1].fit(...), or set_params of the "
+                "step): its records are not the pipeline's, so an edit through "
+                "the pipeline could train again on a record it removed. Fit the "
+                "pipeline again.")
 
     def _check_unlearn_params(self, unlearn_params):
         """The keywords the final step's ``partial_unlearn`` takes, checked
@@ -494,6 +444,15 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         took a typo (``deletion_epsilom=0.1``) or a target past the model's in
         silence (a trial)."""
         final = self._final_estimator
+        # A step that passes its keywords on (a search, a nested pipeline) is
+        # read through to the model that takes them.
+        while any(p.kind is inspect.Parameter.VAR_KEYWORD for p in
+                  inspect.signature(final.partial_unlearn).parameters.values()):
+            inner = getattr(final, "__dict__", {}).get("best_estimator_") or \
+                getattr(final, "_final_estimator", None)
+            if inner is None or not hasattr(inner, "partial_unlearn"):
+                break
+            final = inner
         try:
             inspect.signature(final.partial_unlearn).bind(None, **unlearn_params)
         except TypeError:
@@ -504,8 +463,10 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
                 f"{type(final).__name__} takes "
                 f"{', '.join(takes) if takes else 'no keyword'}.") from None
         eps = unlearn_params.get("deletion_epsilon")
-        if eps is not None:
-            accounting.check_deletion_target(final._plan, eps)
+        plan = getattr(final, "__dict__", {}).get("_plan")
+        if eps is not None and plan is not None:
+            # A step without a plan of its own (a search) checks it itself.
+            accounting.check_deletion_target(plan, eps)
 
     def _partial_unlearn(self, edits, unlearn_params):
         check_not_selected(self._final_estimator)   # before re-estimating (17.5)
@@ -515,6 +476,15 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         check_version(edits.version, self.database_version_)
         if private or getattr(self, "private_preprocessing_", ()):
             return self._refit_edit(edits, private)
+        inner = self._mapped_request(edits)
+        self._final_estimator.partial_unlearn(inner, **unlearn_params)
+        self.database_version_ = edits.version_after
+        mark_committed()
+        return self
+
+    def _mapped_request(self, edits):
+        """The request on the mapped records: the same positions and records,
+        through the (public, fitted) steps; the records keep their weights."""
         ids = edits._ids
         Xt = self._preprocess_block(edits.X, "X", ids)
         Xt_replace = Xt_insert = None
@@ -525,7 +495,6 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         if edits.n_inserted:
             Xt_insert = self._preprocess_block(edits.X_insert, "X_insert",
                                                edits._new_ids)
-        # The same positions and records, mapped; the records keep their weights.
         inner = EditRequest(
             Xt, edits.y, delete=edits.delete, replace=edits.replace, by="position",
             X_replace=Xt_replace, y_replace=edits.y_replace, X_insert=Xt_insert,
@@ -534,10 +503,49 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
             sample_weight_insert=edits._weights_insert)
         inner._version_checked = True  # checked above, on the raw records
         inner._by_pipeline = True   # the step's edits go through here only
-        self._final_estimator.partial_unlearn(inner, **unlearn_params)
-        self.database_version_ = edits.version_after
-        mark_committed()
-        return self
+        return inner
+
+    @available_if(final_estimator_has("plan_unlearn"))
+    @fixed_errstate
+    def plan_unlearn(self, edits, **unlearn_params):
+        """Preview an edit request on raw records without serving it.
+
+        With public steps: the final estimator's plan (passes, whether it
+        retrains, the certificate it would give) for the request mapped as
+        :meth:`partial_unlearn` maps it. With private steps every edit
+        re-estimates the statistics and retrains the estimator (Theorem
+        19.6): it costs a fit on the edited records, which :meth:`plan`
+        previews, so this method refuses.
+
+        Parameters
+        ----------
+        edits : EditRequest
+            A request on the pipeline's current records.
+        **unlearn_params : dict
+            As for :meth:`partial_unlearn` (for instance ``deletion_epsilon``).
+
+        Returns
+        -------
+        plan : object
+            The final estimator's ``plan_unlearn`` result.
+        """
+        check_is_fitted(self, "public_preprocessing_")
+        if not isinstance(edits, EditRequest):
+            raise TypeError("edits must be a skforget.EditRequest, got "
+                            f"{type(edits).__name__}.")
+        check_not_pipeline_step(self, edits)
+        self._check_step_unchanged()
+        check_not_selected(self._final_estimator)
+        self._check_unlearn_params(unlearn_params)
+        _, private = split_preprocessing(self)
+        check_version(edits.version, self.database_version_)
+        if private or getattr(self, "private_preprocessing_", ()):
+            raise UnlearningError(
+                "With private steps every edit re-estimates the statistics and "
+                "retrains the estimator on the edited records: it costs a fit, "
+                "which pipe.plan(X_edited, y_edited) previews.")
+        return self._final_estimator.plan_unlearn(self._mapped_request(edits),
+                                                  **unlearn_params)
 
     def _refit_edit(self, edits, private):
         """Serve an edit by re-estimating every private statistic with fresh
@@ -570,11 +578,31 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
 
     def _check_units_since_fit(self):
         """Refuse an edit after one of :attr:`_FIXED_SINCE_FIT` was set since
-        fit, with :meth:`_changed_since_fit`'s reason."""
+        fit, with :meth:`_changed_since_fit`'s reason, or any other of the
+        estimator's frozen parameters (those its own edits keep)."""
         changed = self._final_estimator._changed_params()
         for param in self._FIXED_SINCE_FIT:
             if param in changed:
                 raise UnlearningError(self._changed_since_fit(param, *changed[param]))
+        changed = {k: v for k, v in changed.items()
+                   if k not in self._own_estimator_params()}
+        if changed:
+            # Any other frozen parameter: the refit would use the new value in
+            # silence (a trial's alpha=1e-3 took the noise from 0.1 to 8687, a
+            # target_scale was replaced by a fresh release), where a model's
+            # own edit keeps the fit's and says so.
+            name = self.steps[-1][0]
+            said = ", ".join(f"{name}__{k}={now!r} (fitted with {before!r})"
+                             for k, (before, now) in changed.items())
+            raise UnlearningError(
+                f"{said} set since the pipeline was fitted: its edits retrain the "
+                "estimator, and would retrain it with the new value. Set it back "
+                "to serve the edit, or fit the pipeline again.")
+
+    def _own_estimator_params(self):
+        """The estimator's parameters this pipeline sets at fit itself (left
+        to its own check by :meth:`_check_units_since_fit`)."""
+        return ()
 
     @staticmethod
     def _changed_since_fit(param, before, now):

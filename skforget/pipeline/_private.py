@@ -302,9 +302,10 @@ class PrivatePipeline(ForgetPipeline):
         for name in private:
             self.named_steps[name].set_params(**updates[name])
         # What the edits' refits must still find (_check_units_since_fit): the
-        # steps' parts, the estimator they split with, the pipeline's total.
+        # steps' parts and the pipeline's total (the estimator is checked by
+        # the step's token, ForgetPipeline._check_step_unchanged).
         self._split_fitted = (
-            {name: dict(updates[name]) for name in private}, self._final_estimator,
+            {name: dict(updates[name]) for name in private},
             {k: getattr(self, k) for k in self._SPLIT_PARAMS})
 
     _FIXED_SINCE_FIT = (*ForgetPipeline._FIXED_SINCE_FIT, "epsilon", "delta")
@@ -312,30 +313,37 @@ class PrivatePipeline(ForgetPipeline):
     #: The pipeline's own parameters that decide the split of the total.
     _SPLIT_PARAMS = ("epsilon", "delta", "preprocessing_share", "selection_share")
 
-    def _install_estimator(self, model):
-        """Make ``model`` (a search's selected run or refit, Theorem 17.5) the
-        final step, as the split's record's estimator."""
-        self.steps[-1] = (self.steps[-1][0], model)
-        parts, _, own = self._split_fitted
-        self._split_fitted = (parts, model, own)
+    def _own_estimator_params(self):
+        """The targets' released centre and scale (Section 19.6), checked by
+        :meth:`_check_units_since_fit` itself."""
+        return ("target_offset", "target_scale") if "target_scale_" in \
+            self.__dict__ else ()
 
     def _check_units_since_fit(self):
         """Also refuse an edit after the split was changed since fit: a
         private step's part (``preprocess__rho=1.0`` re-estimated the
-        statistics at it, 6.7 spent under a stated 1; a trial), another
-        estimator (``set_params(estimator=...)``: 50.0 spent), or the
-        pipeline's total or shares, which an edit does not split again."""
+        statistics at it, 6.7 spent under a stated 1; a trial), or the
+        pipeline's total or shares, which an edit does not split again; a
+        released target's centre and scale set by hand. (Another estimator,
+        ``set_params(estimator=...)``, 50.0 spent, is refused by the step's
+        token.)"""
         super()._check_units_since_fit()
+        if "target_scale_" in self.__dict__ and not _scales_target(
+                self._final_estimator):
+            # The fit released the targets' centre and scale and each edit
+            # releases them again; a public pair set since would be replaced
+            # by the release in silence (a trial).
+            raise UnlearningError(
+                "The estimator's target_offset or target_scale was set since the "
+                "pipeline was fitted, where it released a private centre and "
+                "scale of the targets, which each edit releases again "
+                "(privacy-accounting.md, Section 19.6). Set them back to their "
+                "defaults to serve the edit, or fit the pipeline again to use "
+                "the public ones.")
         fitted = self.__dict__.get("_split_fitted")
         if fitted is None:
             return   # pickled before the split was recorded
-        parts, estimator, own = fitted
-        if self._final_estimator is not estimator:
-            raise UnlearningError(
-                "The pipeline's estimator was replaced since fit "
-                "(set_params(estimator=...)): an edit would retrain the new one, "
-                "whose budget is not the part of the pipeline's total it was "
-                "fitted with. Fit the pipeline again.")
+        parts, own = fitted
         for name, part in parts.items():
             now = self.named_steps[name].get_params()
             for key, before in part.items():

@@ -65,7 +65,7 @@ def _figure(rho, epsilon, delta, method):
 def certificate_section(certificate, guarantee, tuned=None):
     """The deletion certificate with the guarantee's delta, relation and unit;
     ``tuned``: what a search's choice of the model's hyper-parameters keeps
-    (``skforget._edits.tuned_caveat``), which the certificate does not undo."""
+    (``skforget._marks.tuned_caveat``), which the certificate does not undo."""
     delta, method = guarantee.delta, guarantee.conversion
     removed = certificate.n_deleted + certificate.n_replaced
     return {

@@ -26,7 +26,8 @@ import numpy as np
 
 from skforget._database import Database, DatabaseVersion, _is_frame
 from skforget._edit_blocks import _default_index
-from skforget._edits import EditRequest, is_selected, tuned_caveat
+from skforget._edits import EditRequest
+from skforget._marks import is_selected, tuned_caveat
 from skforget._release import releasing
 from skforget.accounting import EditCertificate, PipelineEdit
 from skforget.exceptions import UnlearningError
