@@ -215,6 +215,28 @@ def test_a_request_built_on_an_older_version_is_refused(sharded):
         db.edit()
 
 
+def test_after_a_deletion_rows_are_named_by_position_knowingly(sharded):
+    # A trial: two erasure requests by load-time positions (539, then 700)
+    # were both served, and the second removed the row then at 700 (the one
+    # loaded at 701), leaving person 700 in the database.
+    X, y = _data()
+    db = sharded(X, y)
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
+                            max_iter=3).fit(db)
+    clf.partial_unlearn(db.edit(delete=[5]))   # the first: positions as loaded
+    clf.partial_unlearn(db.edit(X_insert=X[:1], y_insert=y[:1]))   # no names
+    with pytest.raises(ValueError, match="has served a deletion.*by='position'"):
+        db.edit(delete=[7])
+    with pytest.raises(ValueError, match="has served a deletion"):
+        db.edit(replace=[7], X_replace=X[:1], y_replace=y[:1])
+    with pytest.raises(ValueError, match="holds no record IDs"):
+        db.edit(delete=[7], by="id")
+    version = db.version
+    clf.partial_unlearn(db.edit(delete=[7], by="position"))
+    assert db.version.number == version.number + 1
+    np.testing.assert_array_equal(db.gather()[0][:8], np.delete(X, [5, 8], 0)[:8])
+
+
 def test_replacements_in_any_order_land_on_their_rows(sharded):
     X, y = _data()
     w = np.linspace(0.5, 1.5, 600)
@@ -382,7 +404,7 @@ def test_ctrl_c_at_the_decision_keeps_model_and_database_together(client, sharde
     assert clf.database_version_ == db.version and db.version.number == 1
     np.testing.assert_array_equal(db.gather()[0], np.delete(X, 5, axis=0))
     assert _maps_held(client, db) == 0
-    clf.partial_unlearn(db.edit(delete=[0]))
+    clf.partial_unlearn(db.edit(by="position", delete=[0]))
     assert db.n_samples == 598
 
 
@@ -410,11 +432,11 @@ def test_claims_left_by_interrupted_operations_are_dropped(sharded):
     db._claim(edit=True)                     # as if interrupted mid-edit
     clf.partial_unlearn(db.edit(delete=[0]))
     db._claim(edit=False)                    # as if interrupted mid-fit
-    clf.partial_unlearn(db.edit(delete=[0]))
+    clf.partial_unlearn(db.edit(by="position", delete=[0]))
     gone = threading.Thread(target=db._claim, kwargs=dict(edit=True))
     gone.start()
     gone.join()                              # its thread has ended
-    clf.partial_unlearn(db.edit(delete=[0]))
+    clf.partial_unlearn(db.edit(by="position", delete=[0]))
     np.testing.assert_array_equal(db.gather()[0], X[3:])
     assert db.shard_sizes == (297, 300) and clf.database_version_ == db.version
 
@@ -443,11 +465,11 @@ def test_journals_left_by_interrupted_rounds_are_settled(sharded, monkeypatch):
     monkeypatch.setattr(_Shard, "rollback", lambda self, attempt: 1 / 0)
     version = db.version
     with pytest.raises(RuntimeError, match="lost at step 2"):
-        clf.partial_unlearn(db.edit(delete=[0], X_insert=X[:2], y_insert=y[:2]))
+        clf.partial_unlearn(db.edit(by="position", delete=[0], X_insert=X[:2], y_insert=y[:2]))
     monkeypatch.undo()
     assert db.version == version and db.shard_sizes == (299, 299)
     np.testing.assert_array_equal(db.gather()[0], X1)
-    clf.partial_unlearn(db.edit(delete=[0]))
+    clf.partial_unlearn(db.edit(by="position", delete=[0]))
     np.testing.assert_array_equal(db.gather()[0], X1[1:])
 
 
@@ -811,7 +833,7 @@ def test_a_ledger_on_a_cluster_records_what_in_memory_records(sharded):
     version, coef = db.version, model.coef_.copy()
     model.set_params(ledger=PrivacyLedger(epsilon=1e-3, delta=1e-5))
     with pytest.raises(PrivacyBudgetExceeded):
-        model.partial_unlearn(db.edit(delete=[5]))
+        model.partial_unlearn(db.edit(by="position", delete=[5]))
     assert db.version == version and db.n_samples == 598
     np.testing.assert_array_equal(model.coef_, coef)
 

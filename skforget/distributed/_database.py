@@ -262,6 +262,9 @@ class ShardedDatabase:
         self.weighted = sample_weight is not None
         self.shard_sizes = tuple(int(shape[0]) for shape in self._shards.map("shape"))
         self.version = DatabaseVersion.new()
+        # Whether a deletion has shifted positions since the rows were loaded
+        # (edit's by="position" guard).
+        self._rows_moved = False
         # The driver's record of the edits (see _Shard): the last committed
         # attempt, whether a shard may hold a journal to settle, and what is
         # running (row sources read the rows; an edit changes them).
@@ -325,14 +328,35 @@ class ShardedDatabase:
 
     def edit(self, *, delete=None, replace=None, X_replace=None, y_replace=None,
              X_insert=None, y_insert=None, sample_weight_replace=None,
-             sample_weight_insert=None):
-        """A request to delete, replace or insert records, by position.
+             sample_weight_insert=None, by=None):
+        """A request to delete, replace or insert records, by current position.
 
         Returns a :class:`ShardedEditRequest` for ``partial_unlearn``; the
         database changes only when that call succeeds. On a weighted database
         the new records carry theirs (``sample_weight_replace``,
         ``sample_weight_insert``).
+
+        A sharded database holds no record IDs: rows are named by their
+        position in its *current* row order, which every deletion shifts.
+        After its first deletion, ``delete`` and ``replace`` need
+        ``by="position"``, the caller's statement that the positions were
+        read from an ID map kept up to date through the edits (a trial's two
+        erasure requests by load-time position removed the wrong person), as
+        :class:`~skforget.EditRequest` asks on an in-memory database.
         """
+        if by not in (None, "position"):
+            raise ValueError(
+                f"by={by!r}: a ShardedDatabase names rows by position only (it "
+                "holds no record IDs); keep your ID -> position map up to date "
+                "through the edits and pass by='position'.")
+        if by is None and self._rows_moved and (delete is not None
+                                                or replace is not None):
+            raise ValueError(
+                "This database has served a deletion, so the rows after each "
+                "deleted one have moved: a position read when the data were "
+                "loaded may now name another person. Name rows by their current "
+                "position, from an ID -> position map kept up to date through "
+                "the edits, and say so with by='position'.")
         return ShardedEditRequest(self, delete=delete, replace=replace,
                                   X_replace=X_replace, y_replace=y_replace,
                                   X_insert=X_insert, y_insert=y_insert,
@@ -583,6 +607,7 @@ class ShardedEditRequest(_EditCounts):
         db._committed = self._attempt
         db.shard_sizes = self.shard_sizes_after
         db.version = self.version_after
+        db._rows_moved = db._rows_moved or bool(len(self._delete))
         self._done = True
 
     def _release(self):
