@@ -465,7 +465,8 @@ def test_journals_left_by_interrupted_rounds_are_settled(sharded, monkeypatch):
     monkeypatch.setattr(_Shard, "rollback", lambda self, attempt: 1 / 0)
     version = db.version
     with pytest.raises(RuntimeError, match="lost at step 2"):
-        clf.partial_unlearn(db.edit(by="position", delete=[0], X_insert=X[:2], y_insert=y[:2]))
+        clf.partial_unlearn(db.edit(by="position", delete=[0], X_insert=X[:2],
+                                    y_insert=y[:2]))
     monkeypatch.undo()
     assert db.version == version and db.shard_sizes == (299, 299)
     np.testing.assert_array_equal(db.gather()[0], X1)
