@@ -180,7 +180,7 @@ def project_rows(X, data_norm, *, clip_rows=True, where="X"):
         if np.any(refused):
             i = int(np.flatnonzero(refused)[0])
             raise ValueError(
-                f"Row {i} of {where} has L2 norm {norms[i]:.6g} > data_norm="
+                f"Row {i} of {where} has an L2 norm above data_norm="
                 f"{data_norm!r} ({int(refused.sum())} row(s) in all). Scale the rows "
                 "with public constants (e.g. sklearn.preprocessing.Normalizer), raise "
                 "data_norm, or set clip_rows=True to project rows onto the ball of "

@@ -34,8 +34,12 @@ def check_weights(weights, n, name, *, per="record", error=UnlearningError,
     bad = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
     if bad.size:
         i = int(bad[0])
-        raise error(f"{name}[{offset + i}]={float(w[i])!r} is not a finite, "
-                    "nonnegative weight.")
+        # The index, not the value: on a cluster the text reaches a driver
+        # whose user need not hold the weights (a trial).
+        kind = "NaN" if np.isnan(w[i]) else "infinite" if np.isinf(w[i]) \
+            else "negative"
+        raise error(f"{name}[{offset + i}] is {kind}: a weight must be finite "
+                    "and nonnegative.")
     w = w.copy()
     w.setflags(write=False)
     return w

@@ -1124,7 +1124,7 @@ def test_a_pipeline_fit_refused_for_a_label_spends_nothing():
     # refused after the draw, and the ledger charged the release).
     n = len(y)
     for weights, said in ((np.r_[1.0, -1.0, np.ones(n - 2)], r"sample_weight\[1\]"),
-                          (np.full(n, np.nan), r"sample_weight\[0\]=nan"),
+                          (np.full(n, np.nan), r"sample_weight\[0\] is NaN"),
                           (np.ones(n - 1), "one weight per row")):
         with pytest.raises(ValueError, match=said):
             pipe.fit(X, y, estimator__sample_weight=weights)

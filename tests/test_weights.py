@@ -143,9 +143,9 @@ def test_balanced_uses_private_counts_and_bad_weights_are_named(data):
 
 
 @pytest.mark.parametrize("bad,match", [
-    (-1.0, r"sample_weight\[5\]=-1.0 is not a finite, nonnegative"),
-    (np.nan, r"sample_weight\[5\]=nan"),
-    (np.inf, r"sample_weight\[5\]=inf"),
+    (-1.0, r"sample_weight\[5\] is negative: a weight must be finite"),
+    (np.nan, r"sample_weight\[5\] is NaN"),
+    (np.inf, r"sample_weight\[5\] is infinite"),
 ])
 def test_bad_weights_name_the_row_and_change_nothing(data, bad, match):
     X, y = data

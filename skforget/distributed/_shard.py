@@ -95,8 +95,17 @@ class _Shard:
         from skforget._rows import canonical_csr, make_design, row_weights
 
         where = f"the rows {offset}..{offset + self.X.shape[0] - 1} of the database"
-        X = check_array(self.X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                        order="C", ensure_min_samples=0, input_name="X")
+        try:
+            X = check_array(self.X, accept_sparse="csr",
+                            dtype=[np.float64, np.float32], order="C",
+                            ensure_min_samples=0, input_name="X")
+        except (TypeError, ValueError) as exc:
+            # Named by the shard's rows, never by a value: the text goes to the
+            # driver, whose user need not hold the rows (a trial's traceback
+            # carried 'alice@example.com' from a worker).
+            text = str(exc).split(":")[0] if "convert" in str(exc) else str(exc)
+            raise ValueError(f"{text} ({where}; the value stays on the worker)."
+                             ) from None
         if sp.issparse(X):
             X = canonical_csr(X, where=where)
         y = self._encode(self.y, spec["classes"], offset, spec["error"])
@@ -123,11 +132,17 @@ class _Shard:
     @staticmethod
     def _encode(y, classes, offset, error):
         if classes is None:
-            y = np.asarray(y, dtype=np.float64)
+            try:
+                y = np.asarray(y, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"y holds a target that is not a number in the "
+                                 f"rows {offset}..{offset + len(y) - 1} of the "
+                                 "database (the value stays on the worker)."
+                                 ) from None
             bad = ~np.isfinite(y)
             if np.any(bad):
                 i = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"y[{offset + i}]={y[i].item()!r} is not finite.")
+                raise ValueError(f"y[{offset + i}] is not finite.")
             return y
         classes = np.asarray(classes)
         codes, unknown = label_codes(classes, y)
