@@ -12,6 +12,7 @@ edit is served by doing exactly that again on the edited database, with fresh
 noise: the new model's law depends on the edited data alone.
 """
 
+import math
 from numbers import Integral, Real
 
 from sklearn.base import _fit_context
@@ -209,6 +210,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
         if not self._auto_regularization():
             # C / alpha keep their meaning with weights (4.4)
             lam /= weighting["weight_bound"]
+        self._check_regularization_representable(lam, n, loss)
         plan = accounting.plan_output_perturbation(
             loss=loss, n_samples=n, n_params=n_params, lam=lam,
             row_norm=self._row_norm_bound(loss), clip_norm=self._clip_norm(loss),
@@ -232,6 +234,31 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 "(privacy-accounting.md, Section 15.3).")
         return accounting.OutputPerturbationPlan(**{
             **{f: getattr(plan, f) for f in plan.__slots__}, **weighting}), budget
+
+    def _check_regularization_representable(self, lam, n, loss):
+        """Refuse a ``lambda`` that is not a positive float64 with the
+        parameters that set it, from public numbers before the solve: the
+        planner's own check named its internal ``lam`` (trial 26, F4: a
+        regressor with ``clip_norm=1e160`` or ``data_norm=1e-160``)."""
+        if math.isfinite(lam) and lam > 0.0:
+            return
+        name = self._regularization_name
+        value = getattr(self, name)
+        if self._auto_regularization():
+            clip = self._clip_norm(loss)
+            what = (f"{name}={value!r} with data_norm={self.data_norm!r}"
+                    + ("" if clip is None else f" and clip_norm={self.clip_norm!r}"))
+            fix = ("Rescale the rows and targets with public constants "
+                   "(data_norm and clip_norm near 1), or set "
+                   f"{name} to a number.")
+        else:
+            what = f"{name}={value!r}"
+            fix = f"Set {name} to a number nearer 1."
+        raise ValueError(
+            f"{what} on {n} rows gives lambda={lam!r} per sample, "
+            f"{'which underflows to 0 in' if lam == 0.0 else 'which is not finite in'} "
+            "float64: "
+            f"no noise can be calibrated to it. {fix}")
 
     def _release(self, design, weights, plan, *, segment):
         """Certified solve on the rows of ``design``, plus fresh Gaussian noise."""

@@ -5,6 +5,7 @@ Gaussian curve, coupling of neighbouring solves (hostile rows too), the
 certified tolerance, and deletion by refit."""
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -313,6 +314,34 @@ def test_tolerance_below_the_public_rounding_bound_is_refused_before_the_solve(d
         assert not hasattr(fresh, "coef_")
     assert clf.__dict__.keys() == before.keys()
     assert all(clf.__dict__[k] is before[k] for k in before)
+
+
+@pytest.mark.parametrize("param, value, shown, lam", [
+    ("clip_norm", 1e160, "clip_norm=1e+160", "lambda=inf"),
+    ("data_norm", 1e-160, "data_norm=1e-160", "lambda=0.0"),
+])
+def test_an_unrepresentable_default_lambda_names_the_users_parameters(
+        param, value, shown, lam):
+    # Trial 26, F4: the regressor's alpha="auto" overflows (a huge clip_norm) or
+    # underflows (a tiny data_norm); the refusal said "lam must be finite" or
+    # "lam must be in (0.0, inf)", naming the planner's internal argument.
+    rng = np.random.default_rng(0)
+    X = normalize(rng.normal(size=(60, 3)))
+    y = X @ np.array([0.5, -0.2, 0.1])
+    reg = OutputPerturbationRegressor(target_scale=1.0, random_state=0).fit(X, y)
+    reg.set_params(**{param: value})
+    before = dict(reg.__dict__)
+    with pytest.raises(ValueError, match="alpha='auto'") as info:
+        reg.fit(X, y)
+    message = str(info.value)
+    assert shown in message and lam in message and "lam must" not in message
+    # Refused before the solve, and the fitted model is left as it was.
+    assert reg.__dict__.keys() == before.keys()
+    assert all(reg.__dict__[k] is before[k] for k in before)
+    fresh = OutputPerturbationRegressor(target_scale=1.0, **{param: value})
+    with pytest.raises(ValueError, match=re.escape(shown)):
+        fresh.fit(X, y)
+    assert not hasattr(fresh, "coef_")
 
 
 # --- deletion by refit -------------------------------------------------------------
