@@ -268,8 +268,9 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             # reached depend on the rows and are never shown.
             print(f"[skforget] output perturbation: solve on {plan.normaliser} rows "
                   f"to ||grad|| <= {plan.tolerance:.3g}, then noise sigma="
-                  f"{plan.sigma:.4g} (lambda={plan.lam:.4g}, sensitivity="
-                  f"{plan.l2_sensitivity:.4g})")
+                  f"{plan.sigma:.4g} (lambda={plan.lam:.4g}, minimiser sensitivity "
+                  f"Delta={plan.l2_sensitivity:.4g} for a per-record bound S="
+                  f"{plan.sensitivity:.4g})")
         # Never fails once the plan passed its public precondition
         # (Theorem 15.2a): max_iter bounds only the fast path's work.
         W, b = solve_certified(
