@@ -83,8 +83,12 @@ class OutputPerturbationClassifier(_PrivateClassifierMixin, ClassifierMixin,
     gradients (the same objective as :class:`NoisyGDClassifier`) to a
     certified tolerance, then adds Gaussian noise calibrated to the
     sensitivity of the minimiser, ``(1 + 2 tol) S / (n lambda)`` (Chaudhuri,
-    Monteleoni and Sarwate 2011). One ordinary solve, no noisy passes: fast to
-    fit. :meth:`partial_unlearn` takes the same
+    Monteleoni and Sarwate 2011). One certified solve, no noisy passes; that
+    is not always the faster fit: in the user guide's benchmark
+    (``benchmarks/results/output_perturbation.md``) it took about half noisy
+    GD's time on a softmax model (digits) but 3.5 to 6.6 times as long on
+    binary ones, and a deletion, a full refit, 11 to 42 times a noisy-GD
+    ``partial_unlearn`` on small tables. :meth:`partial_unlearn` takes the same
     :class:`~skforget.EditRequest` as the noisy-GD estimators and refits on
     the edited data with fresh noise, so removed records have no influence on
     the new model. At equal privacy the noise is as large as noisy GD's in
