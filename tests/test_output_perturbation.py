@@ -57,6 +57,28 @@ def test_oracle_o10_noise_scale_matches_the_closed_form():
         pytest.approx(RHO_O3, rel=1e-12)
 
 
+def test_oracle_o10_gaussian_column_is_what_the_estimators_release():
+    # Section 15.7's second column (trial 26, F5): the estimators convert by
+    # the exact Gaussian profile, so the table's figures at RHO_O11 are the
+    # ones a plan and a fitted model report.
+    common = dict(normaliser=10000, lam=0.01, tol=1e-3)
+    assert acc.epsilon_to_rho(epsilon=1.0, delta=1e-5, method="gaussian") == \
+        pytest.approx(RHO_O11, rel=1e-9)
+    sigma = acc.output_perturbation_noise(sensitivity=2.0, rho=RHO_O11, **common)
+    assert sigma == pytest.approx(0.07476185796171528, rel=1e-12)
+    assert acc.output_perturbation_noise(sensitivity=1.0, rho=RHO_O11, **common) == \
+        pytest.approx(0.03738092898085764, rel=1e-12)
+    assert acc.rho_output_perturbation(sensitivity=2.0, sigma=sigma, **common) == \
+        pytest.approx(RHO_O11, rel=1e-12)
+    assert 0.02 ** 2 / (2 * RHO_O11) == pytest.approx(0.005567044957876355, rel=1e-12)
+    assert 3 * RHO_O11 * (0.502 / 1.002) ** 2 == \
+        pytest.approx(0.027051946075865568, rel=1e-12)
+    plan = acc.plan_output_perturbation(
+        loss="logistic", n_samples=10000, n_params=21, lam=0.01,
+        row_norm=2 ** 0.5, clip_norm=1.0, epsilon=1.0, delta=1e-5)
+    assert plan.sigma == pytest.approx(sigma, rel=1e-12)
+
+
 def test_plan_uses_the_noisy_gd_sensitivity_and_tolerance():
     plan = acc.plan_output_perturbation(
         loss="logistic", n_samples=10000, n_params=21, lam=0.01, row_norm=2 ** 0.5,
