@@ -129,7 +129,7 @@ def _project_rows_exactly(X, rows, radius):
     return X
 
 
-def _check_finite_rows(X, norms, where):
+def _check_finite_rows(X, norms, where, first_row=0):
     """Refuse NaN and infinite entries, which scikit-learn's validation lets
     through under ``assume_finite=True``: a NaN row would make every
     coefficient NaN while the guarantee is reported. A finite row has a
@@ -141,13 +141,14 @@ def _check_finite_rows(X, norms, where):
                else np.asarray(X[i]))
         if not np.all(np.isfinite(row)):
             raise ValueError(
-                f"Row {int(i)} of {where} holds NaN or infinite values, which no "
+                f"Row {first_row + int(i)} of {where} holds NaN or infinite values, "
+                "which no "
                 "privacy bound covers (scikit-learn's assume_finite=True skips the "
                 "usual check). Impute or drop them with public rules first.")
 
 
 @fixed_errstate
-def project_rows(X, data_norm, *, clip_rows=True, where="X"):
+def project_rows(X, data_norm, *, clip_rows=True, where="X", first_row=0):
     """Apply the public row-norm bound to every row.
 
     Parameters
@@ -161,6 +162,9 @@ def project_rows(X, data_norm, *, clip_rows=True, where="X"):
         ``1e-12`` relative raise an error naming the first one.
     where : str
         Name of the input in error messages.
+    first_row : int, default=0
+        Index of ``X``'s first row in the input ``where`` names (a shard's
+        offset in its database), so that messages name rows as the user does.
 
     Returns
     -------
@@ -174,13 +178,13 @@ def project_rows(X, data_norm, *, clip_rows=True, where="X"):
     """
     norms = row_norms(X)
     n_features = X.shape[1]
-    _check_finite_rows(X, norms, where)
+    _check_finite_rows(X, norms, where, first_row)
     if not clip_rows:
         refused = ~(norms <= data_norm * (1.0 + 1e-12))
         if np.any(refused):
             i = int(np.flatnonzero(refused)[0])
             raise ValueError(
-                f"Row {i} of {where} has an L2 norm above data_norm="
+                f"Row {first_row + i} of {where} has an L2 norm above data_norm="
                 f"{data_norm!r} ({int(refused.sum())} row(s) in all). Scale the rows "
                 "with public constants (e.g. sklearn.preprocessing.Normalizer), raise "
                 "data_norm, or set clip_rows=True to project rows onto the ball of "
@@ -412,7 +416,7 @@ def row_weights(sample_weight, y_enc, *, sample_weight_bound, class_weights,
 
 
 def make_design(X, y, *, loss, data_norm, intercept_scaling, gradient_bound,
-                clip_rows=True, where="X"):
+                clip_rows=True, where="X", first_row=0):
     """Map validated rows (float, C-contiguous or canonical CSR) for the kernel.
 
     ``gradient_bound`` is the per-record bound the accountant assumes for
@@ -421,7 +425,8 @@ def make_design(X, y, *, loss, data_norm, intercept_scaling, gradient_bound,
     from the projection), or ``L`` below it for the clipped softmax of Lemma
     4.5 (``tau_i = L / ||x~_i||`` is then the radius of each row's ball).
     """
-    X, scale, norms = project_rows(X, data_norm, clip_rows=clip_rows, where=where)
+    X, scale, norms = project_rows(X, data_norm, clip_rows=clip_rows, where=where,
+                                   first_row=first_row)
     aug = augmented_norms(norms, intercept_scaling)
     tau = clip_thresholds(aug, gradient_bound, X.shape[1])
     natural = accounting.gradient_bound(

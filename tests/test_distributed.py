@@ -487,11 +487,16 @@ def test_a_workers_refusal_names_rows_not_values(sharded, client):
                        r"\(the rows 300..599 of the database") as said:
         NoisyGDClassifier(classes=[0, 1]).fit(sharded(cells, y))
     assert "alice" not in str(said.value)
-    far = X.copy()
+    far = X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
     far[450] = [0.123456789, 2.5, 0.0, 0.0, 0.0]
-    with pytest.raises(ValueError, match="has an L2 norm above data_norm") as said:
+    with pytest.raises(ValueError, match="Row 450 of the database has an L2 norm "
+                       "above data_norm") as said:
         NoisyGDClassifier(classes=[0, 1], clip_rows=False).fit(sharded(far, y))
     assert "2.5" not in str(said.value) and "0.1234" not in str(said.value)
+    nan = X.copy()
+    nan[451, 1] = np.nan   # named by its row in the database, not the shard's
+    with pytest.raises(ValueError, match="Row 451 of the database holds NaN"):
+        NoisyGDClassifier(classes=[0, 1]).fit(sharded(nan, y))
     w = np.ones(600)
     w[450] = -3.14159
     with pytest.raises(ValueError, match=r"sample_weight\[450\] is negative") as said:

@@ -104,6 +104,10 @@ class _Shard:
             # driver, whose user need not hold the rows (a trial's traceback
             # carried 'alice@example.com' from a worker).
             text = str(exc).split(":")[0] if "convert" in str(exc) else str(exc)
+            row = self._first_non_finite_row()
+            if row is not None:
+                text = (f"Row {offset + row} of the database holds NaN or "
+                        "infinite values, which no privacy bound covers")
             raise ValueError(f"{text} ({where}; the value stays on the worker)."
                              ) from None
         if sp.issparse(X):
@@ -115,7 +119,8 @@ class _Shard:
         design = make_design(X, y, loss=spec["loss"], data_norm=spec["data_norm"],
                              intercept_scaling=spec["intercept_scaling"],
                              gradient_bound=spec["gradient_bound"],
-                             clip_rows=spec["clip_rows"], where=where)
+                             clip_rows=spec["clip_rows"], where="the database",
+                             first_row=offset)
         weighting = spec["weighting"]
         if weighting["sample_weight_bound"] and self.w is None:
             raise ValueError("the model weights its records but the database's "
@@ -128,6 +133,21 @@ class _Shard:
                               offset=offset)
         self._maps[source] = _Map(design, row_weights(w, y, **weighting))
         return w is None or bool(np.any(w > 0))
+
+    def _first_non_finite_row(self):
+        """The shard's first row holding NaN or inf, or None (also when its
+        values are not all numbers)."""
+        try:
+            values = self.X.tocsr() if sp.issparse(self.X) else np.asarray(
+                self.X, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None
+        if sp.issparse(values):
+            bad = ~np.isfinite(values.data)
+            rows = np.repeat(np.arange(values.shape[0]), np.diff(values.indptr))[bad]
+        else:
+            rows = np.flatnonzero(~np.isfinite(values).all(axis=1))
+        return int(rows.min()) if rows.size else None
 
     @staticmethod
     def _encode(y, classes, offset, error):
