@@ -512,6 +512,30 @@ def test_a_workers_refusal_names_rows_not_values(sharded, client):
     assert "bob" not in str(said.value)
 
 
+def test_a_shard_whose_worker_is_gone_is_named():
+    # A trial: after a worker died, every call failed with a bare OSError
+    # ("Timed out trying to connect") or KeyError('_Shard-...'). Its own
+    # cluster, whose client gives up connecting after a second.
+    import dask
+
+    X, y = _data()
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                     processes=False, dashboard_address=None) as lc, \
+            distributed.Client(lc, set_as_default=False) as c:
+        db = ShardedDatabase(X, y, client=c)
+        clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
+                                max_iter=3).fit(db)
+        before = (clf.coef_.copy(), clf.privacy_guarantee_, db.version)
+        db._shards._addresses[1] = "tcp://127.0.0.1:9"   # nobody listens there
+        with pytest.raises(RuntimeError, match="Shard 1 .* cannot be reached or "
+                           "no longer holds its rows.*Build the ShardedDatabase "
+                           "again"):
+            clf.partial_unlearn(db.edit(delete=[3]))
+        np.testing.assert_array_equal(clf.coef_, before[0])
+        assert (clf.privacy_guarantee_, db.version) == before[1:]
+
+
 def test_weighted_database_errors_and_rollback(sharded):
     X, y = _data()
     w = np.ones(600)

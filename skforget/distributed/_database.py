@@ -114,14 +114,31 @@ class _Shards:
         args = ([to_serialize(a) for a in args] if address.startswith("inproc")
                 else ToPickle(list(args)))
         msg = dict(function=method, actor=self._keys[s], args=args, kwargs={})
-        if self._direct:
-            reply = await self.client.rpc(address).actor_execute(**msg)
-        else:
-            reply = await self.client.scheduler.proxy(
-                msg=dict(msg, op="actor_execute"), worker=address)
+        try:
+            if self._direct:
+                reply = await self.client.rpc(address).actor_execute(**msg)
+            else:
+                reply = await self.client.scheduler.proxy(
+                    msg=dict(msg, op="actor_execute"), worker=address)
+        except OSError as exc:   # the worker is unreachable (dead, or gone)
+            raise self._lost(s, exc) from exc
         if reply["status"] != "OK":
-            raise reply["exception"]
+            exc = reply["exception"]
+            if isinstance(exc, KeyError) and self._keys[s] in str(exc):
+                # The worker runs, but restarted without the shard's actor.
+                raise self._lost(s, exc) from exc
+            raise exc
         return reply["result"]
+
+    def _lost(self, s, exc):
+        """The error for a shard whose worker left or restarted: its rows are
+        gone with it (a trial read a bare OSError or KeyError)."""
+        return RuntimeError(
+            f"Shard {s} (on worker {self._addresses[s]}) cannot be reached or "
+            f"no longer holds its rows ({type(exc).__name__}): its worker left "
+            "the cluster or restarted, and a ShardedDatabase keeps each shard on "
+            "one worker only. Build the ShardedDatabase again from the source "
+            "rows; the model and its guarantee are as they were.")
 
     async def call_all(self, method, args):
         """``method`` on the shards ``args`` names, with ``args[s]`` for shard
