@@ -508,10 +508,11 @@ class _BaseNoisyGD(_BasePrivateLinear):
         edits : EditRequest or ShardedEditRequest
             Rows of the current database to delete or replace, and records to
             insert. After the call, ``edits.apply()`` returns the edited
-            database, which the caller keeps for the next request. A
+            database (an :class:`~skforget.EditRequest`), which the caller
+            keeps for the next request. A
             :class:`~skforget.distributed.ShardedEditRequest` (from
-            ``ShardedDatabase.edit``) is applied to the shards on the workers,
-            and only if the call succeeds.
+            ``ShardedDatabase.edit``) has no ``apply()``: it is applied to the
+            shards on the workers, and only if the call succeeds.
         deletion_epsilon : float, default=None
             This request's deletion target, at the model's ``delta``: at most
             the model's ``deletion_epsilon`` (a request may only ask for a

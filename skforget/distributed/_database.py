@@ -177,7 +177,8 @@ class _Shards:
 class ShardedDatabase:
     """Training records held on the workers of a Dask cluster.
 
-    The rows are split into contiguous shards, one per worker, each kept in
+    The rows are split into contiguous shards, one per worker (a dask
+    array's follow its blocks: one block is one shard), each kept in
     memory by an actor on that worker; the driver keeps only the public shard
     sizes and the :class:`~skforget.DatabaseVersion`. Fit an estimator with
     ``est.fit(database)`` and serve edits with
