@@ -536,6 +536,27 @@ def test_a_shard_whose_worker_is_gone_is_named():
         assert (clf.privacy_guarantee_, db.version) == before[1:]
 
 
+def test_misuse_of_a_database_says_why(client):
+    # A trial: a closed database was refused as "sample_weight is zero for
+    # every row" or an IndexError; y of shape (n, 1) was accepted and the fit
+    # failed in the kernel; unknown dask chunk sizes read "X has nan rows".
+    import dask.array as da
+
+    X, y = _data()
+    with pytest.raises(ValueError, match=r"y must be 1-D.*\(600, 1\)"):
+        ShardedDatabase(X, y[:, None], client=client)
+    unknown = da.from_array(X, chunks=300)[da.from_array(y, chunks=300) >= 0]
+    with pytest.raises(ValueError, match="unknown chunk sizes"):
+        ShardedDatabase(unknown, y, client=client)
+    db = ShardedDatabase(X, y, client=client)
+    clf = NoisyGDClassifier(classes=[0, 1], batch_size=None, max_iter=3).fit(db)
+    db.close()
+    for call in (lambda: NoisyGDClassifier(classes=[0, 1]).fit(db), db.gather,
+                 lambda: clf.partial_unlearn(db.edit(delete=[1]))):
+        with pytest.raises(ValueError, match="ShardedDatabase was closed"):
+            call()
+
+
 def test_weighted_database_errors_and_rollback(sharded):
     X, y = _data()
     w = np.ones(600)

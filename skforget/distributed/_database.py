@@ -13,6 +13,7 @@ talk is described in :mod:`skforget.distributed`.
 import asyncio
 import collections
 import contextlib
+import math
 import secrets
 import threading
 
@@ -252,6 +253,14 @@ class ShardedDatabase:
             raise ValueError("the Dask cluster has no workers")
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {X.shape}.")
+        if y.ndim != 1:
+            # As an estimator's fit in memory (y of shape (n, 1) reached the
+            # kernel: "Buffer has wrong number of dimensions", a trial).
+            raise ValueError(f"y must be 1-D (one target per row), got shape "
+                             f"{y.shape}: pass y.ravel() for a column.")
+        if any(math.isnan(v) for v in (*X.shape[:1], *y.shape[:1])):
+            raise ValueError("X or y is a dask array of unknown chunk sizes: call "
+                             "compute_chunk_sizes() on it first.")
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
         columns = [X, y]
@@ -362,6 +371,7 @@ class ShardedDatabase:
         erasure requests by load-time position removed the wrong person), as
         :class:`~skforget.EditRequest` asks on an in-memory database.
         """
+        self._check_open()
         if by not in (None, "position"):
             raise ValueError(
                 f"by={by!r}: a ShardedDatabase names rows by position only (it "
@@ -400,6 +410,14 @@ class ShardedDatabase:
     def close(self):
         """Release the actors and their rows."""
         self._shards.close()
+        self._closed = True
+
+    def _check_open(self):
+        """A closed database has no rows to read or edit (a trial read
+        'sample_weight is zero for every row' and an IndexError)."""
+        if self.__dict__.get("_closed"):
+            raise ValueError("This ShardedDatabase was closed: its rows were "
+                             "released from the workers. Build it again.")
 
     def __repr__(self):
         weighted = ", weighted" if self.weighted else ""
@@ -437,6 +455,7 @@ class ShardedDatabase:
         has ended is stale and dropped; the shards are then settled before
         they are used. Returns, for a read, whether no other read runs.
         """
+        self._check_open()
         me = threading.get_ident()
         alive = {t.ident for t in threading.enumerate()}
         with self._lock:
