@@ -408,6 +408,37 @@ def test_ctrl_c_at_the_decision_keeps_model_and_database_together(client, sharde
     assert db.n_samples == 598
 
 
+def test_ctrl_c_after_the_decision_says_the_edit_is_served(client, sharded,
+                                                         monkeypatch):
+    # A trial: an interrupt while the workers dropped a served edit's journals
+    # reached the caller as a bare KeyboardInterrupt, as if the edit had failed.
+    X, y = _data()
+    db = sharded(X, y)
+    clf = NoisyGDClassifier(classes=[0, 1], random_state=0, batch_size=None,
+                            max_iter=3).fit(db)
+
+    real_commit, real_settle, decided = (skd.ShardedEditRequest._commit,
+                                         skd.ShardedDatabase._settle, [])
+
+    def commit(self):
+        real_commit(self)
+        decided.append(True)
+
+    def settle(self):
+        if decided:   # the round after the decision, which drops the journals
+            raise KeyboardInterrupt
+        real_settle(self)
+
+    monkeypatch.setattr(skd.ShardedEditRequest, "_commit", commit)
+    monkeypatch.setattr(skd.ShardedDatabase, "_settle", settle)
+    with pytest.warns(RuntimeWarning, match="The edit is served"):
+        with pytest.raises(KeyboardInterrupt):
+            clf.partial_unlearn(db.edit(delete=[5]))
+    monkeypatch.undo()
+    assert clf.database_version_ == db.version and db.n_samples == 599
+    np.testing.assert_array_equal(db.gather()[0], np.delete(X, 5, axis=0))
+
+
 def test_a_stage_still_on_the_way_after_a_settle_is_refused(sharded):
     X, y = _data(n=10)
     db = sharded(X, y)

@@ -654,11 +654,15 @@ class ShardedEditRequest(_EditCounts):
         db = self.database
         try:
             db._settle()
-        except Exception as exc:  # noqa: BLE001 - the edit is served regardless
+        except BaseException as exc:  # the edit is served regardless
+            # An interrupt too: it is the caller's to see, but after the
+            # commit it must not read as an edit that failed (a trial).
             warn(
                 f"The edit is served, but the workers could not drop the previous "
                 f"rows yet ({type(exc).__name__}); they are dropped before the next "
                 "read or edit of the database.", RuntimeWarning, stacklevel=3)
+            if not isinstance(exc, Exception):
+                raise
         finally:
             self._free()
 
