@@ -217,6 +217,7 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
             epsilon=epsilon, delta=delta, tol=float(self.tol),
             relation=self.relation, group_size=self.group_size,
             n_classes=max(2, n_outputs), max_edit_size=self.max_edit_size)
+        self._check_plan_representable(plan)
         # Section 15.3's public precondition, from public numbers only and
         # before the solve: whether the release can be certified must never
         # depend on the rows.
@@ -234,6 +235,23 @@ class _BaseOutputPerturbation(_BasePrivateLinear):
                 "(privacy-accounting.md, Section 15.3).")
         return accounting.OutputPerturbationPlan(**{
             **{f: getattr(plan, f) for f in plan.__slots__}, **weighting}), budget
+
+    def _check_plan_representable(self, plan):
+        """Refuse, before the solve, a plan whose sensitivity or noise float64
+        cannot carry (``alpha=1e300`` divided by a noise of 0 after the solve,
+        ``clip_norm=1e300`` reached a NaN figure: a trial), naming the
+        parameters that set them."""
+        # Their squares enter the figure (rho = Delta^2 / (2 sigma^2)).
+        values = (plan.l2_sensitivity, plan.sigma)
+        if all(math.isfinite(v * v) and v * v > 0.0 for v in values):
+            return
+        name = self._regularization_name
+        raise ValueError(
+            f"{name}={getattr(self, name)!r} with clip_norm={self.clip_norm!r} and "
+            f"data_norm={self.data_norm!r} gives a sensitivity of "
+            f"{plan.l2_sensitivity:.3g} and a noise scale of {plan.sigma:.3g}, "
+            "which float64 cannot carry. Rescale the rows and targets with public "
+            f"constants (data_norm and clip_norm near 1) and set {name} nearer 1.")
 
     def _check_regularization_representable(self, lam, n, loss):
         """Refuse a ``lambda`` that is not a positive float64 with the

@@ -366,6 +366,34 @@ def test_an_unrepresentable_default_lambda_names_the_users_parameters(
     assert not hasattr(fresh, "coef_")
 
 
+@pytest.mark.parametrize("params", [dict(alpha=1.0, clip_norm=1e300),
+                                    dict(alpha=1e300), dict(alpha=1e-300)])
+def test_a_plan_float64_cannot_carry_names_the_parameters(params):
+    # A helper's follow-up to trial 26: alpha=1e300 divided by a noise of 0
+    # once the solve was done, clip_norm=1e300 reached "rho must not be NaN"
+    # (and an OverflowError in the noise warning).
+    rng = np.random.default_rng(0)
+    X = normalize(rng.normal(size=(60, 3)))
+    y = X @ np.array([0.5, -0.2, 0.1])
+    reg = OutputPerturbationRegressor(target_scale=1.0, random_state=0).fit(X, y)
+    reg.set_params(**params)
+    before = dict(reg.__dict__)
+    with pytest.raises(ValueError, match=r"alpha=.* gives a sensitivity of .* "
+                       "which float64 cannot carry"):
+        reg.fit(X, y)
+    assert all(reg.__dict__[k] is before[k] for k in before)
+    # The public helpers themselves take such numbers.
+    from skforget.accounting._calibration import output_noise_dominates
+    from skforget.accounting._output_perturbation import certified_solve_bounds
+
+    assert output_noise_dominates(loss="squared", n_classes=2, target_bound=1.0,
+                                  sigma=1e300, row_norm=2.0)
+    _, _, steps = certified_solve_bounds(
+        n_samples=60, n_params=4, gradient_bound=1.0, row_norm=1.0, lam=1e300,
+        beta=1.0, tolerance=1e-3)
+    assert steps == 2   # one contraction to the tolerance, and the formula's +1
+
+
 # --- deletion by refit -------------------------------------------------------------
 
 

@@ -315,7 +315,9 @@ def output_noise_dominates(*, loss, n_classes, target_bound, sigma, row_norm):
     [True, False]
     """
     error = initial_error(loss=loss, n_classes=n_classes, target_bound=target_bound)
-    return 0.5 * (sigma * row_norm) ** 2 >= error
+    # Compared without the square, which overflowed to an OverflowError for a
+    # huge sigma (clip_norm=1e300, a trial); sigma * row_norm may be inf.
+    return sigma * row_norm >= math.sqrt(2.0 * error)
 
 
 def utility_directions(loss, n_classes, n_params):

@@ -237,7 +237,12 @@ def certified_solve_bounds(*, n_samples, n_params, gradient_bound, row_norm, lam
     if not e <= 0.5 * tau:
         return B, e, None
     eta = 1.0 / (lam + beta)
-    contraction = -math.log1p(-eta * lam)  # ln(1 / (1 - eta lam)) > 0
+    if eta * lam < 1.0:
+        contraction = -math.log1p(-eta * lam)  # ln(1 / (1 - eta lam)) > 0
+    else:
+        # lam so far above beta that 1 - eta lam rounds to 0 (alpha=1e300 raised
+        # "math domain error", a trial): ln((lam + beta) / beta) exactly.
+        contraction = math.log1p(lam / beta) if beta > 0.0 else math.inf
     steps = math.ceil(math.log(G / (tau - e)) / contraction) + 1
     return B, e, max(steps, 1)
 
