@@ -436,7 +436,8 @@ def test_rows_over_data_norm_are_projected_or_rejected(binary_data):
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-10)
     np.testing.assert_allclose(a.decision_function(big), b.decision_function(X),
                                rtol=1e-10)
-    with pytest.raises(ValueError, match="Row 0 of X has an L2 norm above data_norm=1.0"):
+    with pytest.raises(ValueError,
+                       match="Row 0 of X has an L2 norm above data_norm=1.0"):
         NoisyGDClassifier(clip_rows=False).fit(big, y)
 
 

@@ -676,6 +676,58 @@ def test_a_pipelines_step_edited_or_refitted_elsewhere_stops_the_pipeline():
             pipe.partial_unlearn(EditRequest(db, delete=[7], by="position"))
 
 
+def test_the_step_token_follows_fits_copies_and_failures():
+    # A second reader: a search step fitted on its own still served the outer
+    # pipeline; a copy sharing the step, or a step swapped back after a refit,
+    # kept the token; a step's failed fit dropped its mark.
+    import copy
+
+    from sklearn.preprocessing import Normalizer
+
+    from skforget.model_selection import PrivateSearchCV
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(300, 4)
+    y = (X[:, 0] > 0).astype(int)
+
+    def pipeline(step, db):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ForgetPipeline([("n", Normalizer()), ("s", step)]).fit(db)
+
+    search = PrivateSearchCV(NoisyGDClassifier(classes=[0, 1], random_state=0),
+                             {"C": [0.1, 1.0]}, validation_fraction=0.3,
+                             random_state=0)
+    db = Database(X, y)
+    pipe = pipeline(search, db)
+    Xt = pipe[:-1].transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe[-1].fit(Xt, y)                       # the search, on its own
+    with pytest.raises(UnlearningError, match="refitted or replaced"):
+        pipe.partial_unlearn(EditRequest(db, delete=[5], by="position"))
+    # A failed fit of the step keeps its mark: the pipeline still edits.
+    db = Database(X, y)
+    pipe = pipeline(ForgetPipeline([("m", NoisyGDClassifier(classes=[0, 1]))]), db)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError):
+            pipe[-1].fit(Xt, np.full(300, 7))
+        pipe.partial_unlearn(EditRequest(db, delete=[5], by="position"))
+    # A shallow copy shares the step: once the copy serves an edit, the
+    # original's token is stale.
+    db = Database(X, y)
+    pipe = pipeline(NoisyGDClassifier(classes=[0, 1], random_state=0), db)
+    twin = copy.copy(pipe)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        twin.partial_unlearn(EditRequest(db, replace=[5], X_replace=X[:1],
+                                         y_replace=y[:1], by="position"))
+    with pytest.raises(UnlearningError, match="refitted or replaced"):
+        pipe.partial_unlearn(EditRequest(db, replace=[6], X_replace=X[:1],
+                                         y_replace=y[:1], by="position"))
+
+
 def test_a_forget_pipeline_previews_an_edit():
     # Its step's plan_unlearn is refused on its own; the pipeline previews it.
     from sklearn.preprocessing import Normalizer

@@ -1550,6 +1550,35 @@ def test_a_pipeline_edit_refuses_keywords_its_estimator_does_not_take():
         assert pipe[-1].privacy_guarantee_.n_samples == 599
 
 
+def test_a_wrapped_private_pipeline_says_so_at_every_edit():
+    # A second reader: inside a TransformedTargetRegressor (whose scaler keeps
+    # the exact mean of y), a private pipeline's edits certified in silence,
+    # and their refit dropped the mark.
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.preprocessing import StandardScaler
+
+    from skforget import PrivacyLeakWarning
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=800), "b": rng.normal(size=800)})
+    y = X["a"].to_numpy() * 3.0 + 10.0
+    ttr = TransformedTargetRegressor(
+        regressor=make_private_pipeline(NoisyGDRegressor(), epsilon=1.0,
+                                        random_state=0),
+        transformer=StandardScaler())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ttr.fit(X, y)
+    pipe, target = ttr.regressor_, ttr.transformer_.transform(y[:, None]).ravel()
+    request = EditRequest(X, target, delete=[3], by="position")
+    for _ in range(2):
+        with pytest.warns(PrivacyLeakWarning, match="fitted by scikit-learn's "
+                          "TransformedTargetRegressor"):
+            pipe.partial_unlearn(request)
+        X_now, target_now = request.apply()
+        request = EditRequest(X_now, target_now, delete=[3], by="position")
+
+
 def test_an_array_for_a_frame_fitted_pipeline_is_said_once():
     # Said once per nested step (the table encoder, then its scaler and its
     # encoder); scikit-learn's Pipeline says it once.

@@ -371,25 +371,29 @@ class ShardedDatabase:
         erasure requests by load-time position removed the wrong person), as
         :class:`~skforget.EditRequest` asks on an in-memory database.
         """
+        return ShardedEditRequest(self, delete=delete, replace=replace,
+                                  X_replace=X_replace, y_replace=y_replace,
+                                  X_insert=X_insert, y_insert=y_insert,
+                                  sample_weight_replace=sample_weight_replace,
+                                  sample_weight_insert=sample_weight_insert, by=by)
+
+    def _check_names(self, delete, replace, by):
+        """The ``by`` guard of :meth:`edit` (and of a request built directly):
+        after a deletion, rows are named by position knowingly."""
         self._check_open()
         if by not in (None, "position"):
             raise ValueError(
                 f"by={by!r}: a ShardedDatabase names rows by position only (it "
                 "holds no record IDs); keep your ID -> position map up to date "
                 "through the edits and pass by='position'.")
-        if by is None and self._rows_moved and (delete is not None
-                                                or replace is not None):
+        named = any(v is not None and np.size(v) for v in (delete, replace))
+        if by is None and self._rows_moved and named:
             raise ValueError(
                 "This database has served a deletion, so the rows after each "
                 "deleted one have moved: a position read when the data were "
                 "loaded may now name another person. Name rows by their current "
                 "position, from an ID -> position map kept up to date through "
                 "the edits, and say so with by='position'.")
-        return ShardedEditRequest(self, delete=delete, replace=replace,
-                                  X_replace=X_replace, y_replace=y_replace,
-                                  X_insert=X_insert, y_insert=y_insert,
-                                  sample_weight_replace=sample_weight_replace,
-                                  sample_weight_insert=sample_weight_insert)
 
     def gather(self):
         """Every row and target, collected on the driver (for checks only)."""
@@ -512,7 +516,8 @@ class ShardedEditRequest(_EditCounts):
 
     def __init__(self, database, *, delete=None, replace=None, X_replace=None,
                  y_replace=None, X_insert=None, y_insert=None,
-                 sample_weight_replace=None, sample_weight_insert=None):
+                 sample_weight_replace=None, sample_weight_insert=None, by=None):
+        database._check_names(delete, replace, by)
         n, d = database.shape
         self.database = database
         # The database as the request was built on it: a request names rows of

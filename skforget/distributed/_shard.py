@@ -99,16 +99,17 @@ class _Shard:
             X = check_array(self.X, accept_sparse="csr",
                             dtype=[np.float64, np.float32], order="C",
                             ensure_min_samples=0, input_name="X")
-        except (TypeError, ValueError) as exc:
-            # Named by the shard's rows, never by a value: the text goes to the
-            # driver, whose user need not hold the rows (a trial's traceback
-            # carried 'alice@example.com' from a worker).
-            text = str(exc).split(":")[0] if "convert" in str(exc) else str(exc)
+        except (TypeError, ValueError):
+            # Fixed sentences named by the shard's rows, never the library's
+            # text, which may quote values (a trial's traceback carried
+            # 'alice@example.com'; a complex array's, the whole shard): it
+            # goes to the driver, whose user need not hold the rows.
             row = self._first_non_finite_row()
-            if row is not None:
-                text = (f"Row {offset + row} of the database holds NaN or "
-                        "infinite values, which no privacy bound covers")
-            raise ValueError(f"{text} ({where}; the value stays on the worker)."
+            text = (f"Row {offset + row} of the database holds NaN or infinite "
+                    "values, which no privacy bound covers" if row is not None
+                    else "X holds values that are not real numbers (text, "
+                    "complex or other objects)")
+            raise ValueError(f"{text} ({where}; the values stay on the worker)."
                              ) from None
         if sp.issparse(X):
             X = canonical_csr(X, where=where)
@@ -140,7 +141,9 @@ class _Shard:
         try:
             values = self.X.tocsr() if sp.issparse(self.X) else np.asarray(
                 self.X, dtype=np.float64)
-        except (TypeError, ValueError):
+            if values.dtype.kind not in "fiub":
+                return None   # complex: not real numbers at all
+        except (TypeError, ValueError, np.exceptions.ComplexWarning):
             return None
         if sp.issparse(values):
             bad = ~np.isfinite(values.data)

@@ -524,7 +524,6 @@ class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
         n_val, base = self._check_inputs(
             n, estimator, distributions,
             pipeline=pipeline)
-        self.__dict__.pop(PIPELINE_STEP, None)   # fitted on its own (_edits)
         # Every row and target checked once, before any run: an error that
         # depended on the data must not stop the search part-way. A pipeline's
         # rows are checked by its private steps, before any run.
@@ -633,6 +632,8 @@ class PrivateSearchCV(SelectionContextMixin, MetaEstimatorMixin, BaseEstimator):
                 for part in (self, getattr(self, "best_estimator_", None)):
                     if part is not None:
                         note_entry(part, spent)
+            # Fitted on its own: no longer an enclosing pipeline's step.
+            self.__dict__.pop(PIPELINE_STEP, None)
             mark_committed()
         return self
 

@@ -17,9 +17,12 @@ from skforget._database import Database, _describe, check_version, unwrap_databa
 from skforget._edits import EditRequest, check_new_targets
 from skforget._linear import _atomic_edit, warn_if_adaptive_exceeds
 from skforget._marks import (
+    FITTED_AFTER,
+    FITTED_BY,
     PIPELINE_STEP,
     check_not_pipeline_step,
     check_not_selected,
+    warn_if_fitted_after_steps,
     warn_if_tuned,
 )
 from skforget._public import (
@@ -144,8 +147,6 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         """
         public, private = split_preprocessing(self)
         self._check_private_units(private)
-        # Fitted again on its own, it is no longer an enclosing pipeline's step.
-        self.__dict__.pop(PIPELINE_STEP, None)
         params = self._database_weights(X, params)
         X, y, version = unwrap_database(X, y)
         check_rows_apart(self, X, y, private)
@@ -170,6 +171,9 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
                 self, f"{type(self).__name__}.fit", private, _num_samples(X), seeds):
             self._fit_steps(X, y, **params)
             self._mark_retrained(private)
+            # Fitted again on its own, it is no longer an enclosing pipeline's
+            # step (inside the block: a failed fit keeps the mark).
+            self.__dict__.pop(PIPELINE_STEP, None)
             self.public_preprocessing_ = public
             self.private_preprocessing_ = private
             self.database_version_ = version
@@ -316,15 +320,7 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         guarantee says so, not what its own ``partial_unlearn`` would certify
         (a trial read "No records deleted yet" after two deletions)."""
         est = self._final_estimator
-        # One token per pipeline, shared with its step: an edit checks that
-        # the step still holds it (refitted on its own, it does not).
-        token = self.__dict__.setdefault("_step_token", secrets.token_hex(8))
-        est.__dict__[PIPELINE_STEP] = token
-        best = est.__dict__.get("best_estimator_")
-        if best is not None:
-            # A search as the step edits its best_estimator_ with the
-            # pipeline's request: the model is the pipeline's step too.
-            best.__dict__[PIPELINE_STEP] = token
+        self._renew_step_token()
         guarantee = est.__dict__.get("privacy_guarantee_")
         if private and guarantee is not None and "retrained_by_pipeline" in {
                 f.name for f in dataclasses.fields(guarantee)}:
@@ -422,6 +418,18 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         with releasing():
             return self._partial_unlearn(edits, unlearn_params)
 
+    def _renew_step_token(self):
+        """A fresh token shared by this pipeline and its step (and a search
+        step's ``best_estimator_``), drawn at every fit and committed edit: an
+        edit checks that the step still holds it, so a step refitted on its
+        own, swapped in, or served by a copy of this pipeline since does not
+        (a second reader's copies and swaps)."""
+        token = self._step_token = secrets.token_hex(8)
+        est = self._final_estimator
+        for model in (est, est.__dict__.get("best_estimator_")):
+            if model is not None:
+                model.__dict__[PIPELINE_STEP] = token
+
     def _check_step_unchanged(self):
         """Refuse an edit when the final step is not the model this pipeline
         fitted (refitted on its own, or replaced by ``set_params``): its
@@ -429,8 +437,11 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         records could train again on a record the step's own edit removed (a
         second reader). Pipelines pickled before the token pass."""
         token = self.__dict__.get("_step_token")
-        if token is not None and getattr(self._final_estimator, "__dict__", {}).get(
-                PIPELINE_STEP) != token:
+        est = self._final_estimator
+        best = getattr(est, "__dict__", {}).get("best_estimator_")
+        if token is not None and any(
+                getattr(m, "__dict__", {}).get(PIPELINE_STEP) != token
+                for m in (est, *(() if best is None else (best,)))):
             raise UnlearningError(
                 "The pipeline's final step was refitted or replaced since the "
                 "pipeline was fitted (pipe[-1].fit(...), or set_params of the "
@@ -478,6 +489,7 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
             return self._refit_edit(edits, private)
         inner = self._mapped_request(edits)
         self._final_estimator.partial_unlearn(inner, **unlearn_params)
+        self._renew_step_token()
         self.database_version_ = edits.version_after
         mark_committed()
         return self
@@ -567,11 +579,19 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
                 "the previous request's apply() returned (a Database checks this "
                 "by version).")
         self._check_new_records(edits)
-        warn_if_tuned(self._final_estimator)   # what a search's choice keeps (17.5)
+        final = self._final_estimator
+        warn_if_tuned(final)   # what a search's choice keeps (17.5)
+        # What wraps the pipeline (a meta-estimator, steps before it) keeps
+        # the records too: said, and kept across the refit (a second reader).
+        warn_if_fitted_after_steps(final)
+        marks = {k: final.__dict__[k] for k in (FITTED_AFTER, FITTED_BY)
+                 if k in final.__dict__}
         # An in-place request changes the caller's rows only if the edit
         # succeeds: undoable until the block below commits it.
         with _atomic_edit(self, edits):
-            return self._refit_edited(edits, private, edits._apply_uncommitted())
+            out = self._refit_edited(edits, private, edits._apply_uncommitted())
+            self._final_estimator.__dict__.update(marks)
+            return out
 
     #: The estimator's parameters an edit's refit may not see changed since fit.
     _FIXED_SINCE_FIT = ("relation", "group_size")
