@@ -46,8 +46,8 @@ def check_not_selected(model):
 
 
 #: Where a pipeline's final step keeps the token of the pipeline that fitted
-#: it (set after each pipeline fit, which keeps the same token; cleared by
-#: the step's own fit, so that the pipeline sees a refit step).
+#: it (drawn afresh at each pipeline fit and committed edit; cleared by the
+#: step's own fit, so that the pipeline sees a refit step).
 PIPELINE_STEP = "_pipeline_step"
 
 
