@@ -22,8 +22,7 @@ from skforget._marks import (
     PIPELINE_STEP,
     check_not_pipeline_step,
     check_not_selected,
-    warn_if_fitted_after_steps,
-    warn_if_tuned,
+    warn_what_the_edit_keeps,
 )
 from skforget._public import (
     check_public_preprocessing,
@@ -408,15 +407,33 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         -------
         self : ForgetPipeline
         """
+        private = self._check_request(edits, unlearn_params)
+        # Warnings about the released model wait until it is recorded (20.3).
+        with releasing():
+            return self._partial_unlearn(edits, unlearn_params, private)
+
+    def _check_request(self, edits, unlearn_params):
+        """The checks of an edit (served or previewed) before anything runs;
+        returns the private steps' names (:func:`split_preprocessing`)."""
         check_is_fitted(self, "public_preprocessing_")
         if not isinstance(edits, EditRequest):
             raise TypeError("edits must be a skforget.EditRequest, got "
                             f"{type(edits).__name__}.")
         check_not_pipeline_step(self, edits)   # nested: the outer one edits it
         self._check_step_unchanged()
-        # Warnings about the released model wait until it is recorded (20.3).
-        with releasing():
-            return self._partial_unlearn(edits, unlearn_params)
+        check_not_selected(self._final_estimator)   # before re-estimating (17.5)
+        self._check_unlearn_params(unlearn_params)
+        # Parameters may have been set since fit; the steps must still be public.
+        _, private = split_preprocessing(self)
+        check_version(edits.version, self.database_version_)
+        return private
+
+    def _step_models(self):
+        """The final step, and a search step's ``best_estimator_``: the models
+        that carry this pipeline's token."""
+        est = self._final_estimator
+        best = getattr(est, "__dict__", {}).get("best_estimator_")
+        return (est,) if best is None else (est, best)
 
     def _renew_step_token(self):
         """A fresh token shared by this pipeline and its step (and a search
@@ -425,10 +442,8 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         own, swapped in, or served by a copy of this pipeline since does not
         (a second reader's copies and swaps)."""
         token = self._step_token = secrets.token_hex(8)
-        est = self._final_estimator
-        for model in (est, est.__dict__.get("best_estimator_")):
-            if model is not None:
-                model.__dict__[PIPELINE_STEP] = token
+        for model in self._step_models():
+            model.__dict__[PIPELINE_STEP] = token
 
     def _check_step_unchanged(self):
         """Refuse an edit when the final step is not the model this pipeline
@@ -437,11 +452,9 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         records could train again on a record the step's own edit removed (a
         second reader). Pipelines pickled before the token pass."""
         token = self.__dict__.get("_step_token")
-        est = self._final_estimator
-        best = getattr(est, "__dict__", {}).get("best_estimator_")
         if token is not None and any(
                 getattr(m, "__dict__", {}).get(PIPELINE_STEP) != token
-                for m in (est, *(() if best is None else (best,)))):
+                for m in self._step_models()):
             raise UnlearningError(
                 "The pipeline's final step was refitted or replaced since the "
                 "pipeline was fitted (pipe[-1].fit(...), or set_params of the "
@@ -479,12 +492,7 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
             # A step without a plan of its own (a search) checks it itself.
             accounting.check_deletion_target(plan, eps)
 
-    def _partial_unlearn(self, edits, unlearn_params):
-        check_not_selected(self._final_estimator)   # before re-estimating (17.5)
-        self._check_unlearn_params(unlearn_params)
-        # Parameters may have been set since fit; the steps must still be public.
-        _, private = split_preprocessing(self)
-        check_version(edits.version, self.database_version_)
+    def _partial_unlearn(self, edits, unlearn_params, private):
         if private or getattr(self, "private_preprocessing_", ()):
             return self._refit_edit(edits, private)
         inner = self._mapped_request(edits)
@@ -541,16 +549,7 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
         plan : object
             The final estimator's ``plan_unlearn`` result.
         """
-        check_is_fitted(self, "public_preprocessing_")
-        if not isinstance(edits, EditRequest):
-            raise TypeError("edits must be a skforget.EditRequest, got "
-                            f"{type(edits).__name__}.")
-        check_not_pipeline_step(self, edits)
-        self._check_step_unchanged()
-        check_not_selected(self._final_estimator)
-        self._check_unlearn_params(unlearn_params)
-        _, private = split_preprocessing(self)
-        check_version(edits.version, self.database_version_)
+        private = self._check_request(edits, unlearn_params)
         if private or getattr(self, "private_preprocessing_", ()):
             raise UnlearningError(
                 "With private steps every edit re-estimates the statistics and "
@@ -580,10 +579,10 @@ class ForgetPipeline(SelectionContextMixin, PipelineCertificates, Pipeline):
                 "by version).")
         self._check_new_records(edits)
         final = self._final_estimator
-        warn_if_tuned(final)   # what a search's choice keeps (17.5)
-        # What wraps the pipeline (a meta-estimator, steps before it) keeps
-        # the records too: said, and kept across the refit (a second reader).
-        warn_if_fitted_after_steps(final)
+        # What a search's choice keeps (17.5), and what wraps the pipeline (a
+        # meta-estimator, steps before it): said, and the marks kept across
+        # the refit (a second reader).
+        warn_what_the_edit_keeps(final)
         marks = {k: final.__dict__[k] for k in (FITTED_AFTER, FITTED_BY)
                  if k in final.__dict__}
         # An in-place request changes the caller's rows only if the edit
