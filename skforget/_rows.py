@@ -142,9 +142,9 @@ def _check_finite_rows(X, norms, where, first_row=0):
         if not np.all(np.isfinite(row)):
             raise ValueError(
                 f"Row {first_row + int(i)} of {where} holds NaN or infinite values, "
-                "which no "
-                "privacy bound covers (scikit-learn's assume_finite=True skips the "
-                "usual check). Impute or drop them with public rules first.")
+                "which no privacy bound covers (scikit-learn's assume_finite=True "
+                "skips the usual check). Impute or drop them with public rules "
+                "first.")
 
 
 @fixed_errstate

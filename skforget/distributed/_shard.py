@@ -96,21 +96,20 @@ class _Shard:
 
         where = f"the rows {offset}..{offset + self.X.shape[0] - 1} of the database"
         try:
+            # NaN and inf pass here: make_design's row check names their row
+            # in the database (first_row below).
             X = check_array(self.X, accept_sparse="csr",
                             dtype=[np.float64, np.float32], order="C",
-                            ensure_min_samples=0, input_name="X")
+                            ensure_min_samples=0, ensure_all_finite=False,
+                            input_name="X")
         except (TypeError, ValueError):
-            # Fixed sentences named by the shard's rows, never the library's
-            # text, which may quote values (a trial's traceback carried
-            # 'alice@example.com'; a complex array's, the whole shard): it
-            # goes to the driver, whose user need not hold the rows.
-            row = self._first_non_finite_row()
-            text = (f"Row {offset + row} of the database holds NaN or infinite "
-                    "values, which no privacy bound covers" if row is not None
-                    else "X holds values that are not real numbers (text, "
-                    "complex or other objects)")
-            raise ValueError(f"{text} ({where}; the values stay on the worker)."
-                             ) from None
+            # A fixed sentence, never the library's text, which may quote
+            # values (a trial's traceback carried 'alice@example.com'; a
+            # complex array's, the whole shard): it goes to the driver, whose
+            # user need not hold the rows.
+            raise ValueError(f"X holds values that are not real numbers (text, "
+                             f"complex or other objects) ({where}; the values "
+                             "stay on the worker).") from None
         if sp.issparse(X):
             X = canonical_csr(X, where=where)
         y = self._encode(self.y, spec["classes"], offset, spec["error"])
@@ -134,23 +133,6 @@ class _Shard:
                               offset=offset)
         self._maps[source] = _Map(design, row_weights(w, y, **weighting))
         return w is None or bool(np.any(w > 0))
-
-    def _first_non_finite_row(self):
-        """The shard's first row holding NaN or inf, or None (also when its
-        values are not all numbers)."""
-        try:
-            values = self.X.tocsr() if sp.issparse(self.X) else np.asarray(
-                self.X, dtype=np.float64)
-            if values.dtype.kind not in "fiub":
-                return None   # complex: not real numbers at all
-        except (TypeError, ValueError, np.exceptions.ComplexWarning):
-            return None
-        if sp.issparse(values):
-            bad = ~np.isfinite(values.data)
-            rows = np.repeat(np.arange(values.shape[0]), np.diff(values.indptr))[bad]
-        else:
-            rows = np.flatnonzero(~np.isfinite(values).all(axis=1))
-        return int(rows.min()) if rows.size else None
 
     @staticmethod
     def _encode(y, classes, offset, error):
