@@ -33,8 +33,7 @@ from skforget._marks import (
     PIPELINE_STEP,
     check_not_pipeline_step,
     check_not_selected,
-    warn_if_fitted_after_steps,
-    warn_if_tuned,
+    warn_what_the_edit_keeps,
 )
 from skforget._release import mark_committed, release_spending, warn_about_callers
 from skforget._rows import (
@@ -622,8 +621,7 @@ class _BasePrivateLinear(SelectionContextMixin, BaseEstimator):
             )
         self._check_new_targets(edits)
         edits._check_finite_rows()
-        warn_if_tuned(self)   # what a search's choice keeps (17.4), once checked
-        warn_if_fitted_after_steps(self)
+        warn_what_the_edit_keeps(self)   # once checked (17.4)
 
     @staticmethod
     def _edit_weights(plan, edits, y_enc):

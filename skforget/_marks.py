@@ -131,13 +131,19 @@ FITTED_AFTER = "_fitted_after_steps"
 FITTED_BY = "_fitted_by_meta"
 
 
-def warn_if_fitted_after_steps(model):
-    """Before an edit that passed its checks: a model fitted after steps that
-    learned from the rows (a plain ``Pipeline`` with a fitted
-    ``StandardScaler``; its fit warned) certifies its own coefficients only,
-    while those steps still hold the records the edit removes; likewise a
-    model a meta-estimator fitted (its other fits, a target transformer's
-    exact mean: a second reader)."""
+def warn_what_the_edit_keeps(model):
+    """Before an edit that passed its checks, say what no certificate of the
+    model undoes (public statements; a filter raising one as an error stops
+    the edit before anything is spent, 20.3): what a search's choice of its
+    hyper-parameters keeps (17.4); what a meta-estimator that fitted it made
+    of its fits or of the rows (its other fits, a target transformer's exact
+    mean: a second reader); and the steps before it that learned from the
+    rows (a plain ``Pipeline`` with a fitted ``StandardScaler``; its fit
+    warned), which still hold the records the edit removes."""
+    said = tuned_caveat(model)
+    if said is not None:
+        warn(f"After this edit the model certifies the deleted records. {said}",
+             PrivacyBudgetWarning, stacklevel=user_stacklevel())
     meta = getattr(model, "__dict__", {}).get(FITTED_BY)
     if meta:
         warn(f"{type(model).__name__} was fitted by scikit-learn's {meta}: what "
@@ -157,12 +163,3 @@ def warn_if_fitted_after_steps(model):
              "make_private_pipeline (private statistics, re-estimated at every "
              "edit).", PrivacyLeakWarning, stacklevel=user_stacklevel())
 
-
-def warn_if_tuned(model):
-    """Before an edit that passed its checks: say what the search's choice
-    keeps (a statement of public figures; a filter raising it as an error
-    stops the edit before anything is spent, 20.3)."""
-    said = tuned_caveat(model)
-    if said is not None:
-        warn(f"After this edit the model certifies the deleted records. {said}",
-             PrivacyBudgetWarning, stacklevel=user_stacklevel())

@@ -510,7 +510,7 @@ def _warn_if_steps_not_public(pipeline, estimator):
     try:
         check_public_preprocessing(pipeline)
     except DataDependentStepError as exc:
-        # Its edits say it too (_edits.warn_if_fitted_after_steps): the steps
+        # Its edits say it too (_marks.warn_what_the_edit_keeps): the steps
         # keep the records an edit of the model alone deletes (an enclosing
         # pipeline's are added to a nested one's).
         estimator.__dict__[FITTED_AFTER] = (
